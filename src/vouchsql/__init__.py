@@ -1,0 +1,15 @@
+"""Vouch: answers questions over SQL databases and vouches for each answer only as far as
+the evidence allows."""
+
+from .answer import Answer, CheckResult, Choice, Result, Verdict
+from .db import Database, connect
+from .errors import (ExecutionError, ModelError, QueryTimeout, SQLRejected, UserInputError,
+                     VouchError)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "connect", "Database", "Answer", "Result", "CheckResult", "Choice", "Verdict",
+    "VouchError", "UserInputError", "SQLRejected", "ExecutionError", "QueryTimeout", "ModelError",
+    "__version__",
+]

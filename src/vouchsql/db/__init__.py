@@ -1,0 +1,58 @@
+"""Engines behind one interface; :func:`connect` picks one from a path or URL."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import UserInputError
+from ..settings import Config, load_config
+from .base import Database, TableInfo
+from .sqlite import SQLITE_HEADER
+
+_DUCKDB_MAGIC = b"DUCK"
+
+
+def connect(target: "str | os.PathLike | Database", config: Config | None = None, **settings) -> Database:
+    """Open ``target`` read-only: a SQLite file (the default engine), a DuckDB file, a folder
+    of CSV/Parquet files (DuckDB), or a SQLAlchemy URL such as ``postgresql://…``.
+    Keyword arguments override settings (``timeout``, ``max_rows``, …)."""
+    if isinstance(target, Database):
+        return target
+    config = (config or load_config()).with_overrides(**settings)
+    text = os.fspath(target) if target is not None else ""
+    if not str(text).strip():
+        raise UserInputError("no database given; pass a file path or a database URL (--db)")
+    if "://" in text:
+        scheme = text.split("://", 1)[0].lower()
+        rest = text.split("://", 1)[1]
+        if scheme == "sqlite":
+            # SQLAlchemy's convention: sqlite:///relative.db and sqlite:////absolute.db
+            return _open_path(Path(rest[1:] if rest.startswith("/") else rest), config)
+        if scheme == "duckdb":
+            from .duckdb import DuckDBDatabase
+            return DuckDBDatabase(text.split("://", 1)[1], config)
+        from .sqlalchemy import SQLAlchemyDatabase
+        return SQLAlchemyDatabase(text, config)
+    return _open_path(Path(text), config)
+
+
+def _open_path(path: Path, config: Config) -> Database:
+    path = path.expanduser()
+    if path.is_dir():
+        from .duckdb import DuckDBDatabase, data_files
+        if not data_files(path):
+            raise UserInputError(f"{path} is a folder with no .csv, .tsv or .parquet files; "
+                                 f"give a database file or a folder of data files")
+        return DuckDBDatabase(path, config)
+    if path.is_file():
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+        if head[8:12] == _DUCKDB_MAGIC or (path.suffix.lower() in {".duckdb", ".ddb"} and head[:16] != SQLITE_HEADER):
+            from .duckdb import DuckDBDatabase
+            return DuckDBDatabase(path, config)
+    from .sqlite import SQLiteDatabase
+    return SQLiteDatabase(path, config)
+
+
+__all__ = ["connect", "Database", "TableInfo"]

@@ -1,0 +1,341 @@
+"""The schema-and-data profile: what the checks and choice detectors know about a database.
+
+Everything is computed by the engine with aggregates (one pass per table for row, null and
+min/max counts; grouped queries for distinct counts and top values), never by pulling a
+table into Python. Tables above ``sample_threshold`` rows get distinct counts, top values,
+stand-in codes and key overlaps from a sample of ``sample_rows`` rows, marked ``estimated``.
+The profile is cached on disk per database identity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..errors import VouchError
+from .base import Database, TableInfo, jsonable
+
+PROFILE_FORMAT = 1
+TOP_VALUES = 5
+SAMPLE_ROWS_SHOWN = 3
+STAND_IN_SHARE = 0.005  # IES §3.2: a code must cover at least 0.5% of the column
+_NUMERIC_TYPES = re.compile(r"INT|REAL|FLOA|DOUB|NUM|DEC|MONEY", re.I)
+
+
+class StandIn(BaseModel):
+    value: float | int
+    count: int
+    share: float
+    reason: str
+
+
+class ColumnProfile(BaseModel):
+    name: str
+    type: str
+    nullable: bool = True
+    null_count: int = 0
+    distinct_count: int = 0
+    distinct_estimated: bool = False
+    min: Any = None
+    max: Any = None
+    top_values: list[tuple[Any, int]] = Field(default_factory=list)
+    stand_ins: list[StandIn] = Field(default_factory=list)
+
+
+class ForeignKey(BaseModel):
+    columns: list[str]
+    ref_table: str
+    ref_columns: list[str]
+
+
+class TableProfile(BaseModel):
+    name: str
+    is_view: bool = False
+    row_count: int
+    primary_key: list[str] = Field(default_factory=list)
+    foreign_keys: list[ForeignKey] = Field(default_factory=list)
+    columns: list[ColumnProfile]
+    sampled: bool = False
+    sample_size: int | None = None
+    sample_rows: list[list[Any]] = Field(default_factory=list)
+    error: str | None = None
+
+    def column(self, name: str) -> ColumnProfile | None:
+        low = name.lower()
+        return next((c for c in self.columns if c.name.lower() == low), None)
+
+
+class JoinPair(BaseModel):
+    left_table: str
+    left_column: str
+    right_table: str
+    right_column: str
+    source: str  # "declared" or "name"
+    left_distinct: int
+    right_distinct: int
+    overlap: int
+    rho: float | None
+    estimated: bool = False
+
+
+class Profile(BaseModel):
+    format: int = PROFILE_FORMAT
+    engine: str
+    target: str
+    identity: str
+    built_seconds: float = 0.0
+    tables: list[TableProfile]
+    join_pairs: list[JoinPair] = Field(default_factory=list)
+
+    def table(self, name: str) -> TableProfile | None:
+        low = name.lower()
+        return next((t for t in self.tables if t.name.lower() == low), None)
+
+    def column(self, table: str, column: str) -> ColumnProfile | None:
+        t = self.table(table)
+        return t.column(column) if t else None
+
+    def join_pair(self, t1: str, c1: str, t2: str, c2: str) -> JoinPair | None:
+        a, b = (t1.lower(), c1.lower()), (t2.lower(), c2.lower())
+        for p in self.join_pairs:
+            ends = {(p.left_table.lower(), p.left_column.lower()), (p.right_table.lower(), p.right_column.lower())}
+            if ends == {a, b}:
+                return p
+        return None
+
+
+# -- building ----------------------------------------------------------------------------
+
+def build_profile(db: Database) -> Profile:
+    start = time.perf_counter()
+    schema = db.schema()
+    tables = [_table_profile(db, info) for info in schema]
+    by_name = {t.name: t for t in tables}
+    pairs = [key_overlap(db, by_name, *pair, source=src) for pair, src in _join_candidates(schema)]
+    return Profile(engine=db.engine, target=db.target, identity=db.identity(),
+                   built_seconds=round(time.perf_counter() - start, 3), tables=tables,
+                   join_pairs=[p for p in pairs if p is not None])
+
+
+def _is_numeric(type_name: str) -> bool:
+    return bool(_NUMERIC_TYPES.search(type_name or ""))
+
+
+def _table_profile(db: Database, info: TableInfo) -> TableProfile:
+    q = db.quote
+    cols = info.columns
+    table = q(info.name)
+    base = dict(name=info.name, is_view=info.is_view, primary_key=info.primary_key,
+                foreign_keys=[ForeignKey(columns=f.columns, ref_table=f.ref_table, ref_columns=f.ref_columns)
+                              for f in info.foreign_keys])
+    try:
+        # One pass over the whole table: exact row, null, min and max figures.
+        parts = ["COUNT(*)"] + [f"COUNT({q(c.name)}), MIN({q(c.name)}), MAX({q(c.name)})" for c in cols]
+        row = db.query(f"SELECT {', '.join(parts)} FROM {table}")[0]
+        total = int(row[0])
+        sampled = total > db.config.sample_threshold
+        src = (f"{db.sample_source(info.name, db.config.sample_rows, total)} AS vouch_sample"
+               if sampled else table)
+        sample_n = int(db.query(f"SELECT COUNT(*) FROM {src}")[0][0]) if sampled else total
+        distinct = db.query("SELECT " + ", ".join(f"COUNT(DISTINCT {q(c.name)})" for c in cols) + f" FROM {src}")[0] if cols else []
+        columns = []
+        for i, c in enumerate(cols):
+            non_null = int(row[1 + 3 * i])
+            cp = ColumnProfile(name=c.name, type=c.type, nullable=c.nullable, null_count=total - non_null,
+                               min=jsonable(row[2 + 3 * i]), max=jsonable(row[3 + 3 * i]))
+            d = int(distinct[i])
+            if sampled:
+                cp.distinct_count = _estimate_distinct(db, src, c.name, d, sample_n, total)
+                cp.distinct_estimated = True
+            else:
+                cp.distinct_count = d
+            cp.top_values = [(jsonable(v), int(n)) for v, n in db.query(
+                f"SELECT {q(c.name)}, COUNT(*) AS n FROM {src} WHERE {q(c.name)} IS NOT NULL "
+                f"GROUP BY {q(c.name)} ORDER BY n DESC, 1 LIMIT {TOP_VALUES}")]
+            cp.stand_ins = _stand_ins(db, src, cp)
+            columns.append(cp)
+        sample_rows = [[jsonable(v) for v in r] for r in
+                       db.query(f"SELECT * FROM {table} LIMIT {SAMPLE_ROWS_SHOWN}")]
+        return TableProfile(**base, row_count=total, columns=columns, sampled=sampled,
+                            sample_size=sample_n if sampled else None, sample_rows=sample_rows)
+    except VouchError as exc:
+        # A view over a missing table, a file the engine cannot read: keep the rest of the profile.
+        return TableProfile(**base, row_count=0, error=exc.message,
+                            columns=[ColumnProfile(name=c.name, type=c.type, nullable=c.nullable) for c in cols])
+
+
+def _estimate_distinct(db: Database, src: str, column: str, d: int, n: int, total: int) -> int:
+    """Distinct count of the whole column from a sample of n rows. When nearly every sampled
+    value is unique the column is key-like and scales with the table; otherwise the GEE
+    estimator (Charikar et al., 2000): sqrt(N/n)·f1 + Σ_{j≥2} f_j."""
+    if n == 0 or d == 0:
+        return 0
+    q = db.quote(column)
+    f1 = int(db.query(f"SELECT COUNT(*) FROM (SELECT {q} FROM {src} WHERE {q} IS NOT NULL "
+                      f"GROUP BY {q} HAVING COUNT(*) = 1) AS singles")[0][0])
+    if f1 >= 0.9 * d:
+        return int(round(d * total / n))
+    return int(round(math.sqrt(total / n) * f1 + (d - f1)))
+
+
+def _candidate_codes(cp: ColumnProfile) -> list[float]:
+    """Values that could be stand-in codes: a negative minimum, zero, an all-nines or far
+    larger maximum. Checked against the column's other values by :func:`_stand_ins`."""
+    if not isinstance(cp.min, (int, float)) or not isinstance(cp.max, (int, float)) or isinstance(cp.min, bool):
+        return []
+    codes = []
+    if cp.min < 0:
+        codes.append(cp.min)
+    if cp.min <= 0 <= cp.max:
+        codes.append(0)
+    if cp.max >= 99:
+        codes.append(cp.max)
+    return codes
+
+
+def _stand_ins(db: Database, src: str, cp: ColumnProfile) -> list[StandIn]:
+    """IES §3.2: a value covering ≥ 0.5% of a column whose other values are non-negative
+    (for a negative code), much smaller (for a large code), or far from zero (for zero)."""
+    if not _is_numeric(cp.type) and not isinstance(cp.min, (int, float)):
+        return []
+    found = []
+    q = db.quote(cp.name)
+    for code in _candidate_codes(cp):
+        lit = repr(code) if isinstance(code, float) else str(int(code))
+        n, hits, lo, hi = db.query(
+            f"SELECT COUNT({q}), SUM(CASE WHEN {q} = {lit} THEN 1 ELSE 0 END), "
+            f"MIN(CASE WHEN {q} <> {lit} THEN {q} END), MAX(CASE WHEN {q} <> {lit} THEN {q} END) "
+            f"FROM {src}")[0]
+        if not n or not hits or lo is None or not isinstance(lo, (int, float)):
+            continue
+        share = hits / n
+        if share < STAND_IN_SHARE:
+            continue
+        reason = None
+        if code < 0 and lo >= 0:
+            reason = f"{code:g} in a column whose other values are all ≥ 0"
+        elif code == 0 and lo >= 10 and share < 0.5:
+            # A zero that most rows hold is the column's ordinary value (units on order),
+            # not a code for "unknown".
+            reason = f"0 in a column whose other values are all ≥ {lo:g}"
+        elif code > 0 and hi is not None and code >= 10 * max(abs(hi), 1) and (
+                set(str(int(code))) == {"9"} or code >= 1000 * max(abs(hi), 1)):
+            reason = f"{code:g} in a column whose other values are at most {hi:g}"
+        if reason:
+            found.append(StandIn(value=code, count=int(hits), share=round(share, 6), reason=reason))
+    return found
+
+
+# -- join pairs and key overlap ----------------------------------------------------------
+
+def _singular(name: str) -> str:
+    low = name.lower()
+    for suffix, repl in (("ies", "y"), ("ses", "s"), ("s", "")):
+        if low.endswith(suffix) and len(low) > len(suffix) + 1:
+            return low[: -len(suffix)] + repl
+    return low
+
+
+def _join_candidates(schema: list[TableInfo]):
+    """Declared single-column foreign keys, then pairs the names suggest: a column named
+    like another table's primary key (``AlbumId`` → ``Album.AlbumId``) or ``<table>_id`` →
+    that table's ``id``."""
+    seen: set[frozenset] = set()
+    out = []
+
+    def add(a, b, source):
+        key = frozenset({(a[0].lower(), a[1].lower()), (b[0].lower(), b[1].lower())})
+        if len(key) == 2 and key not in seen:
+            seen.add(key)
+            out.append(((a[0], a[1], b[0], b[1]), source))
+
+    for t in schema:
+        for fk in t.foreign_keys:
+            if len(fk.columns) == 1 and len(fk.ref_columns) == 1:
+                add((t.name, fk.columns[0]), (fk.ref_table, fk.ref_columns[0]), "declared")
+    pk_owner: dict[str, list[TableInfo]] = {}
+    for t in schema:
+        if len(t.primary_key) == 1:
+            pk_owner.setdefault(t.primary_key[0].lower(), []).append(t)
+    by_singular = {_singular(t.name): t for t in schema}
+    for t in schema:
+        for c in t.columns:
+            low = c.name.lower()
+            for owner in pk_owner.get(low, []):
+                if owner.name != t.name and low != "id":
+                    add((t.name, c.name), (owner.name, owner.primary_key[0]), "name")
+            m = re.fullmatch(r"(.+?)_?id", low)
+            if m and low != "id":
+                owner = by_singular.get(_singular(m.group(1)))
+                if owner and owner.name != t.name and len(owner.primary_key) == 1:
+                    add((t.name, c.name), (owner.name, owner.primary_key[0]), "name")
+    return out
+
+
+def key_overlap(db: Database, tables: dict[str, TableProfile], lt: str, lc: str, rt: str, rc: str,
+                source: str = "query") -> JoinPair | None:
+    """ρ = max(|Ka∩Kb|/|Ka|, |Ka∩Kb|/|Kb|) over distinct non-null values (IES eq. 2).
+    A side above the sample threshold is read from its sample, and ρ is marked estimated."""
+    q = db.quote
+    sides = []
+    estimated = False
+    for t, c in ((lt, lc), (rt, rc)):
+        tp = tables.get(t)
+        if tp is None or tp.error or tp.column(c) is None:
+            return None
+        if tp.sampled:
+            estimated = True
+            src = f"{db.sample_source(t, db.config.sample_rows, tp.row_count)} AS s"
+        else:
+            src = q(t)
+        sides.append(f"SELECT DISTINCT {q(c)} FROM {src} WHERE {q(c)} IS NOT NULL")
+    try:
+        ka, kb, both = db.query(
+            f"SELECT (SELECT COUNT(*) FROM ({sides[0]}) AS a), (SELECT COUNT(*) FROM ({sides[1]}) AS b), "
+            f"(SELECT COUNT(*) FROM ({sides[0]} INTERSECT {sides[1]}) AS ab)")[0]
+    except VouchError:
+        return None
+    ka, kb, both = int(ka), int(kb), int(both)
+    # With no keys on one side the overlap is undefined (the join returns nothing, which the
+    # empty-result signal reports), not evidence of a wrong key.
+    rho = max(both / ka, both / kb) if ka and kb else None
+    return JoinPair(left_table=lt, left_column=lc, right_table=rt, right_column=rc, source=source,
+                    left_distinct=ka, right_distinct=kb, overlap=both, rho=None if rho is None else round(rho, 6),
+                    estimated=estimated)
+
+
+# -- cache -------------------------------------------------------------------------------
+
+def cache_file(db: Database) -> Path:
+    cfg = db.config
+    key = f"{PROFILE_FORMAT}|{db.identity()}|{cfg.sample_threshold}|{cfg.sample_rows}"
+    return cfg.cache_path / "profiles" / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
+
+
+def load_or_build(db: Database, refresh: bool = False) -> Profile:
+    path = cache_file(db)
+    if not refresh and path.is_file():
+        try:
+            return Profile.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pass  # an unreadable or older cache entry is rebuilt below
+    profile = build_profile(db)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(profile.model_dump_json(), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only cache folder costs a recomputation next time, nothing more
+    return profile
+
+
+def profile_json(profile: Profile) -> str:
+    return json.dumps(profile.model_dump(mode="json"), indent=2, ensure_ascii=False)

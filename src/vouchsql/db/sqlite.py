@@ -1,0 +1,178 @@
+"""SQLite, the embedded default: read-only by construction.
+
+Three independent layers keep the file unchanged: the connection is opened with a
+``mode=ro`` URI, an authorizer denies every action that is not a read (writes, ATTACH and
+DETACH, state-changing PRAGMAs, extension loading), and extension loading stays disabled.
+A progress handler enforces the time limit; the fetch stops one row past the cap.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+import urllib.parse
+from pathlib import Path
+
+from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError
+from ..settings import Config
+from .base import ColumnInfo, Database, ForeignKeyInfo, TableInfo
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+# PRAGMAs that only read the schema; every other PRAGMA (journal_mode, writable_schema,
+# user_version=…, and so on) is denied even when it would only read.
+_READ_PRAGMAS = {
+    "table_info", "table_xinfo", "table_list", "foreign_key_list", "index_list",
+    "index_info", "index_xinfo", "database_list", "collation_list", "function_list",
+}
+# Functions that reach outside the database or change the connection.
+_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+
+_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE}
+
+
+def _authorizer(action: int, arg1, arg2, _db, _trigger) -> int:
+    if action in _ALLOWED:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_FUNCTION:
+        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _READ_PRAGMAS:
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def check_sqlite_file(path: Path) -> None:
+    """Raise UserInputError unless ``path`` is a readable, non-empty SQLite file."""
+    if not path.exists():
+        raise UserInputError(f"{path}: no such file; give the path of a SQLite file, a DuckDB file, a folder of CSV/Parquet files, or a database URL")
+    if path.is_dir():
+        raise UserInputError(f"{path} is a folder, not a database file")
+    size = path.stat().st_size
+    if size == 0:
+        raise UserInputError(f"{path} is an empty file, not a SQLite database")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise UserInputError(f"{path}: cannot read ({exc.strerror})") from None
+    if head != SQLITE_HEADER:
+        raise UserInputError(f"{path} is not a SQLite database (its header does not start with 'SQLite format 3')")
+
+
+class SQLiteDatabase(Database):
+    engine = "sqlite"
+    dialect = "sqlite"
+
+    def __init__(self, path: str | os.PathLike, config: Config) -> None:
+        self.path = Path(path).expanduser().resolve()
+        check_sqlite_file(self.path)
+        super().__init__(str(self.path), config)
+        uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
+        try:
+            self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False,
+                                         isolation_level=None)
+            self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise UserInputError(f"{self.path}: cannot open as SQLite ({exc})") from None
+        if hasattr(self._conn, "enable_load_extension"):  # absent when Python's SQLite lacks it
+            self._conn.enable_load_extension(False)
+        self._conn.set_authorizer(_authorizer)
+        self._schema: list[TableInfo] | None = None
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def identity(self) -> str:
+        st = self.path.stat()
+        return f"sqlite:{self.path}:{st.st_size}:{st.st_mtime_ns}"
+
+    def _run(self, sql: str, max_rows: int, timeout: float):
+        deadline = time.monotonic() + timeout
+        # Called every N virtual-machine steps; a non-zero return interrupts the query.
+        self._conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        cur = self._conn.cursor()
+        try:
+            cur.execute(sql)
+            rows = cur.fetchmany(max_rows + 1)
+            columns = [d[0] for d in cur.description or []]
+        except sqlite3.OperationalError as exc:
+            raise _translate(exc, time.monotonic() > deadline, timeout) from None
+        except sqlite3.DatabaseError as exc:
+            raise ExecutionError(f"SQLite error: {exc}") from None
+        except sqlite3.Warning as exc:
+            raise ExecutionError(f"SQLite refused the query: {exc}") from None
+        finally:
+            cur.close()
+            self._conn.set_progress_handler(None, 0)
+        truncated = len(rows) > max_rows
+        return columns, rows[:max_rows], truncated
+
+    def sample_source(self, table: str, n: int, total: int) -> str:
+        # Evenly spaced rowids through an index lookup: a deterministic systematic sample
+        # that costs n lookups rather than a scan. WITHOUT ROWID tables and views fall back
+        # to the first n rows.
+        if not self._has_rowid(table):
+            return super().sample_source(table, n, total)
+        q = self.quote(table)
+        lo, hi = self._conn.execute(f"SELECT min(rowid), max(rowid) FROM {q}").fetchone()
+        if lo is None:
+            return super().sample_source(table, n, total)
+        step = max(1.0, (hi - lo + 1) / n)
+        return (f"(SELECT * FROM {q} WHERE rowid IN ("
+                f"WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < {int(n)}) "
+                f"SELECT {int(lo)} + CAST(i * {step!r} AS INTEGER) FROM s))")
+
+    def _has_rowid(self, table: str) -> bool:
+        info = {t.name: t for t in self.schema()}.get(table)
+        if info is None or info.is_view:
+            return False
+        try:
+            self._conn.execute(f"SELECT rowid FROM {self.quote(table)} LIMIT 1").fetchall()
+            return True
+        except sqlite3.DatabaseError:
+            return False
+
+    def schema(self) -> list[TableInfo]:
+        if self._schema is not None:
+            return self._schema
+        tables: list[TableInfo] = []
+        rows = self._conn.execute(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+        for name, kind in rows:
+            # The PRAGMA statement form: the pragma_* table-valued functions make SQLite
+            # report schema-table updates to the authorizer, which denies them.
+            cols = self._pragma("table_info", name)  # cid, name, type, notnull, default, pk
+            columns = [ColumnInfo(c[1], c[2] or "", not c[3]) for c in cols]
+            pk = [c[1] for c in sorted((c for c in cols if c[5]), key=lambda c: c[5])]
+            fks: dict[int, ForeignKeyInfo] = {}
+            # id, seq, table, from, to, …
+            for fk in sorted(self._pragma("foreign_key_list", name), key=lambda r: (r[0], r[1])):
+                entry = fks.setdefault(fk[0], ForeignKeyInfo([], fk[2], []))
+                entry.columns.append(fk[3])
+                entry.ref_columns.append(fk[4])
+            for entry in fks.values():
+                if any(c is None for c in entry.ref_columns):  # REFERENCES t without columns: its PK
+                    entry.ref_columns = self._primary_key(entry.ref_table) or entry.ref_columns
+            tables.append(TableInfo(name, columns, pk, list(fks.values()), is_view=(kind == "view")))
+        self._schema = tables
+        return tables
+
+    def _primary_key(self, table: str) -> list[str]:
+        cols = self._pragma("table_info", table)
+        return [c[1] for c in sorted((c for c in cols if c[5]), key=lambda c: c[5])]
+
+    def _pragma(self, pragma: str, table: str) -> list[tuple]:
+        # Only schema-reading pragmas from _READ_PRAGMAS get here; the name is quoted.
+        return self._conn.execute(f"PRAGMA {pragma}({self.quote(table)})").fetchall()
+
+
+def _translate(exc: sqlite3.OperationalError, timed_out: bool, timeout: float) -> Exception:
+    text = str(exc)
+    if timed_out or text == "interrupted":
+        return QueryTimeout(f"the query ran past the {timeout:g} s time limit and was stopped "
+                            f"(raise it with --timeout or VOUCH_TIMEOUT)")
+    if "not authorized" in text or "readonly" in text.replace("-", "") or "read-only" in text:
+        return ReadOnlyViolation(f"SQLite refused: {text} (Vouch opens databases read-only)")
+    return ExecutionError(f"SQLite error: {text}")

@@ -1,0 +1,159 @@
+"""One settings table feeds the CLI options, ``VOUCH_*`` environment variables and an
+optional ``vouch.toml``; the README's configuration table is generated from it and a test
+keeps the two in step.
+
+Precedence, lowest first: the default here, ``vouch.toml`` (``./vouch.toml`` or the file
+named by ``VOUCH_CONFIG``), the environment, then an explicit CLI option or keyword argument.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import platformdirs
+
+from .errors import UserInputError
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any]
+
+    @property
+    def env(self) -> str:
+        return "VOUCH_" + self.name.upper()
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def _bool(text: str) -> bool:
+    low = str(text).strip().lower()
+    if low in {"1", "true", "yes", "on"}:
+        return True
+    if low in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"expected true/false, got {text!r}")
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise ValueError("must be > 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError("must be > 0")
+    return value
+
+
+def _default_cache_dir() -> str:
+    return platformdirs.user_cache_dir("vouchsql")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("timeout", 10.0, "Seconds a query may run before it is stopped.", _positive_float),
+    Setting("max_rows", 10_000, "Rows fetched per query; more are cut off and the result says truncated.", _positive_int),
+    Setting("profile_timeout", 120.0, "Seconds each profiling query may run.", _positive_float),
+    Setting("sample_threshold", 200_000, "Tables with more rows get distinct counts and top values from a sample (marked as estimates).", _positive_int),
+    Setting("sample_rows", 100_000, "Rows in that sample.", _positive_int),
+    Setting("cache_dir", None, "Where profiles and the demo database are cached (default: the user cache directory).", str),
+    Setting("no_cache", False, "Recompute the profile instead of reading the on-disk cache.", _bool),
+    Setting("rule", "agreement_first", "Scoring rule for the gate: designed, v2, agreement_first or v3.", str),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Config:
+    timeout: float = 10.0
+    max_rows: int = 10_000
+    profile_timeout: float = 120.0
+    sample_threshold: int = 200_000
+    sample_rows: int = 100_000
+    cache_dir: str | None = None
+    no_cache: bool = False
+    rule: str = "agreement_first"
+    sources: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def cache_path(self) -> Path:
+        return Path(self.cache_dir or _default_cache_dir())
+
+    def with_overrides(self, **values: Any) -> "Config":
+        clean = {k: v for k, v in values.items() if v is not None}
+        for key, value in clean.items():
+            if key not in _BY_NAME:
+                raise UserInputError(f"unknown setting {key!r}; known: {', '.join(_BY_NAME)}")
+            clean[key] = _coerce(_BY_NAME[key], value, "argument")
+        return replace(self, **clean)
+
+
+def _coerce(setting: Setting, value: Any, source: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return setting.parse(str(value))
+    except (TypeError, ValueError) as exc:
+        raise UserInputError(f"setting {setting.name} from {source}: {exc}") from None
+
+
+def _toml_values(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UserInputError(f"cannot read config file {path}: {exc}") from None
+    section = data.get("vouch", data)
+    unknown = set(section) - set(_BY_NAME) - {"vouch"}
+    if unknown:
+        raise UserInputError(
+            f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(_BY_NAME)}"
+        )
+    return {k: v for k, v in section.items() if k in _BY_NAME}
+
+
+def load_config(env: dict[str, str] | None = None, cwd: Path | None = None, **overrides: Any) -> Config:
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    config_file = env.get("VOUCH_CONFIG")
+    path = Path(config_file) if config_file else (cwd or Path.cwd()) / "vouch.toml"
+    if config_file and not path.is_file():
+        raise UserInputError(f"VOUCH_CONFIG names {path}, which is not a file")
+    if path.is_file():
+        for key, value in _toml_values(path).items():
+            values[key] = _coerce(_BY_NAME[key], value, str(path))
+            sources[key] = str(path)
+    for setting in SETTINGS:
+        if setting.env in env:
+            values[setting.name] = _coerce(setting, env[setting.env], setting.env)
+            sources[setting.name] = setting.env
+    config = Config(**values, sources=sources)
+    return config.with_overrides(**overrides)
+
+
+def settings_markdown() -> str:
+    """The README's configuration table, generated from SETTINGS."""
+    lines = [
+        "| setting | CLI option | environment | default | what it does |",
+        "|---|---|---|---|---|",
+    ]
+    for s in SETTINGS:
+        default = "user cache dir" if s.name == "cache_dir" else f"`{s.default}`"
+        lines.append(f"| `{s.name}` | `{s.option}` | `{s.env}` | {default} | {s.help} |")
+    return "\n".join(lines)
+
+
+assert {f.name for f in fields(Config)} - {"sources"} == set(_BY_NAME), "Config and SETTINGS drifted"

@@ -1,0 +1,1 @@
+"""SQL inspection with sqlglot: the statement gate, reading trees, and editing them."""

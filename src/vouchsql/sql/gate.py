@@ -1,0 +1,81 @@
+"""The statement gate: exactly one SELECT (``WITH … SELECT`` and set operations allowed).
+
+The gate is a first line that gives a clear message; the engines' own read-only
+protections (read-only connections, authorizers, read-only transactions) are the guarantee.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from ..errors import SQLRejected
+
+# sqlglot logs a warning when it falls back to a generic Command; the gate reports it itself.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+# Node types that change state wherever they appear, including inside a CTE
+# (PostgreSQL allows ``WITH d AS (DELETE … RETURNING *) SELECT …``).
+_WRITES: tuple[type[exp.Expression], ...] = tuple(
+    t
+    for t in (
+        exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
+        exp.TruncateTable, exp.Command, exp.Pragma, exp.Attach, exp.Detach, exp.Copy,
+        exp.Set, exp.Transaction, exp.Commit, exp.Rollback, exp.LoadData, exp.Use,
+        getattr(exp, "Grant", None), getattr(exp, "Revoke", None), getattr(exp, "Analyze", None),
+        getattr(exp, "Vacuum", None), getattr(exp, "Into", None), getattr(exp, "Lock", None),
+    )
+    if t is not None
+)
+
+_QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
+
+SQLGLOT_DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgresql": "postgres",
+                    "postgres": "postgres", "mysql": "mysql", "mariadb": "mysql",
+                    "mssql": "tsql", "oracle": "oracle", "snowflake": "snowflake",
+                    "bigquery": "bigquery"}
+
+
+def statement_kind(node: exp.Expression) -> str:
+    if isinstance(node, exp.Command):
+        return str(node.this).upper()
+    if isinstance(node, (exp.Create, exp.Drop, exp.Alter)):
+        what = node.args.get("kind") or ""
+        return f"{node.key.upper()} {str(what).upper()}".strip()
+    if isinstance(node, exp.Into):
+        return "SELECT INTO"
+    return node.key.upper()
+
+
+def parse_one_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
+    """Return the parsed tree of ``sql`` if it is a single read-only query, else raise
+    :class:`SQLRejected` naming what was found."""
+    if sql is None or not str(sql).strip():
+        raise SQLRejected("the query is empty; give one SELECT statement", kind="empty")
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except (ParseError, TokenError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SQLRejected(f"could not parse the SQL ({first}); give one SELECT statement",
+                          kind="parse") from None
+    if not statements:
+        raise SQLRejected("the query is empty (only comments?); give one SELECT statement", kind="empty")
+    if len(statements) > 1:
+        kinds = ", ".join(statement_kind(s) for s in statements)
+        raise SQLRejected(
+            f"{len(statements)} statements found ({kinds}); give exactly one SELECT statement",
+            kind="multiple_statements")
+    tree = statements[0]
+    for node in tree.walk():
+        if isinstance(node, _WRITES):
+            raise SQLRejected(
+                f"{statement_kind(node)} statement is not allowed: Vouch only runs read-only SELECT queries",
+                kind="not_select")
+    if not isinstance(tree, _QUERY_ROOTS):
+        raise SQLRejected(
+            f"{statement_kind(tree)} statement is not allowed: Vouch only runs read-only SELECT queries",
+            kind="not_select")
+    return tree
