@@ -236,6 +236,6 @@ def test_example_runs_and_returns_rows(demo, example):
 
 def test_description_mentions_every_feature_table():
     assert isinstance(DESCRIPTION, str)
-    for word in ["product_tags", "customers.region", "price", "100.00", "−1",
+    for word in ["product_tags", "customers.region", "price", "100.00", "`-1`",
                  "Harbor Point", "loyalty_accounts.customer_id"]:
         assert word in DESCRIPTION

@@ -589,7 +589,7 @@ EXAMPLES: list[dict] = [
                  "different answers.",
     },
     {
-        "title": "−1 means unknown",
+        "title": "-1 means unknown",
         "question": "What is the average age of our customers?",
         "sql": "SELECT ROUND(AVG(age), 1) FROM customers",
         "alt_sql": "SELECT ROUND(AVG(age), 1) FROM customers WHERE age >= 0",
@@ -632,7 +632,7 @@ and `products.weight_kg` have NULLs; five products tie at the top \
 `products.price` (1299.00) and two customers tie for the most orders; \
 `orders.total` is exactly 100.00 and `products.price` exactly 50.00 on \
 several rows (plus customers aged exactly 30 and orders on 2024-01-01); \
-`customers.age` uses −1 for unknown; some customers, products and the \
+`customers.age` uses `-1` for unknown; some customers, products and the \
 Harbor Point store have no orders; and `loyalty_accounts.customer_id` looks \
 like a key into `customers` but holds legacy ids that barely overlap (no \
 foreign key is declared for it)."""

@@ -1,0 +1,28 @@
+"""The public entry points. The CLI and the HTTP layer call these and nothing deeper."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .db import Database, connect
+from .settings import Config, load_config
+
+DEMO_FILENAME = "vouch_demo.sqlite"
+
+
+def demo_path(config: Config | None = None) -> Path:
+    return (config or load_config()).cache_path / "demo" / DEMO_FILENAME
+
+
+def build_demo(out: "str | os.PathLike | None" = None, *, seed: int | None = None,
+               config: Config | None = None) -> Path:
+    """Build the demo database (deterministic for a seed) and return its path."""
+    from .demo import DEFAULT_SEED, build_demo as _build
+
+    path = Path(out) if out else demo_path(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return _build(path, seed=DEFAULT_SEED if seed is None else seed)
+
+
+__all__ = ["connect", "Database", "build_demo", "demo_path"]

@@ -1,0 +1,151 @@
+"""The ``vouch`` command: a thin layer over the library API. ``main(argv) -> int``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from . import __version__
+from . import api
+from .errors import SQLRejected, VouchError
+from .settings import SETTINGS, load_config, settings_markdown
+
+_REJECTED_KINDS = {"rejected", "empty", "parse", "multiple_statements", "not_select", "bad_input"}
+
+
+def _settings_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("settings (also VOUCH_* environment variables and vouch.toml)")
+    for s in SETTINGS:
+        if s.default is False:
+            group.add_argument(s.option, dest=s.name, action="store_const", const=True, default=None, help=s.help)
+        else:
+            group.add_argument(s.option, dest=s.name, default=None, metavar=s.name.upper(), help=s.help)
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vouch", description="Answer questions over SQL databases, and vouch for each answer only as far as the evidence allows.")
+    parser.add_argument("--version", action="version", version=f"vouchsql {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = _settings_parent()
+
+    p = sub.add_parser("demo", parents=[common], help="build the demo database and run example checks on it")
+    p.add_argument("--out", help="where to write the demo database (default: the cache folder)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the generated data")
+    p.add_argument("--no-examples", action="store_true", help="only build the database")
+
+    p = sub.add_parser("profile", parents=[common], help="profile a database's schema and data")
+    p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
+    p.add_argument("--json", action="store_true", help="print the profile as JSON")
+    p.add_argument("--refresh", action="store_true", help="ignore the cached profile")
+
+    p = sub.add_parser("sql", parents=[common], help="run one read-only SELECT and print its result")
+    p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
+    p.add_argument("query", help="one SELECT statement")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the result as JSON")
+    fmt.add_argument("--csv", action="store_true", help="print the result as CSV")
+
+    p = sub.add_parser("config", parents=[common], help="show the settings in effect and where each came from")
+    p.add_argument("--markdown", action="store_true", help="print the settings table as Markdown")
+    return parser
+
+
+def _config_from(args: argparse.Namespace):
+    return load_config(**{s.name: getattr(args, s.name, None) for s in SETTINGS})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed a usage line
+        return int(exc.code or 0)
+    if not args.command:
+        parser.print_help()
+        return 2
+    out = Console()
+    if not out.is_terminal:  # piped output: wide tables rather than 80-column folding
+        out = Console(width=160)
+    err = Console(stderr=True, soft_wrap=True)  # errors stay one line
+    try:
+        config = _config_from(args)
+        return _COMMANDS[args.command](args, config, out)
+    except VouchError as exc:
+        err.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
+
+
+def _cmd_profile(args, config, out: Console) -> int:
+    from .db.profile import profile_json
+    from .render import print_profile
+
+    with api.connect(args.db, config=config) as db:
+        profile = db.profile(refresh=args.refresh)
+    if args.json:
+        print(profile_json(profile))
+    else:
+        print_profile(out, profile)
+    return 0
+
+
+def _cmd_sql(args, config, out: Console) -> int:
+    from .render import dumps, print_result, result_csv
+
+    with api.connect(args.db, config=config) as db:
+        result = db.execute(args.query)
+    if args.json:
+        print(dumps(result.model_dump(mode="json")))
+    elif result.error is None:
+        if args.csv:
+            sys.stdout.write(result_csv(result))
+        else:
+            print_result(out, result)
+    if result.error is not None:
+        if not args.json:
+            Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {result.error.message}",
+                                                      highlight=False)
+        return SQLRejected.exit_code if result.error.kind in _REJECTED_KINDS else 1
+    return 0
+
+
+def _cmd_demo(args, config, out: Console) -> int:
+    from .demo import EXAMPLES
+
+    path = api.build_demo(args.out, seed=args.seed, config=config)
+    out.print(f"[bold green]Demo database ready:[/] {path}")
+    out.print("Try next:")
+    out.print(f"  vouch profile --db {path}")
+    out.print(f"  vouch sql --db {path} \"SELECT * FROM customers LIMIT 5\"")
+    if not args.no_examples:
+        for ex in EXAMPLES[:3]:
+            out.print(f"\n[bold]{ex['title']}[/] — {ex['question']}")
+            out.print(f"  vouch sql --db {path} \"{ex['sql']}\"", highlight=False)
+    return 0
+
+
+def _cmd_config(args, config, out: Console) -> int:
+    if args.markdown:
+        print(settings_markdown())
+        return 0
+    for s in SETTINGS:
+        value = getattr(config, s.name)
+        shown = str(config.cache_path) if s.name == "cache_dir" else value
+        source = config.sources.get(s.name, "default")
+        out.print(f"{s.name:18} = {shown!s:30} [dim]({source})[/]", highlight=False)
+    return 0
+
+
+_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "demo": _cmd_demo, "config": _cmd_config}
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Terminal views (rich) of results, profiles and answers. Pure presentation: every value
+shown here is already in the JSON the same command prints with ``--json``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from .answer import Result
+from .db.profile import Profile
+
+MAX_SHOWN_ROWS = 50
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, float):
+        return f"{value:.6g}" if abs(value) < 1e15 else str(value)
+    return str(value)
+
+
+def result_table(result: Result, title: str | None = None, limit: int = MAX_SHOWN_ROWS) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAVY, show_lines=False)
+    for col in result.columns:
+        table.add_column(str(col), overflow="fold")
+    for row in result.rows[:limit]:
+        table.add_row(*(_cell(v) for v in row), style=None)
+    return table
+
+
+def result_caption(result: Result, limit: int = MAX_SHOWN_ROWS) -> str:
+    parts = [f"{result.row_count} row{'s' if result.row_count != 1 else ''}"]
+    if result.truncated:
+        parts.append(f"truncated at the {result.row_count}-row cap (raise it with --max-rows)")
+    if result.row_count > limit:
+        parts.append(f"first {limit} shown")
+    parts.append(f"{result.elapsed_ms:.1f} ms")
+    return " · ".join(parts)
+
+
+def print_result(console: Console, result: Result) -> None:
+    console.print(result_table(result))
+    console.print(Text(result_caption(result), style="dim"))
+
+
+def result_csv(result: Result) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(result.columns)
+    writer.writerows(["" if v is None else v for v in row] for row in result.rows)
+    return buf.getvalue()
+
+
+def print_profile(console: Console, profile: Profile) -> None:
+    console.print(Text(f"{profile.target}  ({profile.engine}, {len(profile.tables)} tables, "
+                       f"profiled in {profile.built_seconds:.2f} s)", style="bold"))
+    for t in profile.tables:
+        head = f"{t.name}{' (view)' if t.is_view else ''} — {t.row_count:,} rows"
+        if t.sampled:
+            head += f"; distinct counts and top values from a {t.sample_size:,}-row sample (≈)"
+        if t.error:
+            head += f" — could not profile: {t.error}"
+        table = Table(title=head, title_justify="left", box=box.SIMPLE, title_style="bold cyan")
+        for name in ("column", "type", "key", "nulls", "distinct", "min", "max", "top values", "stand-ins"):
+            table.add_column(name, overflow="fold")
+        fk_cols = {c: f"→ {fk.ref_table}.{fk.ref_columns[i]}" for fk in t.foreign_keys
+                   for i, c in enumerate(fk.columns)}
+        for c in t.columns:
+            key = " ".join(k for k in ("PK" if c.name in t.primary_key else "", fk_cols.get(c.name, "")) if k)
+            distinct = f"≈{c.distinct_count:,}" if c.distinct_estimated else f"{c.distinct_count:,}"
+            top = ", ".join(f"{_clip(v, 16)} ({n})" for v, n in c.top_values[:3])
+            stand = ", ".join(f"{s.value:g} ({s.share:.1%})" for s in c.stand_ins)
+            table.add_row(c.name, c.type, key, f"{c.null_count:,}", distinct, _clip(c.min), _clip(c.max),
+                          top, Text(stand, style="bold red") if stand else "")
+        console.print(table)
+    if profile.join_pairs:
+        jt = Table(title="Join pairs (key overlap ρ over distinct non-null values)", title_justify="left",
+                   box=box.SIMPLE, title_style="bold cyan")
+        for name in ("left", "right", "source", "ρ", "|Ka|", "|Kb|", "|Ka∩Kb|"):
+            jt.add_column(name)
+        for p in profile.join_pairs:
+            rho = "n/a" if p.rho is None else f"{'≈' if p.estimated else ''}{p.rho:.3f}"
+            style = "bold red" if p.rho is not None and p.rho < 0.85 else None
+            jt.add_row(f"{p.left_table}.{p.left_column}", f"{p.right_table}.{p.right_column}", p.source,
+                       Text(rho, style=style or ""), f"{p.left_distinct:,}", f"{p.right_distinct:,}",
+                       f"{p.overlap:,}")
+        console.print(jt)
+
+
+def _clip(value: Any, width: int = 24) -> str:
+    text = _cell(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+__all__ = ["Console", "Group", "Panel", "print_result", "print_profile", "result_csv", "result_table",
+           "result_caption", "dumps"]
