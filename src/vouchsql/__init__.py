@@ -2,14 +2,15 @@
 the evidence allows."""
 
 from .answer import Answer, CheckResult, Choice, Result, Verdict
-from .db import Database, connect
+from .api import build_demo, check, connect
+from .db import Database
 from .errors import (ExecutionError, ModelError, QueryTimeout, SQLRejected, UserInputError,
                      VouchError)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "connect", "Database", "Answer", "Result", "CheckResult", "Choice", "Verdict",
+    "connect", "check", "build_demo", "Database", "Answer", "Result", "CheckResult", "Choice", "Verdict",
     "VouchError", "UserInputError", "SQLRejected", "ExecutionError", "QueryTimeout", "ModelError",
     "__version__",
 ]

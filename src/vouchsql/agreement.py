@@ -39,6 +39,7 @@ import numbers
 import re
 from collections import Counter
 from dataclasses import dataclass
+from operator import itemgetter
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation, localcontext
 from typing import Any, Sequence
 
@@ -273,7 +274,7 @@ class _Prepared:
         self._cols: list[tuple] | None = None
         self._rows: list[tuple] | None = None
         self._row_counts: Counter | None = None
-        self._groups: list[tuple[int, int, frozenset]] | None = None
+        self._groups: list[tuple[int, int, frozenset, list[int]]] | None = None
 
     def _load(self) -> None:
         if self._cols is None:
@@ -307,14 +308,14 @@ class _Prepared:
         return self._row_counts
 
     @property
-    def groups(self) -> list[tuple[int, int, frozenset]]:
+    def groups(self) -> list[tuple[int, int, frozenset, list[int]]]:
         """Columns merged when their vectors are identical: (representative index, how many
-        columns, value-multiset signature), in column order."""
+        columns, value-multiset signature, member indices), in column order."""
         if self._groups is None:
             by_vector: dict[tuple, list[int]] = {}
             for i, col in enumerate(self.cols):
                 by_vector.setdefault(col, []).append(i)
-            self._groups = [(idx[0], len(idx), frozenset(Counter(self.cols[idx[0]]).items()))
+            self._groups = [(idx[0], len(idx), frozenset(Counter(self.cols[idx[0]]).items()), idx)
                             for idx in by_vector.values()]
         return self._groups
 
@@ -366,19 +367,33 @@ def _search(narrow: _Prepared, wide: _Prepared) -> bool:
     """
     a_groups, b_groups = narrow.groups, wide.groups
     b_by_sig: dict[frozenset, list[int]] = {}
-    for h, (_, _, sig) in enumerate(b_groups):
-        b_by_sig.setdefault(sig, []).append(h)
+    for h, group in enumerate(b_groups):
+        b_by_sig.setdefault(group[2], []).append(h)
     cands: list[list[int]] = []
-    for _, size, sig in a_groups:
+    for _, size, sig, _ in a_groups:
         c = [h for h in b_by_sig.get(sig, ()) if b_groups[h][1] >= size]
         if not c:
             return False
         cands.append(c)
     # Pigeonhole per signature: each narrow group needs its own wide group.
-    need = Counter(sig for _, _, sig in a_groups)
+    need = Counter(group[2] for group in a_groups)
     for sig, k in need.items():
         if len(b_by_sig.get(sig, ())) < k:
             return False
+
+    if all(len(c) == 1 for c in cands):
+        # No choice to make (the usual case): one direct check of the projection.
+        chosen = [c[0] for c in cands]
+        if len(set(chosen)) < len(chosen):
+            return False
+        if narrow.width == 1:
+            return True  # one column whose value multiset already matched
+        idx = [0] * narrow.width
+        for (_, _, _, members), h in zip(a_groups, chosen):
+            for i in members:
+                idx[i] = b_groups[h][0]
+        projected = Counter(map(itemgetter(*idx), wide.rows))
+        return _same_counts(projected, narrow.row_counts)
 
     order = sorted(range(len(a_groups)), key=lambda g: (len(cands[g]), g))
     depth_total = len(order)
@@ -485,6 +500,18 @@ def strict_match(a: Result, b: Result) -> bool:
 # --------------------------------------------------------------------------------------
 
 
+def _prepare_all(results: Sequence[Result]) -> list[_Prepared]:
+    """One prepared (normalised-once) object per distinct Result object."""
+    seen: dict[int, _Prepared] = {}
+    out = []
+    for r in results:
+        p = seen.get(id(r))
+        if p is None:
+            p = seen[id(r)] = _Prepared(r)
+        out.append(p)
+    return out
+
+
 def _cluster_prepared(prepared: list[_Prepared]) -> list[int]:
     ids: list[int] = []
     reps: list[_Prepared] = []  # first member of each cluster of valid results
@@ -512,7 +539,7 @@ def cluster(results: list[Result]) -> list[int]:
     cluster whose representative (first member) it matches (an undetermined match counts as
     a match), else starts a new cluster. Errored results each get a cluster of their own.
     Ids are 0, 1, 2, … in order of first appearance."""
-    return _cluster_prepared([_Prepared(r) for r in results])
+    return _cluster_prepared(_prepare_all(results))
 
 
 def agreement(results: list[Result]) -> Agreement:
@@ -528,12 +555,13 @@ def agreement(results: list[Result]) -> Agreement:
     k = len(results)
     if k == 0:
         return Agreement(value=None, lower_bound=None, truncated_pairs=0)
-    shown = _Prepared(results[0])
+    prepared = _prepare_all(results)
+    shown = prepared[0]
     if not shown.ok:
         return Agreement(value=0.0, lower_bound=0.0, truncated_pairs=0)
     agree, sure, open_pairs = 1, 1, 0  # k = 0 matches itself, determined
-    for r in results[1:]:
-        m = _match(shown, _Prepared(r))
+    for p in prepared[1:]:
+        m = _match(shown, p)
         if m.matched:
             agree += 1
             if m.determined:

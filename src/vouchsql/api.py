@@ -25,4 +25,25 @@ def build_demo(out: "str | os.PathLike | None" = None, *, seed: int | None = Non
     return _build(path, seed=DEFAULT_SEED if seed is None else seed)
 
 
-__all__ = ["connect", "Database", "build_demo", "demo_path"]
+
+
+
+def check(db: "str | os.PathLike | Database", question: str, candidates: "list[str] | str", *,
+          answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
+          **settings):
+    """Vouch for a SQL answer without a model. ``candidates[0]`` is the answer being
+    checked; further candidates are independent samples used for agreement."""
+    from .pipeline import check_candidates
+
+    if isinstance(candidates, str):
+        candidates = [candidates]
+    owned = not isinstance(db, Database)
+    database = connect(db, **settings) if owned else db
+    try:
+        return check_candidates(database, question, list(candidates), answer_text=answer_text,
+                                hint=hint, rule=rule)
+    finally:
+        if owned:
+            database.close()
+
+__all__ = ["connect", "check", "Database", "build_demo", "demo_path"]

@@ -46,15 +46,25 @@ def _bool(text: str) -> bool:
 
 def _positive_float(text: str) -> float:
     value = float(text)
-    if value <= 0:
-        raise ValueError("must be > 0")
+    if not (0 < value < float("inf")):  # also refuses nan and inf
+        raise ValueError(f"must be a number > 0, got {text!r}")
     return value
 
 
 def _positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
-        raise ValueError("must be > 0")
+        raise ValueError(f"must be > 0, got {text!r}")
+    return value
+
+
+RULES = ("designed", "v2", "agreement_first", "v3")
+
+
+def _rule(text: str) -> str:
+    value = str(text).strip()
+    if value not in RULES:
+        raise ValueError(f"expected one of {', '.join(RULES)}, got {text!r}")
     return value
 
 
@@ -70,7 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sample_rows", 100_000, "Rows in that sample.", _positive_int),
     Setting("cache_dir", None, "Where profiles and the demo database are cached (default: the user cache directory).", str),
     Setting("no_cache", False, "Recompute the profile instead of reading the on-disk cache.", _bool),
-    Setting("rule", "agreement_first", "Scoring rule for the gate: designed, v2, agreement_first or v3.", str),
+    Setting("rule", "agreement_first", "Scoring rule for the gate: designed, v2, agreement_first or v3.", _rule),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -129,7 +139,7 @@ def load_config(env: dict[str, str] | None = None, cwd: Path | None = None, **ov
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     config_file = env.get("VOUCH_CONFIG")
-    path = Path(config_file) if config_file else (cwd or Path.cwd()) / "vouch.toml"
+    path = Path(config_file) if config_file else Path(cwd or Path.cwd()) / "vouch.toml"
     if config_file and not path.is_file():
         raise UserInputError(f"VOUCH_CONFIG names {path}, which is not a file")
     if path.is_file():

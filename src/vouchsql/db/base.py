@@ -78,6 +78,7 @@ class Database(ABC):
         self.target = target
         self.config = config
         self._profile = None
+        self.query_ms = 0.0  # time spent in Vouch's own queries, for the benchmarks
 
     # -- what engines implement -------------------------------------------------------
     @abstractmethod
@@ -128,7 +129,11 @@ class Database(ABC):
     def query(self, sql: str, *, timeout: float | None = None, max_rows: int = 1_000_000) -> list[tuple]:
         """Internal read-only query for Vouch's own SQL (profiling, checks); raises on error."""
         self.parse(sql)
-        _, rows, _ = self._run(sql, max_rows, timeout or self.config.profile_timeout)
+        start = time.perf_counter()
+        try:
+            _, rows, _ = self._run(sql, max_rows, timeout or self.config.profile_timeout)
+        finally:
+            self.query_ms += (time.perf_counter() - start) * 1000
         return rows
 
     def table_names(self) -> list[str]:

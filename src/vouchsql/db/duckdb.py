@@ -58,21 +58,30 @@ class DuckDBDatabase(Database):
                 if not self.files:
                     raise UserInputError(f"{self.path} is a folder with no .csv, .tsv or .parquet files")
                 self._conn = duckdb.connect(":memory:")
+                literals = [str(f).replace("'", "''") for f in self.files]
+                # The views read their files at query time, so exactly these files stay
+                # readable once external access is off (DuckDB >= 1.3). Older DuckDB has no
+                # allowed_paths: the files are then loaded into in-memory tables instead.
+                try:
+                    self._conn.execute("SET allowed_paths = [" + ", ".join(f"'{x}'" for x in literals) + "]")
+                    kind = "VIEW"
+                except duckdb.Error:
+                    kind = "TABLE"
                 taken: set[str] = set()
-                for f in self.files:
+                for f, literal in zip(self.files, literals):
                     reader = DATA_SUFFIXES[f.suffix.lower()]
-                    literal = str(f).replace("'", "''")
                     self._conn.execute(
-                        f'CREATE VIEW "{_view_name(f, taken)}" AS SELECT * FROM {reader}(\'{literal}\')')
-                # Touch every view once so files are opened before external access closes.
-                for (name,) in self._conn.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall():
-                    self._conn.execute(f'SELECT * FROM "{name}" LIMIT 0').fetchall()
+                        f'CREATE {kind} "{_view_name(f, taken)}" AS SELECT * FROM {reader}(\'{literal}\')')
                 self._conn.execute("SET enable_external_access = false")
                 self._conn.execute("SET lock_configuration = true")
             else:
                 if not self.path.exists():
                     raise UserInputError(f"{self.path}: no such file")
                 self._conn = duckdb.connect(str(self.path), read_only=True)
+                # read_only protects the database file; this stops COPY … TO, EXPORT and
+                # read_csv('/any/file') from reaching the rest of the file system.
+                self._conn.execute("SET enable_external_access = false")
+                self._conn.execute("SET lock_configuration = true")
         except duckdb.Error as exc:
             raise UserInputError(f"{self.path}: cannot open with DuckDB ({str(exc).splitlines()[0]})") from None
         self._schema: list[TableInfo] | None = None
@@ -85,7 +94,23 @@ class DuckDBDatabase(Database):
         parts = [f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in paths]
         return "duckdb:" + "|".join(parts)
 
+    def _check_select(self, sql: str) -> None:
+        """DuckDB's own parser must see exactly one SELECT: allowed_paths lets a query read
+        the folder's files but would also let COPY … TO overwrite them."""
+        extract = getattr(self._conn, "extract_statements", None)
+        if extract is None:  # pragma: no cover - very old DuckDB
+            return
+        try:
+            statements = extract(sql)
+        except self._duck_error as exc:
+            raise ExecutionError(f"DuckDB error: {str(exc).splitlines()[0]}") from None
+        kinds = [str(st.type).rsplit(".", 1)[-1] for st in statements]
+        if kinds != ["SELECT"]:
+            raise ReadOnlyViolation(f"DuckDB refused: {', '.join(kinds) or 'empty'} statement "
+                                    f"(Vouch runs exactly one SELECT, read-only)")
+
     def _run(self, sql: str, max_rows: int, timeout: float):
+        self._check_select(sql)
         timer = threading.Timer(timeout, self._conn.interrupt)
         timer.start()
         start = time.monotonic()

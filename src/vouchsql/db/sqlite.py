@@ -99,7 +99,8 @@ class SQLiteDatabase(Database):
         except sqlite3.OperationalError as exc:
             raise _translate(exc, time.monotonic() > deadline, timeout) from None
         except sqlite3.DatabaseError as exc:
-            raise ExecutionError(f"SQLite error: {exc}") from None
+            # The authorizer's denials arrive as a plain DatabaseError ("not authorized").
+            raise _translate(exc, False, timeout) from None
         except sqlite3.Warning as exc:
             raise ExecutionError(f"SQLite refused the query: {exc}") from None
         finally:
@@ -168,11 +169,12 @@ class SQLiteDatabase(Database):
         return self._conn.execute(f"PRAGMA {pragma}({self.quote(table)})").fetchall()
 
 
-def _translate(exc: sqlite3.OperationalError, timed_out: bool, timeout: float) -> Exception:
+def _translate(exc: sqlite3.DatabaseError, timed_out: bool, timeout: float) -> Exception:
     text = str(exc)
     if timed_out or text == "interrupted":
         return QueryTimeout(f"the query ran past the {timeout:g} s time limit and was stopped "
                             f"(raise it with --timeout or VOUCH_TIMEOUT)")
-    if "not authorized" in text or "readonly" in text.replace("-", "") or "read-only" in text:
+    if ("not authorized" in text or "authorization denied" in text
+            or "readonly" in text.replace("-", "") or "read-only" in text):
         return ReadOnlyViolation(f"SQLite refused: {text} (Vouch opens databases read-only)")
     return ExecutionError(f"SQLite error: {text}")

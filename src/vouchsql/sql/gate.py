@@ -75,7 +75,18 @@ def parse_one_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression
                 f"{statement_kind(node)} statement is not allowed: Vouch only runs read-only SELECT queries",
                 kind="not_select")
     if not isinstance(tree, _QUERY_ROOTS):
+        # sqlglot reads statements it does not know (REINDEX, SAVEPOINT, CHECKPOINT) as a
+        # bare column or alias, so name the statement by its first keyword instead.
         raise SQLRejected(
-            f"{statement_kind(tree)} statement is not allowed: Vouch only runs read-only SELECT queries",
+            f"{_first_keyword(sql, dialect) or statement_kind(tree)} statement is not allowed: "
+            f"Vouch only runs read-only SELECT queries",
             kind="not_select")
     return tree
+
+
+def _first_keyword(sql: str, dialect: str | None) -> str:
+    try:
+        tokens = sqlglot.tokenize(sql, read=dialect)
+    except (ParseError, TokenError):
+        return ""
+    return tokens[0].text.upper() if tokens else ""

@@ -1,0 +1,32 @@
+"""The ordered registry of checks. A new check is one module and one line here."""
+
+from __future__ import annotations
+
+from .bad_join import BadJoin
+from .base import Check, CheckContext
+from .join_drop import JoinDrop
+from .join_fanout import JoinFanout
+from .missing_table import MissingTable
+from .result_shape import EmptyResult, NoResult, ThinEvidence, TruncatedResult
+from .stand_in import StandInValue
+from .uncited_number import UncitedNumber
+
+CHECKS: tuple[Check, ...] = (
+    NoResult(),
+    MissingTable(),
+    BadJoin(),
+    StandInValue(),
+    UncitedNumber(),
+    ThinEvidence(),
+    EmptyResult(),
+    TruncatedResult(),
+    JoinFanout(),
+    JoinDrop(),
+)
+
+
+def run_checks(ctx: CheckContext, checks: tuple[Check, ...] = CHECKS):
+    return [check.run(ctx) for check in checks]
+
+
+__all__ = ["CHECKS", "Check", "CheckContext", "run_checks"]

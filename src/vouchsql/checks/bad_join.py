@@ -1,0 +1,51 @@
+"""Veto: an equi-join pair whose keys barely overlap, ρ < 0.85 in both directions
+(IES eq. 2; Appendix C takes the better direction)."""
+
+from __future__ import annotations
+
+from ..db.profile import key_overlap
+from .base import CheckContext, report
+
+RHO_MIN = 0.85
+
+
+def join_overlaps(ctx: CheckContext) -> list[dict]:
+    """ρ for every distinct equi-join pair of the shown SQL, from the profile or measured."""
+    if "join_overlaps" in ctx.cache:
+        return ctx.cache["join_overlaps"]
+    tables = {t.name: t for t in ctx.profile.tables}
+    out, seen = [], set()
+    for j in ctx.inspection.joins if ctx.inspection else []:
+        key = frozenset({(j.left.table, j.left.column), (j.right.table, j.right.column)})
+        if key in seen:
+            continue
+        seen.add(key)
+        pair = ctx.profile.join_pair(j.left.table, j.left.column, j.right.table, j.right.column) \
+            or key_overlap(ctx.db, tables, j.left.table, j.left.column, j.right.table, j.right.column)
+        out.append({"left": str(j.left), "right": str(j.right), "form": j.form,
+                    "rho": None if pair is None else pair.rho,
+                    "overlap": None if pair is None else pair.overlap,
+                    "left_distinct": None if pair is None else pair.left_distinct,
+                    "right_distinct": None if pair is None else pair.right_distinct,
+                    "estimated": bool(pair and pair.estimated)})
+    ctx.cache["join_overlaps"] = out
+    return out
+
+
+class BadJoin:
+    name = "bad_join"
+    kind = "veto"
+
+    def run(self, ctx: CheckContext):
+        if ctx.inspection is None:
+            return report(self, False, "not measured: the SQL could not be parsed")
+        pairs = join_overlaps(ctx)
+        bad = [p for p in pairs if p["rho"] is not None and p["rho"] < RHO_MIN]
+        if bad:
+            words = "; ".join(
+                f"{p['left']} = {p['right']} shares {p['overlap']} of {p['left_distinct']} and "
+                f"{p['right_distinct']} distinct keys (ρ = {p['rho']:.2f} < {RHO_MIN})" for p in bad)
+            return report(self, True, f"the join keys barely overlap: {words}", joins=bad)
+        if not pairs:
+            return report(self, False, "no equi-join column pairs", joins=[])
+        return report(self, False, f"{len(pairs)} join pair(s), all with ρ ≥ {RHO_MIN}", joins=pairs)

@@ -1,0 +1,22 @@
+"""Veto: the SQL reads a table the database does not have (IES §3.2, Appendix C: CTE names,
+the SQLite catalogue and table-valued functions are not tables)."""
+
+from __future__ import annotations
+
+from .base import CheckContext, report
+
+
+class MissingTable:
+    name = "missing_table"
+    kind = "veto"
+
+    def run(self, ctx: CheckContext):
+        if ctx.inspection is None:
+            return report(self, False, "not measured: the SQL could not be parsed")
+        missing = [t for t in ctx.inspection.tables if ctx.profile.table(t) is None]
+        if missing:
+            known = ", ".join(t.name for t in ctx.profile.tables[:12])
+            return report(self, True, f"the SQL reads {', '.join(missing)}, which the database does not have "
+                                      f"(its tables: {known}{'…' if len(ctx.profile.tables) > 12 else ''})",
+                          tables=missing)
+        return report(self, False, f"all {len(ctx.inspection.tables)} tables exist", tables=ctx.inspection.tables)

@@ -1,0 +1,77 @@
+"""Veto: a stand-in code (−1 for unknown, 99999999, …) that the profile found reaches the
+answer — returned as a value, or averaged/summed into one (IES §3.2).
+
+A returned value is read from the result itself. For an aggregate, the check runs the
+query's own FROM and WHERE with ``AND column = code`` to see whether code rows are really
+included, so a query that already filters them out (``WHERE age >= 0``) does not fire."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..agreement import normalise_value
+from ..errors import VouchError
+from .base import CheckContext, report
+
+_AGGREGATES_HIT = {"sum", "avg", "min", "max", "stddev", "variance"}
+
+
+def _code_rows(ctx: CheckContext, output_index: int, code: float) -> int | None:
+    """Rows with ``column = code`` that feed the aggregate in output ``output_index``."""
+    select = ctx.inspection.qualified
+    if not isinstance(select, exp.Select):
+        return None
+    projection = select.expressions[output_index]
+    agg = next(projection.find_all(exp.AggFunc), None)
+    column = next(agg.find_all(exp.Column), None) if agg is not None else None
+    if column is None:
+        return None
+    probe = select.copy()
+    for arg in ("group", "having", "order", "limit", "offset", "distinct", "qualify"):
+        probe.set(arg, None)
+    probe.set("expressions", [exp.Count(this=exp.Star())])
+    probe = probe.where(exp.EQ(this=column.copy(), expression=exp.Literal.number(code)), copy=False)
+    try:
+        return int(ctx.db.query(probe.sql(dialect=ctx.db.dialect), timeout=ctx.db.config.timeout)[0][0])
+    except VouchError:
+        return None
+
+
+class StandInValue:
+    name = "stand_in_value"
+    kind = "veto"
+
+    def run(self, ctx: CheckContext):
+        insp, result = ctx.inspection, ctx.result
+        if insp is None or result.error is not None:
+            return report(self, False, "not measured: no result to read")
+        if len(insp.outputs) != len(result.columns):
+            return report(self, False, "not measured: the output columns could not be traced")
+        hits = []
+        carriers = 0
+        for i, out in enumerate(insp.outputs):
+            codes = []
+            for ref in out.sources:
+                col = ctx.profile.column(ref.table, ref.column)
+                codes.extend((ref, s.value) for s in (col.stand_ins if col else []))
+            if not codes:
+                continue
+            carriers += 1
+            values = {normalise_value(row[i]) for row in result.rows}
+            for ref, code in codes:
+                if normalise_value(code) in values:
+                    hits.append({"column": result.columns[i], "source": str(ref), "code": code,
+                                 "how": "returned as a value"})
+                elif out.aggregate in _AGGREGATES_HIT:
+                    n = _code_rows(ctx, i, code)
+                    if n:
+                        hits.append({"column": result.columns[i], "source": str(ref), "code": code,
+                                     "how": f"{out.aggregate} over {n} rows holding the code", "rows": n})
+        if hits:
+            words = "; ".join(f"{h['source']} uses {h['code']:g} for unknown, {h['how']} in '{h['column']}'"
+                              for h in hits)
+            return report(self, True, words, hits=hits, carriers=carriers)
+        if carriers:
+            return report(self, False, f"{carriers} returned column(s) come from columns with stand-in codes, "
+                                       f"but no code reaches the answer", carriers=carriers)
+        return report(self, False, "no returned column carries a stand-in code", carriers=0)

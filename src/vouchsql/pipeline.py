@@ -1,0 +1,95 @@
+"""Orchestration of ``check``: execute the candidates, cluster them, agree, inspect the shown
+SQL, run the checks (and, later, the choice detectors) and score. The model-backed ``ask``
+will call :func:`check_candidates` with its own samples, not a copy of it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .agreement import agreement, cluster, strict_match
+from .answer import Answer, Candidate, Result, Shown
+from .checks import CHECKS, CheckContext, run_checks
+from .db.base import Database
+from .errors import SQLRejected, UserInputError
+from .score import RULES, ScoreInput, score
+from .sql.inspect import inspect_sql
+
+
+@dataclass
+class Timings:
+    """Where the time of one check went, in milliseconds (bench/check.py reports these)."""
+
+    execute_ms: float = 0.0  # running the K candidates
+    profile_ms: float = 0.0
+    checks_ms: float = 0.0  # all checks, including the SQL they run themselves
+    check_sql_ms: float = 0.0  # the part of checks_ms spent in the database
+    total_ms: float = 0.0
+    stages: dict = field(default_factory=dict)
+
+
+def strict_clusters(results: list[Result]) -> list[int]:
+    """Clusters under strict matching, for the entropy layer; a failed sample is its own."""
+    reps: list[tuple[int, Result]] = []
+    ids: list[int] = []
+    for r in results:
+        cid = next((c for c, rep in reps if strict_match(r, rep)), None) if r.error is None else None
+        if cid is None:
+            cid = len(ids) and max(ids) + 1
+            if r.error is None:
+                reps.append((cid, r))
+        ids.append(cid)
+    return ids
+
+
+def check_candidates(db: Database, question: str, candidates: list[str], *, answer_text: str | None = None,
+                     hint: str | None = None, rule: str | None = None,
+                     timings: Timings | None = None) -> Answer:
+    rule = rule or db.config.rule
+    if rule not in RULES:
+        raise UserInputError(f"unknown scoring rule {rule!r}; choose one of {', '.join(RULES)}")
+    if not question or not question.strip():
+        raise UserInputError("the question is empty; give the question the SQL answers")
+    if not candidates:
+        raise UserInputError("no SQL to check; give at least one candidate (--sql)")
+    t = timings or Timings()
+    start = time.perf_counter()
+    profile = db.profile()
+    t.profile_ms = _ms(start)
+
+    mark = time.perf_counter()
+    results = [db.execute(sql) for sql in candidates]
+    t.execute_ms = _ms(mark)
+
+    ids = cluster(results)
+    agree = agreement(results)
+    cands = [Candidate(sql=sql, result=r, cluster=c) for sql, r, c in zip(candidates, results, ids)]
+    shown = cands[0]
+    try:
+        tree = db.parse(shown.sql)
+        inspection = inspect_sql(tree, profile, db.dialect)
+    except SQLRejected:
+        tree, inspection = None, None
+
+    mark = time.perf_counter()
+    sql_before = _db_time(db)
+    ctx = CheckContext(question=question, db=db, profile=profile, shown=shown, candidates=cands,
+                       tree=tree, inspection=inspection, answer_text=answer_text, hint=hint)
+    checks = run_checks(ctx, CHECKS)
+    t.checks_ms = _ms(mark)
+    t.check_sql_ms = round(_db_time(db) - sql_before, 3)
+
+    verdict = score(rule, ScoreInput(agreement=agree.value or 0.0, k=len(results), checks=checks,
+                                     strict_clusters=strict_clusters(results)))
+    t.total_ms = _ms(start)
+    return Answer(question=question, shown=Shown(sql=shown.sql, result=shown.result), candidates=cands,
+                  agreement=agree.value, agreement_bounds=agree, checks=checks, verdict=verdict,
+                  answer_text=answer_text, hint=hint)
+
+
+def _db_time(db: Database) -> float:
+    return db.query_ms
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)

@@ -1,0 +1,142 @@
+"""Scoring rules and the pass / flag / abstain gate (IES §3.2, §3.4).
+
+Every rule returns a score in [0, 1] and the reasons that moved it. The score is not a
+probability and is never presented as one.
+
+- ``agreement_first`` (default): s = A, capped at .59 if a veto fires, .79 if a cap fires.
+- ``v3``: agreement_first, and firing signals cap too: one at .79, two or more at .59.
+- ``designed`` (bench-1.0): weighted mean over the terms measurable without a model —
+  GROUNDED .30, SCHEMA .20, SAFETY .20 (RETRIEVE and COMPLETE need a judge and are left out;
+  the weights renormalise) — with the hard cap at .59 and the thin-evidence cap at .79
+  (fewer than three measured terms, or GROUNDED unmeasured).
+- ``v2``: designed with the entropy layer L2 replaced by the agreement A.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from .answer import CheckResult, Result, Verdict
+
+PASS_AT, FLAG_AT = 0.80, 0.60
+VETO_CAP, CAP_CAP = 0.59, 0.79
+WEIGHTS = {"grounded": 0.30, "schema": 0.20, "safety": 0.20}
+
+
+@dataclass
+class ScoreInput:
+    agreement: float  # A, in [0, 1]; 0 when the shown answer has no result
+    k: int
+    checks: list[CheckResult]
+    strict_clusters: list[int]  # strict-match cluster ids of the K results (entropy variant)
+
+
+def gate(score: float) -> str:
+    return "pass" if score >= PASS_AT else "flag" if score >= FLAG_AT else "abstain"
+
+
+def _fired(checks: list[CheckResult], kind: str) -> list[CheckResult]:
+    return [c for c in checks if c.fired and c.kind == kind]
+
+
+def _agreement_reason(inp: ScoreInput) -> list[str]:
+    if inp.agreement < PASS_AT:
+        agree = round(inp.agreement * inp.k)
+        return [f"agreement {inp.agreement:.2f} ({agree} of {inp.k} candidates agree with the shown answer)"]
+    return []
+
+
+def _capped(score: float, cap: float, names: list[str], reasons: list[str]) -> float:
+    if names:
+        reasons.extend(names)
+        return min(score, cap)
+    return score
+
+
+def agreement_first(inp: ScoreInput, signals_cap: bool = False) -> tuple[float, list[str]]:
+    reasons = _agreement_reason(inp)
+    s = inp.agreement
+    s = _capped(s, VETO_CAP, [c.name for c in _fired(inp.checks, "veto")], reasons)
+    s = _capped(s, CAP_CAP, [c.name for c in _fired(inp.checks, "cap")], reasons)
+    if signals_cap:
+        signals = [c.name for c in _fired(inp.checks, "signal")]
+        s = _capped(s, VETO_CAP if len(signals) >= 2 else CAP_CAP, signals, reasons)
+    return s, reasons
+
+
+def v3(inp: ScoreInput) -> tuple[float, list[str]]:
+    return agreement_first(inp, signals_cap=True)
+
+
+def _entropy_layer(inp: ScoreInput) -> float | None:
+    """L2 = 1 − H(π)/log K over strict-result clusters (a failed sample is its own cluster)."""
+    if inp.k < 2:
+        return None
+    sizes = Counter(inp.strict_clusters).values()
+    h = -sum((n / inp.k) * math.log(n / inp.k) for n in sizes)
+    return 1 - h / math.log(inp.k)
+
+
+def _grounded(checks: dict[str, CheckResult]) -> float | None:
+    """Mean of the defined shares: tables exist, joins overlap, stand-in columns return none."""
+    parts = []
+    mt, bj, si = checks.get("missing_table"), checks.get("bad_join"), checks.get("stand_in_value")
+    if mt and mt.evidence.get("tables") is not None:
+        parts.append(0.0 if mt.fired else 1.0)
+    joins = bj.evidence.get("joins") if bj else None
+    rated = [j for j in joins or [] if j.get("rho") is not None]
+    if rated:
+        parts.append(sum(j["rho"] >= 0.85 for j in rated) / len(rated))
+    carriers = si.evidence.get("carriers") if si else None
+    if carriers:
+        bad_columns = {h["column"] for h in si.evidence.get("hits", [])}
+        parts.append(1 - len(bad_columns) / carriers)
+    return sum(parts) / len(parts) if parts else None
+
+
+def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, list[str]]:
+    by_name = {c.name: c for c in inp.checks}
+    reasons: list[str] = []
+    terms: dict[str, float] = {}
+    grounded = _grounded(by_name)
+    if grounded is not None:
+        terms["grounded"] = grounded
+    un = by_name.get("uncited_number")
+    if un is not None and un.evidence.get("cited"):
+        terms["schema"] = 1.0
+    # L1, the checklist layer: 1 when a deterministic check (a veto) fires, ½ for a signal.
+    r1 = 1.0 if _fired(inp.checks, "veto") else 0.5 if _fired(inp.checks, "signal") else 0.0
+    l2 = inp.agreement if use_agreement else _entropy_layer(inp)
+    terms["safety"] = min(1 - r1, l2) if l2 is not None else 1 - r1
+    score = sum(WEIGHTS[t] * v for t, v in terms.items()) / sum(WEIGHTS[t] for t in terms)
+    for name, value in terms.items():
+        if value < PASS_AT:
+            reasons.append(f"{name} {value:.2f}")
+    hard = [c.name for c in _fired(inp.checks, "veto")] + (["uncited_number"] if un and un.fired else [])
+    score = _capped(score, VETO_CAP, hard, reasons)
+    if len(terms) < 3 or "grounded" not in terms:
+        reasons.append(f"thin_evidence (only {', '.join(terms)} measured)")
+        score = min(score, CAP_CAP)
+    return score, reasons
+
+
+def v2(inp: ScoreInput) -> tuple[float, list[str]]:
+    return designed(inp, use_agreement=True)
+
+
+RULES = {"agreement_first": agreement_first, "v3": v3, "designed": designed, "v2": v2}
+
+
+def score(rule: str, inp: ScoreInput) -> Verdict:
+    from .errors import UserInputError
+
+    if rule not in RULES:
+        raise UserInputError(f"unknown scoring rule {rule!r}; choose one of {', '.join(RULES)}")
+    value, reasons = RULES[rule](inp)
+    value = round(max(0.0, min(1.0, value)), 4)
+    return Verdict(rule=rule, score=value, gate=gate(value), reasons=reasons)
+
+
+__all__ = ["RULES", "ScoreInput", "score", "gate", "PASS_AT", "FLAG_AT"]

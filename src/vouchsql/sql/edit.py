@@ -1,0 +1,72 @@
+"""Edits of a parsed SELECT that Vouch runs to measure something about it: the same FROM,
+joins and (optionally) WHERE with other projections. Edits copy; the input tree is never
+changed."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+_SHAPE_ARGS = ("group", "having", "order", "limit", "offset", "distinct", "qualify")
+
+
+def base_tables(select: exp.Select) -> list[exp.Table]:
+    """The plain tables in this SELECT's FROM and JOINs (not subqueries or functions)."""
+    tables = []
+    from_ = select.args.get("from") or select.args.get("from_")
+    nodes = [from_.this] if from_ is not None else []
+    nodes += [j.this for j in select.args.get("joins") or []]
+    for node in nodes:
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            tables.append(node)
+    return tables
+
+
+def driving_table(select: exp.Select) -> exp.Table | None:
+    from_ = select.args.get("from") or select.args.get("from_")
+    node = from_.this if from_ is not None else None
+    return node if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) else None
+
+
+def alias_of(table: exp.Table) -> str:
+    return table.alias_or_name
+
+
+def join_equalities(where: exp.Expression | None) -> list[exp.Expression]:
+    """The ``a.x = b.y`` conjuncts of a WHERE that join two different tables."""
+    out = []
+    stack = [where.this] if where is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.Paren):
+            stack.append(node.this)
+        elif isinstance(node, exp.And):
+            stack.extend([node.left, node.right])
+        elif (isinstance(node, exp.EQ) and isinstance(node.left, exp.Column) and isinstance(node.right, exp.Column)
+              and node.left.table and node.right.table and node.left.table != node.right.table):
+            out.append(node)
+    return out
+
+
+def reshape(select: exp.Select, projections: list[exp.Expression], *, where: str = "keep") -> exp.Select:
+    """The SELECT with new projections and no grouping, ordering or limit.
+    ``where``: ``keep`` the WHERE, ``joins`` keep only its join equalities, ``drop`` it."""
+    probe = select.copy()
+    for arg in _SHAPE_ARGS:
+        probe.set(arg, None)
+    probe.set("expressions", projections)
+    if where != "keep":
+        conds = join_equalities(select.args.get("where")) if where == "joins" else []
+        probe.set("where", exp.Where(this=exp.and_(*[c.copy() for c in conds])) if conds else None)
+    return probe
+
+
+def count_star() -> exp.Expression:
+    return exp.Count(this=exp.Star())
+
+
+def count_distinct(column: exp.Expression) -> exp.Expression:
+    return exp.Count(this=exp.Distinct(expressions=[column]))
+
+
+def column(table_alias: str, name: str) -> exp.Column:
+    return exp.column(name, table=table_alias, quoted=True)

@@ -1,0 +1,211 @@
+"""Reading a SELECT with sqlglot: the base tables it reads, its equi-join column pairs
+(ON or WHERE form, aliases resolved), and where each output column comes from.
+
+Columns are qualified against the profile's schema, then traced through CTEs and derived
+tables to the base-table columns they come from, so ``x.customer_id`` in an outer query is
+known to be ``orders.customer_id`` when ``x`` is a CTE over ``orders``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, build_scope
+
+from ..db.profile import Profile
+
+# Names that look like tables but are not the user's: the SQLite catalogue and friends.
+CATALOGUE = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema",
+             "sqlite_sequence", "sqlite_stat1", "sqlite_stat4", "information_schema", "pg_catalog"}
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+
+@dataclass(frozen=True)
+class ColumnRef:
+    table: str
+    column: str
+
+    def __str__(self) -> str:
+        return f"{self.table}.{self.column}"
+
+
+@dataclass(frozen=True)
+class JoinRef:
+    left: ColumnRef
+    right: ColumnRef
+    form: str  # "on" or "where"
+    side: str  # "inner", "left", "right", "full"
+
+
+@dataclass
+class Output:
+    name: str
+    expression: exp.Expression
+    sources: list[ColumnRef]
+    aggregate: str | None  # "sum", "avg", "count", "min", "max", … when the output is one
+
+
+@dataclass
+class Inspection:
+    tree: exp.Expression
+    qualified: exp.Expression
+    tables: list[str]  # base table names as written, CTE names and table functions excluded
+    cte_names: set[str]
+    joins: list[JoinRef] = field(default_factory=list)
+    outputs: list[Output] = field(default_factory=list)
+    qualified_ok: bool = True
+
+
+def schema_mapping(profile: Profile) -> dict[str, dict[str, str]]:
+    return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in profile.tables}
+
+
+def _is_table_function(table: exp.Table) -> bool:
+    return not isinstance(table.this, exp.Identifier)
+
+
+def referenced_tables(tree: exp.Expression) -> tuple[list[str], set[str]]:
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    names: list[str] = []
+    for t in tree.find_all(exp.Table):
+        if _is_table_function(t) or not t.name:
+            continue
+        low = t.name.lower()
+        if (low in ctes and not t.db) or low in CATALOGUE or (t.db or "").lower() in CATALOGUE:
+            continue
+        if t.name not in names:
+            names.append(t.name)
+    return names, ctes
+
+
+def inspect_sql(tree: exp.Expression, profile: Profile, dialect: str) -> Inspection:
+    tables, ctes = referenced_tables(tree)
+    qualified, ok = tree, False
+    try:
+        qualified = qualify(tree.copy(), schema=schema_mapping(profile), dialect=dialect,
+                            validate_qualify_columns=False, quote_identifiers=False,
+                            identify=False)
+        ok = True
+    except (OptimizeError, SqlglotError, KeyError, ValueError, AttributeError):
+        qualified = tree.copy()
+    insp = Inspection(tree=tree, qualified=qualified, tables=tables, cte_names=ctes, qualified_ok=ok)
+    try:
+        root = build_scope(qualified)
+    except (OptimizeError, SqlglotError):
+        root = None
+    if root is None:
+        return insp
+    tracer = _Tracer(profile)
+    for scope in root.traverse():
+        insp.joins.extend(_scope_joins(scope, tracer))
+    insp.outputs = _outputs(root, tracer)
+    return insp
+
+
+class _Tracer:
+    """Resolves a column in a scope to the base-table columns it comes from."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+
+    def resolve(self, scope: Scope, column: exp.Column, depth: int = 0) -> list[ColumnRef]:
+        if depth > 8:
+            return []
+        source = scope.sources.get(column.table) if column.table else None
+        if source is None and not column.table:
+            tables = [s for s in scope.sources.values() if isinstance(s, exp.Table)]
+            source = tables[0] if len(tables) == 1 else None
+        if isinstance(source, exp.Table):
+            if _is_table_function(source):
+                return []
+            table = self.profile.table(source.name)
+            if table is None:
+                return []
+            col = table.column(column.name)
+            return [ColumnRef(table.name, col.name)] if col else []
+        if isinstance(source, Scope):
+            select = source.expression
+            if isinstance(select, exp.Union):
+                select = select.left
+            for projection in getattr(select, "expressions", []):
+                if projection.alias_or_name.lower() == column.name.lower():
+                    refs: list[ColumnRef] = []
+                    for inner in projection.find_all(exp.Column):
+                        refs.extend(self.resolve(source, inner, depth + 1))
+                    return refs
+        return []
+
+    def resolve_all(self, scope: Scope, node: exp.Expression) -> list[ColumnRef]:
+        refs: list[ColumnRef] = []
+        for col in node.find_all(exp.Column):
+            for ref in self.resolve(scope, col):
+                if ref not in refs:
+                    refs.append(ref)
+        return refs
+
+
+def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+    if node is None:
+        return []
+    if isinstance(node, exp.Paren):
+        return _conjuncts(node.this)
+    if isinstance(node, exp.And):
+        return _conjuncts(node.left) + _conjuncts(node.right)
+    return [node]
+
+
+def _eq_pair(scope: Scope, node: exp.Expression, tracer: _Tracer) -> tuple[ColumnRef, ColumnRef] | None:
+    if not isinstance(node, exp.EQ):
+        return None
+    left, right = node.left, node.right
+    if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+        return None
+    if left.table and right.table and left.table == right.table:
+        return None
+    a, b = tracer.resolve(scope, left), tracer.resolve(scope, right)
+    if len(a) == 1 and len(b) == 1 and a[0] != b[0]:
+        return a[0], b[0]
+    return None
+
+
+def _scope_joins(scope: Scope, tracer: _Tracer) -> list[JoinRef]:
+    select = scope.expression
+    if not isinstance(select, exp.Select):
+        return []
+    found: list[JoinRef] = []
+    for join in select.args.get("joins") or []:
+        side = (join.side or "inner").lower()
+        for cond in _conjuncts(join.args.get("on")):
+            pair = _eq_pair(scope, cond, tracer)
+            if pair:
+                found.append(JoinRef(pair[0], pair[1], "on", side))
+    where = select.args.get("where")
+    for cond in _conjuncts(where.this if where else None):
+        pair = _eq_pair(scope, cond, tracer)
+        if pair:
+            found.append(JoinRef(pair[0], pair[1], "where", "inner"))
+    return found
+
+
+def _outputs(root: Scope, tracer: _Tracer) -> list[Output]:
+    select = root.expression
+    while isinstance(select, exp.Union):
+        select = select.left
+    if not isinstance(select, exp.Select):
+        return []
+    scope = root
+    if select is not root.expression:
+        scope = next((s for s in root.traverse() if s.expression is select), root)
+    outputs = []
+    for projection in select.expressions:
+        node = projection.this if isinstance(projection, exp.Alias) else projection
+        agg = node if isinstance(node, exp.AggFunc) else None
+        outputs.append(Output(name=projection.alias_or_name, expression=projection,
+                              sources=tracer.resolve_all(scope, projection),
+                              aggregate=agg.key.lower() if agg is not None else None))
+    return outputs
