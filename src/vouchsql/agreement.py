@@ -34,7 +34,6 @@ checked incrementally on the joint row multiset; the search is capped (see
 
 from __future__ import annotations
 
-import math
 import numbers
 import re
 from collections import Counter

@@ -30,7 +30,7 @@ def build_demo(out: "str | os.PathLike | None" = None, *, seed: int | None = Non
 
 def check(db: "str | os.PathLike | Database", question: str, candidates: "list[str] | str", *,
           answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
-          **settings):
+          all_choices: bool = False, **settings):
     """Vouch for a SQL answer without a model. ``candidates[0]`` is the answer being
     checked; further candidates are independent samples used for agreement."""
     from .pipeline import check_candidates
@@ -41,7 +41,7 @@ def check(db: "str | os.PathLike | Database", question: str, candidates: "list[s
     database = connect(db, **settings) if owned else db
     try:
         return check_candidates(database, question, list(candidates), answer_text=answer_text,
-                                hint=hint, rule=rule)
+                                hint=hint, rule=rule, all_choices=all_choices)
     finally:
         if owned:
             database.close()

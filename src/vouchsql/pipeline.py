@@ -43,7 +43,7 @@ def strict_clusters(results: list[Result]) -> list[int]:
 
 
 def check_candidates(db: Database, question: str, candidates: list[str], *, answer_text: str | None = None,
-                     hint: str | None = None, rule: str | None = None,
+                     hint: str | None = None, rule: str | None = None, all_choices: bool = False,
                      timings: Timings | None = None) -> Answer:
     rule = rule or db.config.rule
     if rule not in RULES:
