@@ -17,7 +17,8 @@ Conventions worth knowing:
 - Two results with 0 rows match whatever their columns (0 == 0 rows; the empty multiset
   equals every projection of the empty multiset). Likewise a 0-column result matches any
   result with the same number of rows.
-- Truncation: when either result is truncated and the row counts are equal, the stored rows
+- Truncation: ``truncated`` means rows beyond the cap existed, so a truncated result never
+  matches a complete one. When both are truncated with equal row counts, the stored rows
   cannot settle the question. :func:`results_match` then answers
   ``Match(matched=True, determined=False)`` - counted as agreeing by default, while
   :func:`agreement` also reports the opposite bound (``lower_bound``) and how many pairs were
@@ -448,9 +449,11 @@ def _match(pa: _Prepared, pb: _Prepared) -> Match:
         return _NO
     if pa is pb or pa.result is pb.result:
         return _YES
-    if pa.count != pb.count:
+    if pa.count != pb.count or pa.truncated != pb.truncated:
+        # Vouch's engines mark a result truncated only when rows beyond the cap existed, so
+        # a truncated result and a complete one of the same stored size certainly differ.
         return _NO
-    if pa.truncated or pb.truncated:
+    if pa.truncated:
         return _OPEN
     if pa.count == 0:
         return _YES
@@ -477,9 +480,9 @@ def _strict(pa: _Prepared, pb: _Prepared) -> bool:
         return False
     if pa is pb or pa.result is pb.result:
         return True
-    if pa.width != pb.width or pa.count != pb.count:
+    if pa.width != pb.width or pa.count != pb.count or pa.truncated != pb.truncated:
         return False
-    if pa.truncated or pb.truncated:
+    if pa.truncated:
         return True  # undetermined; the same optimistic policy as results_match
     return _same_counts(pa.row_counts, pb.row_counts)
 

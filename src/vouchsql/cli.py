@@ -51,6 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true", help="print the result as JSON")
     fmt.add_argument("--csv", action="store_true", help="print the result as CSV")
 
+    p = sub.add_parser("check", parents=[common], help="vouch for SQL answers to a question, without a model")
+    p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
+    p.add_argument("--question", "-q", required=True, help="the question the SQL answers")
+    p.add_argument("--sql", action="append", required=True, metavar="SQL",
+                   help="a candidate answer; the first is the one checked, the others are samples for agreement")
+    p.add_argument("--answer-text", help="the written answer whose numbers must come from the result")
+    p.add_argument("--hint", help="evidence or hint given with the question (its numbers are not checked)")
+    p.add_argument("--all-choices", action="store_true", help="also show choices whose answer does not differ or that the wording settles")
+    p.add_argument("--all-checks", action="store_true", help="list every check, not only those that fired")
+    p.add_argument("--json", action="store_true", help="print the Answer as JSON (see schemas/answer.schema.json)")
+
     p = sub.add_parser("config", parents=[common], help="show the settings in effect and where each came from")
     p.add_argument("--markdown", action="store_true", help="print the settings table as Markdown")
     return parser
@@ -117,6 +128,19 @@ def _cmd_sql(args, config, out: Console) -> int:
     return 0
 
 
+def _cmd_check(args, config, out: Console) -> int:
+    from .render import dumps, print_answer
+
+    with api.connect(args.db, config=config) as db:
+        answer = api.check(db, args.question, args.sql, answer_text=args.answer_text, hint=args.hint,
+                           rule=config.rule, all_choices=args.all_choices)
+    if args.json:
+        print(dumps(answer.model_dump(mode="json")))
+    else:
+        print_answer(out, answer, show_all_checks=args.all_checks)
+    return 0  # the gate is data, not an error
+
+
 def _cmd_demo(args, config, out: Console) -> int:
     from .demo import EXAMPLES
 
@@ -144,7 +168,7 @@ def _cmd_config(args, config, out: Console) -> int:
     return 0
 
 
-_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "demo": _cmd_demo, "config": _cmd_config}
+_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "check": _cmd_check, "demo": _cmd_demo, "config": _cmd_config}
 
 
 if __name__ == "__main__":  # pragma: no cover

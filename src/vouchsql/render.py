@@ -107,3 +107,50 @@ def dumps(data: Any) -> str:
 
 __all__ = ["Console", "Group", "Panel", "print_result", "print_profile", "result_csv", "result_table",
            "result_caption", "dumps"]
+
+
+_GATE_STYLE = {"pass": "bold white on green", "flag": "bold black on yellow", "abstain": "bold white on red"}
+
+
+def print_answer(console: Console, answer, show_all_checks: bool = False) -> None:
+    """The verdict first, then the result, the SQL, the checks that fired and open choices."""
+    v = answer.verdict
+    head = Text()
+    head.append(f" {v.gate.upper()} ", style=_GATE_STYLE[v.gate])
+    head.append(f"  score {v.score:.2f} ({v.rule}; not a probability)")
+    if answer.agreement is not None:
+        head.append(f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} candidate(s)")
+    console.print(head)
+    for reason in v.reasons:
+        console.print(f"  • {reason}", highlight=False)
+    console.print(Text(f"\nQuestion: {answer.question}", style="bold"))
+    result = answer.shown.result
+    if result.error is not None:
+        console.print(Text(f"The shown SQL did not run ({result.error.kind}): {result.error.message}", style="red"))
+    else:
+        print_result(console, result)
+    console.print(Panel(answer.shown.sql, title="SQL", title_align="left", border_style="dim"))
+    fired = [c for c in answer.checks if c.fired]
+    shown_checks = answer.checks if show_all_checks else fired
+    if shown_checks:
+        console.print(Text("Checks" + ("" if show_all_checks else " that fired"), style="bold"))
+        for c in shown_checks:
+            mark = "✗" if c.fired else "✓"
+            style = {"veto": "red", "cap": "yellow", "signal": "cyan"}[c.kind] if c.fired else "green"
+            console.print(Text(f"  {mark} {c.name} ({c.kind}): ", style=style) + Text(c.detail))
+    elif answer.checks:
+        console.print(Text(f"No check fired ({len(answer.checks)} run).", style="green"))
+    for choice in answer.choices:
+        label = "Open choice" if choice.differs and not choice.settled_by else "Choice"
+        alt = choice.result
+        tail = ""
+        if alt is not None and alt.error is None:
+            tail = f"; the other interpretation returns {alt.row_count} row{'s' if alt.row_count != 1 else ''}"
+        if choice.settled_by:
+            tail += f" (settled by the wording: “{choice.settled_by}”)"
+        elif not choice.differs:
+            tail += " (same answer)"
+        console.print(Text(f"\n{label} — {choice.type}: ", style="bold magenta") + Text(choice.description + tail))
+        console.print(Panel(choice.sql, title="other interpretation", title_align="left", border_style="dim"))
+        if alt is not None and alt.error is None:
+            print_result(console, alt)

@@ -30,7 +30,9 @@ def _session_setup(dialect: str, timeout: float) -> list[str]:
     if dialect == "postgresql":
         return ["SET TRANSACTION READ ONLY", f"SET LOCAL statement_timeout = {ms}"]
     if dialect in ("mysql", "mariadb"):
-        return ["SET TRANSACTION READ ONLY"]
+        # SESSION, not just the next transaction: DDL commits implicitly and would then run
+        # in a fresh, writable transaction (CREATE TABLE got through with the plain form).
+        return ["SET SESSION TRANSACTION READ ONLY"]
     return []
 
 
@@ -83,11 +85,13 @@ class SQLAlchemyDatabase(Database):
                     # MariaDB takes seconds, MySQL milliseconds (SELECTs only); both are session-scoped.
                     conn.exec_driver_sql(f"SET SESSION max_statement_time = {timeout:g}" if self._is_mariadb
                                          else f"SET SESSION max_execution_time = {int(timeout * 1000)}")
-                cur = conn.exec_driver_sql(sql)
-                columns = list(cur.keys())
+                columns, cur = self._execute(conn, sql)
                 rows = [tuple(r) for r in cur.fetchmany(max_rows + 1)]
                 cur.close()
-            except sa.exc.DBAPIError as exc:
+            except sa.exc.ResourceClosedError:
+                raise ExecutionError(f"{self.engine}: the statement returned no rows; "
+                                     f"Vouch runs only SELECT queries") from None
+            except (sa.exc.DBAPIError, self._engine.dialect.loaded_dbapi.Error) as exc:
                 text = _first_line(exc)
                 low = text.lower()
                 if "timeout" in low or "canceling statement" in low or "max_statement_time" in low \
@@ -100,6 +104,20 @@ class SQLAlchemyDatabase(Database):
             finally:
                 conn.rollback()
         return columns, rows[:max_rows], len(rows) > max_rows
+
+    def _execute(self, conn, sql: str):
+        """Run the caller's statement in the current transaction; (columns, cursor)."""
+        if self._url.get_driver_name() == "psycopg":
+            # A prepared statement (extended protocol) holds exactly one command, so
+            # "COMMIT; INSERT …" cannot end the read-only transaction and write after it.
+            cur = conn.connection.driver_connection.cursor()
+            cur.execute(sql, prepare=True)
+            if cur.description is None:
+                cur.close()
+                raise self._sa.exc.ResourceClosedError("no rows")
+            return [d.name for d in cur.description], cur
+        result = conn.exec_driver_sql(sql)
+        return list(result.keys()), result  # keys() raises ResourceClosedError for no rows
 
     def sample_source(self, table: str, n: int, total: int) -> str:
         if self.engine == "postgresql" and total > 0:
