@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel as _PydanticModel, ConfigDict, Field
+
+
+class BaseModel(_PydanticModel):
+    # Every field is always present in the JSON, so the schema marks every field required.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
 
 class ResultError(BaseModel):

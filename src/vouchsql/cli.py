@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from rich.console import Console
 
 from . import __version__
 from . import api
-from .errors import SQLRejected, VouchError
+from .errors import SQLRejected, UserInputError, VouchError
 from .settings import SETTINGS, load_config, settings_markdown
 
 _REJECTED_KINDS = {"rejected", "empty", "parse", "multiple_statements", "not_select", "bad_input"}
@@ -62,6 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-checks", action="store_true", help="list every check, not only those that fired")
     p.add_argument("--json", action="store_true", help="print the Answer as JSON (see schemas/answer.schema.json)")
 
+    p = sub.add_parser("eval", help="evaluation harnesses")
+    evals = p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True)
+    e = evals.add_parser("planted", parents=[common],
+                         help="plant errors into correct cases and report what the gate withholds (IES Table 3)")
+    e.add_argument("--cases", help="JSONL of correct cases (default: the cases shipped with Vouch)")
+    e.add_argument("--out", help="folder for planted.jsonl, metrics.json and report.md")
+    e.add_argument("--k", type=int, default=5, help="samples per answer (default 5)")
+    e.add_argument("--kinds", help="comma-separated plant kinds (default: all)")
+    e.add_argument("--rules", default="agreement_first,designed",
+                   help="comma-separated scoring rules to report (default: agreement_first,designed)")
+    e.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
+
     p = sub.add_parser("config", parents=[common], help="show the settings in effect and where each came from")
     p.add_argument("--markdown", action="store_true", help="print the settings table as Markdown")
     return parser
@@ -80,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     out = Console()
     if not out.is_terminal:  # piped output: wide tables rather than 80-column folding
         out = Console(width=160)
@@ -141,6 +155,32 @@ def _cmd_check(args, config, out: Console) -> int:
     return 0  # the gate is data, not an error
 
 
+def _cmd_eval(args, config, out: Console) -> int:
+    from rich.markdown import Markdown
+    from rich.progress import Progress
+
+    from .evals.planted import report_markdown, run_planted, summarise, write_outputs
+
+    if args.k < 1:
+        raise UserInputError("--k must be at least 1")
+    cases = Path(args.cases) if args.cases else Path(__file__).with_name("data") / "planted_cases.jsonl"
+    kinds = [k.strip() for k in args.kinds.split(",")] if args.kinds else None
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("planting", total=None)
+        rules = [r.strip() for r in args.rules.split(",") if r.strip()]
+        records, skipped = run_planted(cases, config, k=args.k, kinds=kinds, rules=rules,
+                                       datasets=Path(args.datasets) if args.datasets else None,
+                                       progress=lambda cid: bar.update(task, advance=1, description=cid))
+    summary = summarise(records)
+    report = report_markdown(summary, skipped, "vouch " + shlex.join(args.argv))
+    if args.out:
+        write_outputs(Path(args.out), records, summary, report)
+    out.print(Markdown(report))
+    if args.out:
+        out.print(f"Wrote {args.out}/planted.jsonl, metrics.json and report.md")
+    return 0
+
+
 def _cmd_demo(args, config, out: Console) -> int:
     from .demo import EXAMPLES
 
@@ -168,7 +208,7 @@ def _cmd_config(args, config, out: Console) -> int:
     return 0
 
 
-_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "check": _cmd_check, "demo": _cmd_demo, "config": _cmd_config}
+_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "check": _cmd_check, "eval": _cmd_eval, "demo": _cmd_demo, "config": _cmd_config}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -79,12 +79,22 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
     t.checks_ms = _ms(mark)
     t.check_sql_ms = round(_db_time(db) - sql_before, 3)
 
-    verdict = score(rule, ScoreInput(agreement=agree.value or 0.0, k=len(results), checks=checks,
-                                     strict_clusters=strict_clusters(results)))
+    verdict = score(rule, _score_input(agree.value, results, checks))
     t.total_ms = _ms(start)
     return Answer(question=question, shown=Shown(sql=shown.sql, result=shown.result), candidates=cands,
                   agreement=agree.value, agreement_bounds=agree, checks=checks, verdict=verdict,
                   answer_text=answer_text, hint=hint)
+
+
+def _score_input(agreement_value: float | None, results: list[Result], checks) -> ScoreInput:
+    return ScoreInput(agreement=agreement_value or 0.0, k=len(results), checks=checks,
+                      strict_clusters=strict_clusters(results))
+
+
+def rescore(answer: Answer, rule: str):
+    """The verdict another scoring rule gives the same evidence (no query is rerun)."""
+    results = [c.result for c in answer.candidates]
+    return score(rule, _score_input(answer.agreement, results, answer.checks))
 
 
 def _db_time(db: Database) -> float:

@@ -26,12 +26,13 @@ def connect(target: "str | os.PathLike | Database", config: Config | None = None
     if "://" in text:
         scheme = text.split("://", 1)[0].lower()
         rest = text.split("://", 1)[1]
+        # SQLAlchemy's convention: sqlite:///relative.db and sqlite:////absolute.db
+        local = rest[1:] if rest.startswith("/") else rest
         if scheme == "sqlite":
-            # SQLAlchemy's convention: sqlite:///relative.db and sqlite:////absolute.db
-            return _open_path(Path(rest[1:] if rest.startswith("/") else rest), config)
+            return _open_path(Path(local), config)
         if scheme == "duckdb":
             from .duckdb import DuckDBDatabase
-            return DuckDBDatabase(text.split("://", 1)[1], config)
+            return DuckDBDatabase(local, config)
         from .sqlalchemy import SQLAlchemyDatabase
         return SQLAlchemyDatabase(text, config)
     return _open_path(Path(text), config)

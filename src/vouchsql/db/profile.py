@@ -284,18 +284,21 @@ def key_overlap(db: Database, tables: dict[str, TableProfile], lt: str, lc: str,
     """ρ = max(|Ka∩Kb|/|Ka|, |Ka∩Kb|/|Kb|) over distinct non-null values (IES eq. 2).
     A side above the sample threshold is read from its sample, and ρ is marked estimated."""
     q = db.quote
-    sides = []
+    by_lower = {name.lower(): tp for name, tp in tables.items()}
+    sides, names = [], []
     estimated = False
     for t, c in ((lt, lc), (rt, rc)):
-        tp = tables.get(t)
-        if tp is None or tp.error or tp.column(c) is None:
+        tp = by_lower.get(t.lower())
+        col = tp.column(c) if tp is not None and not tp.error else None
+        if col is None:
             return None
+        names.append((tp.name, col.name))  # the database's own spelling, for quoting
         if tp.sampled:
             estimated = True
-            src = f"{db.sample_source(t, db.config.sample_rows, tp.row_count)} AS s"
+            src = f"{db.sample_source(tp.name, db.config.sample_rows, tp.row_count)} AS s"
         else:
-            src = q(t)
-        sides.append(f"SELECT DISTINCT {q(c)} FROM {src} WHERE {q(c)} IS NOT NULL")
+            src = q(tp.name)
+        sides.append(f"SELECT DISTINCT {q(col.name)} FROM {src} WHERE {q(col.name)} IS NOT NULL")
     try:
         ka, kb, both = db.query(
             f"SELECT (SELECT COUNT(*) FROM ({sides[0]}) AS a), (SELECT COUNT(*) FROM ({sides[1]}) AS b), "
@@ -306,6 +309,7 @@ def key_overlap(db: Database, tables: dict[str, TableProfile], lt: str, lc: str,
     # With no keys on one side the overlap is undefined (the join returns nothing, which the
     # empty-result signal reports), not evidence of a wrong key.
     rho = max(both / ka, both / kb) if ka and kb else None
+    (lt, lc), (rt, rc) = names
     return JoinPair(left_table=lt, left_column=lc, right_table=rt, right_column=rc, source=source,
                     left_distinct=ka, right_distinct=kb, overlap=both, rho=None if rho is None else round(rho, 6),
                     estimated=estimated)

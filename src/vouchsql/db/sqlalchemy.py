@@ -107,7 +107,7 @@ class SQLAlchemyDatabase(Database):
 
     def _execute(self, conn, sql: str):
         """Run the caller's statement in the current transaction; (columns, cursor)."""
-        if self._url.get_driver_name() == "psycopg":
+        if self._engine.dialect.driver == "psycopg":
             # A prepared statement (extended protocol) holds exactly one command, so
             # "COMMIT; INSERT …" cannot end the read-only transaction and write after it.
             cur = conn.connection.driver_connection.cursor()

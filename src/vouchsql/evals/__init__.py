@@ -1,0 +1,1 @@
+"""Evaluation harnesses: planted errors now; confidence, premise and execution accuracy later."""

@@ -1,0 +1,61 @@
+"""Loading case files and resolving the databases they name.
+
+A case's ``db`` is a path (relative to the case file's folder), ``demo`` (the demo database,
+built on demand), or the name of a shared public database (``chinook``, ``sakila``,
+``northwind``) looked up in ``--datasets`` or ``../shared/datasets``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import UserInputError
+from ..settings import Config
+
+SHARED_NAMES = {"chinook", "sakila", "northwind"}
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise UserInputError(f"{path}: no such case file")
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise UserInputError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+    return rows
+
+
+def default_datasets_dirs(case_file: Path) -> list[Path]:
+    here = Path.cwd()
+    return [here / "../shared/datasets", here / "shared/datasets",
+            Path(__file__).resolve().parents[3] / "../shared/datasets",
+            case_file.parent / "../shared/datasets"]
+
+
+class DatabaseResolver:
+    def __init__(self, case_file: Path, config: Config, datasets: Path | None = None) -> None:
+        self.case_file = case_file
+        self.config = config
+        self.dirs = [datasets] if datasets else default_datasets_dirs(case_file)
+        self._demo: Path | None = None
+
+    def resolve(self, name: str) -> Path | None:
+        if name == "demo":
+            if self._demo is None:
+                from ..api import build_demo, demo_path
+                path = demo_path(self.config)
+                self._demo = path if path.is_file() else build_demo(config=self.config)
+            return self._demo
+        if name in SHARED_NAMES:
+            for d in self.dirs:
+                candidate = (d / f"{name}.sqlite").resolve()
+                if candidate.is_file():
+                    return candidate
+            return None
+        path = Path(name)
+        return path if path.is_absolute() else (self.case_file.parent / path).resolve()

@@ -1,0 +1,225 @@
+"""``vouch eval planted``: plant each model-free error of IES Appendix B into correct cases,
+re-execute, and report per kind the share withheld, not passed, and caught by its own check
+(the layout of IES Table 3).
+
+Two sampling modes, both reported:
+- ``independent``: the planted answer is shown and the other K−1 samples are the case's
+  correct SQL, as when one sample of a model goes wrong;
+- ``consistent``: all K samples carry the plant, as when a model makes the same error every
+  time — agreement cannot help, so only the checks can withhold it.
+For SQL-changing plants the answer text is rewritten from the planted rows (as the paper's
+model rewrote its answer), so the text agrees with the broken result.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ..answer import Result
+from ..db import connect
+from ..errors import SQLRejected, VouchError
+from ..pipeline import check_candidates, rescore
+from ..settings import Config
+from ..sql.inspect import inspect_sql
+from .cases import DatabaseResolver, read_jsonl
+from .plants import PLANTS, PlantContext, Planted
+
+MODES = ("independent", "consistent")
+
+
+def template_text(result: Result) -> str:
+    """A deterministic answer text that cites only the result: its row count and first row."""
+    if result.error is not None:
+        return "The query returned no result."
+    if not result.rows:
+        return "The query returned no rows."
+    first = "; ".join(f"{c} = {_fmt(v)}" for c, v in zip(result.columns, result.rows[0]))
+    return f"The result has {result.row_count} rows. The first is: {first}."
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.2f}" if abs(v) < 1e12 else repr(v)
+    return "NULL" if v is None else str(v)
+
+
+@dataclass
+class Record:
+    id: str
+    kind: str  # a plant kind, or "control"
+    mode: str
+    rule: str
+    gate: str
+    score: float
+    fired: list[str]
+    own_check: str | None
+    own_fired: bool | None
+    note: str
+    sql: str
+    answer_text: str | None
+    effective: bool = True
+
+
+DEFAULT_RULES = ("agreement_first", "designed")
+
+
+def run_planted(case_file: Path, config: Config, *, k: int = 5, kinds: Iterable[str] | None = None,
+                rules: Iterable[str] = DEFAULT_RULES, datasets: Path | None = None, progress=None) -> tuple[list[Record], list[str]]:
+    """Every record, and the notes on cases that could not be used."""
+    kinds = list(kinds or PLANTS)
+    unknown = set(kinds) - set(PLANTS)
+    if unknown:
+        from ..errors import UserInputError
+        raise UserInputError(f"unknown plant kind(s) {', '.join(sorted(unknown))}; known: {', '.join(PLANTS)}")
+    cases = read_jsonl(case_file)
+    resolver = DatabaseResolver(case_file, config, datasets)
+    records: list[Record] = []
+    skipped: list[str] = []
+    open_dbs: dict[Path, object] = {}
+    try:
+        for case in cases:
+            cid = str(case.get("id", f"case-{len(records)}"))
+            path = resolver.resolve(str(case.get("db", "")))
+            if path is None or not path.exists():
+                skipped.append(f"{cid}: database {case.get('db')!r} not found")
+                continue
+            db = open_dbs.get(path) or open_dbs.setdefault(path, connect(path, config=config))
+            records.extend(_run_case(db, case, cid, kinds, k, list(rules), skipped))
+            if progress:
+                progress(cid)
+    finally:
+        for db in open_dbs.values():
+            db.close()
+    return records, skipped
+
+
+def _run_case(db, case: dict, cid: str, kinds: list[str], k: int, rules: list[str],
+              skipped: list[str]) -> list[Record]:
+    question, sql = case["question"], case["sql"]
+    original = db.execute(sql)
+    if original.error is not None:
+        skipped.append(f"{cid}: the case's SQL does not run ({original.error.message})")
+        return []
+    text = case.get("answer_text") or template_text(original)
+    profile = db.profile()
+    try:
+        tree = db.parse(sql)
+    except SQLRejected as exc:
+        skipped.append(f"{cid}: {exc.message}")
+        return []
+    ctx = PlantContext(db=db, profile=profile, tree=tree, inspection=inspect_sql(tree, profile, db.dialect),
+                       result=original, answer_text=text)
+    out = []
+    control = check_candidates(db, question, [sql] * k, answer_text=text, hint=case.get("hint"))
+    out.extend(_records(cid, "control", "consistent", control, rules, None, "unchanged", sql, text))
+    for kind in kinds:
+        try:
+            planted = PLANTS[kind](ctx)
+        except VouchError as exc:
+            skipped.append(f"{cid}/{kind}: could not plant ({exc.message})")
+            continue
+        if planted is None:
+            continue
+        out.extend(_score_plant(db, case, cid, planted, original, sql, k, rules))
+    return out
+
+
+def _score_plant(db, case, cid: str, planted: Planted, original: Result, sql: str, k: int,
+                 rules: list[str]) -> list[Record]:
+    saved = db._profile
+    if planted.patch_profile is not None:
+        db._profile = copy.deepcopy(saved)
+        planted.patch_profile(db._profile)
+    try:
+        text = planted.answer_text
+        new_result = db.execute(planted.sql)
+        if text is None:
+            text = template_text(new_result)
+        effective = planted.answer_text != case.get("answer_text") if planted.kind == "wrong_number" else \
+            new_result.model_dump(exclude={"elapsed_ms"}) != original.model_dump(exclude={"elapsed_ms"})
+        out = []
+        for mode in MODES:
+            cands = [planted.sql] + ([sql] * (k - 1) if mode == "independent" else [planted.sql] * (k - 1))
+            answer = check_candidates(db, case["question"], cands, answer_text=text, hint=case.get("hint"))
+            out.extend(_records(cid, planted.kind, mode, answer, rules, planted.own_check, planted.note,
+                                planted.sql, text, effective))
+        return out
+    finally:
+        db._profile = saved
+
+
+def _records(cid, kind, mode, answer, rules, own_check, note, sql, text, effective=True) -> list[Record]:
+    fired = [c.name for c in answer.checks if c.fired]
+    out = []
+    for rule in rules:
+        verdict = rescore(answer, rule)
+        out.append(Record(id=cid, kind=kind, mode=mode, rule=rule, gate=verdict.gate, score=verdict.score,
+                          fired=fired, own_check=own_check,
+                          own_fired=(own_check in fired) if own_check else None,
+                          note=note, sql=sql, answer_text=text, effective=effective))
+    return out
+
+
+def summarise(records: list[Record]) -> dict:
+    """Per kind and mode: n, withheld (abstain), not passed, own check fired — effective plants only."""
+    table: dict = {}
+    for r in records:
+        if not r.effective:
+            continue
+        row = table.setdefault(r.rule, {}).setdefault(r.kind, {}).setdefault(
+            r.mode, {"n": 0, "withheld": 0, "not_pass": 0, "own_check": 0, "own_measured": 0})
+        row["n"] += 1
+        row["withheld"] += r.gate == "abstain"
+        row["not_pass"] += r.gate != "pass"
+        if r.own_check:
+            row["own_measured"] += 1
+            row["own_check"] += bool(r.own_fired)
+    ineffective = {}
+    for r in records:
+        if not r.effective and r.mode == "consistent" and r.rule == records[0].rule:
+            ineffective[r.kind] = ineffective.get(r.kind, 0) + 1
+    return {"rules": table, "ineffective": ineffective}
+
+
+def _pct(num: int, den: int) -> str:
+    return f"{100 * num / den:.1f}%" if den else "—"
+
+
+def report_markdown(summary: dict, skipped: list[str], command: str) -> str:
+    lines = ["# Planted errors (IES Appendix B, Table 3 layout)", "", f"Command: `{command}`", ""]
+    order = ["control"] + list(PLANTS)
+    for rule, kinds in summary["rules"].items():
+        lines += [f"## Rule `{rule}`", "", "| error | mode | n | withheld | not pass | own check |",
+                  "|---|---|---|---|---|---|"]
+        for kind in order:
+            for mode in MODES:
+                row = kinds.get(kind, {}).get(mode)
+                if not row:
+                    continue
+                own = _pct(row["own_check"], row["own_measured"]) if row["own_measured"] else "— (needs a judge)"
+                if kind == "control":
+                    own = "—"
+                lines.append(f"| {kind} | {mode} | {row['n']} | {_pct(row['withheld'], row['n'])} | "
+                             f"{_pct(row['not_pass'], row['n'])} | {own} |")
+        lines.append("")
+    lines += ["", "Withheld = gate `abstain`; not pass = `flag` or `abstain`. The control rows rescore the "
+              "unplanted cases (all K samples correct): they should pass.", ""]
+    if summary["ineffective"]:
+        lines.append("Plants that left the result unchanged (not counted): " + ", ".join(
+            f"{k} {v}" for k, v in summary["ineffective"].items()))
+    if skipped:
+        lines += ["", "Skipped:", *[f"- {s}" for s in skipped]]
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(out_dir: Path, records: list[Record], summary: dict, report: str) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / "planted.jsonl", "w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
+    (out_dir / "metrics.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    (out_dir / "report.md").write_text(report, encoding="utf-8")
