@@ -270,6 +270,7 @@ def machine_info() -> dict:
         "cpu_count": os.cpu_count(), "cpus_usable": usable, "cpu_model": model, "memory_gib": mem,
         "platform": platform.platform(), "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version, "vouchsql": getattr(vouchsql, "__version__", "?"),
+        "vouchsql_from": str(Path(vouchsql.__file__).parent),
     }
 
 
@@ -374,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"machine: {info['cpu_count']} CPUs ({info['cpus_usable']} usable), {info['cpu_model']}, "
           f"{info['memory_gib']} GiB; {info['platform']}")
-    print(f"python {info['python']}, SQLite {info['sqlite']}, vouchsql {info['vouchsql']}")
+    print(f"python {info['python']}, SQLite {info['sqlite']}, vouchsql {info['vouchsql']} "
+          f"(from {info['vouchsql_from']})")
     print(f"settings: sample_threshold={cfg.sample_threshold:,}, sample_rows={cfg.sample_rows:,}, "
           f"repeat={args.repeat} (median shown)")
     print()

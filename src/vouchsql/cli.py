@@ -183,16 +183,23 @@ def _cmd_eval(args, config, out: Console) -> int:
 
 def _cmd_demo(args, config, out: Console) -> int:
     from .demo import EXAMPLES
+    from .render import print_answer_brief
 
     path = api.build_demo(args.out, seed=args.seed, config=config)
     out.print(f"[bold green]Demo database ready:[/] {path}")
-    out.print("Try next:")
-    out.print(f"  vouch profile --db {path}")
-    out.print(f"  vouch sql --db {path} \"SELECT * FROM customers LIMIT 5\"")
     if not args.no_examples:
-        for ex in EXAMPLES[:3]:
-            out.print(f"\n[bold]{ex['title']}[/] — {ex['question']}")
-            out.print(f"  vouch sql --db {path} \"{ex['sql']}\"", highlight=False)
+        out.print("\nVouch checks each example's SQL; where the example has a second plausible SQL, it is "
+                  "passed as another sample, so agreement is measured.\n")
+        with api.connect(path, config=config) as db:
+            for ex in EXAMPLES:
+                sqls = [ex["sql"]] + ([ex["alt_sql"]] if ex.get("alt_sql") else [])
+                answer = api.check(db, ex["question"], sqls, rule=config.rule)
+                print_answer_brief(out, ex["title"], answer)
+    out.print("\nTry next:")
+    out.print(f"  vouch profile --db {path}", highlight=False)
+    ex = EXAMPLES[0]
+    out.print(f"  vouch check --db {path} -q \"{ex['question']}\" --sql \"{ex['sql']}\"", highlight=False)
+    out.print(f"  vouch sql --db {path} \"SELECT * FROM customers LIMIT 5\"", highlight=False)
     return 0
 
 

@@ -154,3 +154,24 @@ def print_answer(console: Console, answer, show_all_checks: bool = False) -> Non
         console.print(Panel(choice.sql, title="other interpretation", title_align="left", border_style="dim"))
         if alt is not None and alt.error is None:
             print_result(console, alt)
+
+
+def print_answer_brief(console: Console, title: str, answer) -> None:
+    """One example in a few lines: the gate, what moved it, and any open choice."""
+    v = answer.verdict
+    line = Text()
+    line.append(f" {v.gate.upper():7} ", style=_GATE_STYLE[v.gate])
+    line.append(f" {title}: ", style="bold")
+    line.append(answer.question)
+    console.print(line)
+    for c in answer.checks:
+        if c.fired:
+            console.print(Text(f"      {c.name} ({c.kind}): ", style="dim") + Text(c.detail))
+    for reason in v.reasons:
+        if reason.startswith("agreement"):
+            console.print(Text(f"      {reason}", style="dim"))
+    for choice in answer.choices:
+        if choice.differs and not choice.settled_by:
+            n = choice.result.row_count if choice.result is not None else "?"
+            console.print(Text(f"      open choice — {choice.type}: ", style="magenta") +
+                          Text(f"{choice.description} (the other interpretation returns {n} rows)"))

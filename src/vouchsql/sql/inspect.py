@@ -47,7 +47,7 @@ class Output:
     name: str
     expression: exp.Expression
     sources: list[ColumnRef]
-    aggregate: str | None  # "sum", "avg", "count", "min", "max", … when the output is one
+    aggregate: str | None  # "sum", "avg", "count", "min", "max", … when the output holds one
 
 
 @dataclass
@@ -203,8 +203,8 @@ def _outputs(root: Scope, tracer: _Tracer) -> list[Output]:
         scope = next((s for s in root.traverse() if s.expression is select), root)
     outputs = []
     for projection in select.expressions:
-        node = projection.this if isinstance(projection, exp.Alias) else projection
-        agg = node if isinstance(node, exp.AggFunc) else None
+        # The outermost aggregate, also when wrapped: ROUND(AVG(x), 1) is an average.
+        agg = next(projection.find_all(exp.AggFunc), None)
         outputs.append(Output(name=projection.alias_or_name, expression=projection,
                               sources=tracer.resolve_all(scope, projection),
                               aggregate=agg.key.lower() if agg is not None else None))
