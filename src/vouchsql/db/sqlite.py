@@ -144,7 +144,13 @@ class SQLiteDatabase(Database):
         for name, kind in rows:
             # The PRAGMA statement form: the pragma_* table-valued functions make SQLite
             # report schema-table updates to the authorizer, which denies them.
-            cols = self._pragma("table_info", name)  # cid, name, type, notnull, default, pk
+            try:
+                cols = self._pragma("table_info", name)  # cid, name, type, notnull, default, pk
+            except sqlite3.DatabaseError:
+                # A view over a dropped table: listed without columns; profiling it then
+                # records the error instead of failing the whole schema.
+                tables.append(TableInfo(name, [], is_view=(kind == "view")))
+                continue
             columns = [ColumnInfo(c[1], c[2] or "", not c[3]) for c in cols]
             pk = [c[1] for c in sorted((c for c in cols if c[5]), key=lambda c: c[5])]
             fks: dict[int, ForeignKeyInfo] = {}

@@ -100,22 +100,23 @@ def bad_join(ctx: PlantContext) -> Planted | None:
 
 def stand_in(ctx: PlantContext) -> Planted | None:
     """A −1 code written into a numeric result column and recorded as that column's
-    stand-in (IES App. B simulates it the same way)."""
-    select = _outer(ctx.inspection.qualified)
-    if select is None or len(ctx.inspection.outputs) != len(ctx.result.columns) or not ctx.result.rows:
+    stand-in (IES App. B simulates it the same way). The original query is wrapped, so an
+    ORDER BY … LIMIT inside it cannot sort the planted row away."""
+    columns = ctx.result.columns
+    if len(ctx.inspection.outputs) != len(columns) or not ctx.result.rows \
+            or len({c.lower() for c in columns}) != len(columns):
         return None
     for i, out in enumerate(ctx.inspection.outputs):
         value = next((row[i] for row in ctx.result.rows if isinstance(row[i], (int, float))
                       and not isinstance(row[i], bool) and row[i] != STAND_IN_CODE), None)
         if value is None or not out.sources:
             continue
-        tree = ctx.inspection.qualified.copy()
-        outer = _outer(tree)
-        projection = outer.expressions[i]
-        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        inner = exp.column(columns[i], table="vouch_t", quoted=True)
         case = exp.Case(ifs=[exp.If(this=exp.EQ(this=inner.copy(), expression=exp.Literal.number(value)),
                                     true=exp.Literal.number(STAND_IN_CODE))], default=inner.copy())
-        projection.replace(exp.alias_(case, ctx.result.columns[i], quoted=True))
+        projections = [exp.alias_(case, c, quoted=True) if j == i else exp.column(c, table="vouch_t", quoted=True)
+                       for j, c in enumerate(columns)]
+        wrapped = exp.select(*projections).from_(ctx.tree.copy().subquery("vouch_t"))
         sources = list(out.sources)
 
         def patch(profile: Profile, sources=sources) -> None:
@@ -124,8 +125,8 @@ def stand_in(ctx: PlantContext) -> Planted | None:
                 if col is not None and not any(s.value == STAND_IN_CODE for s in col.stand_ins):
                     col.stand_ins.append(StandIn(value=STAND_IN_CODE, count=1, share=0.01, reason="planted"))
 
-        return Planted("stand_in", _sql(ctx, tree), None,
-                       f"{value!r} in '{ctx.result.columns[i]}' written as {STAND_IN_CODE}", "stand_in_value", patch)
+        return Planted("stand_in", _sql(ctx, wrapped), None,
+                       f"{value!r} in '{columns[i]}' written as {STAND_IN_CODE}", "stand_in_value", patch)
     return None
 
 

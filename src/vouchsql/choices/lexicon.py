@@ -1,0 +1,66 @@
+"""Words that settle a choice (SpecBridge §2.3: "all" for ties, "distinct" for counts).
+
+Rules, kept simple so they can be tested one by one:
+
+- matching is case-insensitive and on word boundaries: ``unique`` does not match
+  ``uniquely``, ``all`` does not match ``tall`` or ``ally``;
+- a phrase of several words matches with any run of spaces or a hyphen between the words
+  (``"at least"`` matches ``at  least``; ``"or more"`` matches ``or-more``);
+- a phrase may end in ``*`` to allow any word ending (``"exceed*"`` matches ``exceeds``,
+  ``exceeded``, ``exceeding``);
+- ``patterns`` are extra regular expressions for forms a list cannot spell (``\\w+er than``),
+  with ``unless`` naming matches that do not count (``rather than``, ``other than``).
+
+A match returns the words as written in the question (lower-cased, spaces collapsed): that
+text becomes the choice's ``settled_by``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+def _phrase_regex(phrase: str) -> str:
+    star = phrase.endswith("*")
+    words = phrase.rstrip("*").split()
+    body = r"(?:\s+|\s*-\s*)".join(re.escape(w) for w in words)
+    tail = r"\w*" if star else ""
+    left = r"(?<!\w)" if words and re.match(r"\w", words[0]) else ""
+    right = r"(?!\w)" if star or (words and re.search(r"\w$", words[-1])) else ""
+    return left + body + tail + right
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    phrases: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    unless: tuple[str, ...] = ()
+    _compiled: list = field(default_factory=list, compare=False, repr=False)
+
+    def _regexes(self) -> list[re.Pattern]:
+        if not self._compiled:
+            self._compiled.extend(re.compile(_phrase_regex(p), re.I) for p in self.phrases)
+            self._compiled.extend(re.compile(p, re.I) for p in self.patterns)
+        return self._compiled
+
+    def match(self, text: str | None) -> str | None:
+        """The first settling words found in ``text`` (earliest position), else ``None``."""
+        if not text:
+            return None
+        blocked = [re.compile(u, re.I) for u in self.unless]
+        best: tuple[int, str] | None = None
+        for rx in self._regexes():
+            for m in rx.finditer(text):
+                words = " ".join(m.group(0).lower().split())
+                if any(b.fullmatch(words) for b in blocked):
+                    continue
+                if best is None or m.start() < best[0]:
+                    best = (m.start(), words)
+                break
+        return best[1] if best else None
+
+
+def mentions(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as whole words (case-insensitive)."""
+    return bool(re.search(_phrase_regex(phrase), text or "", re.I))
