@@ -171,9 +171,11 @@ def stage_of(sql: str) -> str:
 
 
 class Recorder:
-    """Times every profiling statement of one opened database, by stage."""
+    """Times every profiling statement of one opened database, by stage. With ``gate=False``
+    the sqlglot gate is skipped (an experiment: what the profile costs if Vouch's own,
+    generated statements did not go through the gate meant for user SQL)."""
 
-    def __init__(self, db) -> None:
+    def __init__(self, db, gate: bool = True) -> None:
         self.stage = defaultdict(float)
         self.statements: list[tuple[float, str, str]] = []
         run, parse = db._run, db.parse
@@ -191,7 +193,7 @@ class Recorder:
         def timed_parse(sql):
             t0 = time.perf_counter()
             try:
-                return parse(sql)
+                return parse(sql) if gate else None
             finally:
                 self.stage["gate"] += time.perf_counter() - t0
 
@@ -199,14 +201,14 @@ class Recorder:
         db.parse = timed_parse
 
 
-def measure_once(path: Path, overrides: dict, keep_statements: bool = False) -> dict:
+def measure_once(path: Path, overrides: dict, keep_statements: bool = False, gate: bool = True) -> dict:
     import vouchsql
 
     with tempfile.TemporaryDirectory(prefix="vouch-bench-cache-") as cache:
         t0 = time.perf_counter()
         db = vouchsql.connect(str(path), cache_dir=cache, no_cache=True, **overrides)
         try:
-            rec = Recorder(db)
+            rec = Recorder(db, gate=gate)
             profile = db.profile(refresh=True)
             total = time.perf_counter() - t0
         finally:
@@ -232,8 +234,8 @@ def measure_once(path: Path, overrides: dict, keep_statements: bool = False) -> 
     return out
 
 
-def measure(name: str, path: Path, repeat: int, overrides: dict, top_sql: int) -> dict:
-    runs = [measure_once(path, overrides, keep_statements=(i == repeat - 1 and top_sql > 0))
+def measure(name: str, path: Path, repeat: int, overrides: dict, top_sql: int, gate: bool = True) -> dict:
+    runs = [measure_once(path, overrides, keep_statements=(i == repeat - 1 and top_sql > 0), gate=gate)
             for i in range(repeat)]
     med = statistics.median(r["seconds"] for r in runs)
     result = {k: runs[-1][k] for k in ("tables", "largest_table", "largest_rows", "sampled_tables",
@@ -241,6 +243,7 @@ def measure(name: str, path: Path, repeat: int, overrides: dict, top_sql: int) -
     result.update(
         database=name, path=str(path), repeat=repeat,
         seconds_median=round(med, 4),
+        seconds_min=round(min(r["seconds"] for r in runs), 4),
         seconds_all=[round(r["seconds"], 4) for r in runs],
         stages_median={k: round(statistics.median(r["stages"][k] for r in runs), 4) for k in STAGES},
     )
@@ -271,7 +274,15 @@ def machine_info() -> dict:
         "platform": platform.platform(), "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version, "vouchsql": getattr(vouchsql, "__version__", "?"),
         "vouchsql_from": str(Path(vouchsql.__file__).parent),
+        "load_average": _loadavg(),
     }
+
+
+def _loadavg():
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
 
 
 # -- command line ------------------------------------------------------------------------
@@ -305,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also list the N slowest profiling statements per database")
     ap.add_argument("--sample-threshold", type=int, help="override the sample_threshold setting")
     ap.add_argument("--sample-rows", type=int, help="override the sample_rows setting")
+    ap.add_argument("--no-gate", action="store_true",
+                    help="experiment: skip the sqlglot gate for the profile's own statements")
     ap.add_argument("--cprofile", type=Path, metavar="FILE",
                     help="run everything under cProfile and write the stats to FILE")
     args = ap.parse_args(argv)
@@ -357,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name, path in targets:
             log(f"profiling {name} ...", flush=True)
-            results.append(measure(name, path, args.repeat, overrides, args.top_sql))
+            results.append(measure(name, path, args.repeat, overrides, args.top_sql, gate=not args.no_gate))
     finally:
         if prof is not None:
             prof.disable()
@@ -365,8 +378,9 @@ def main(argv: list[str] | None = None) -> int:
             log(f"cProfile stats written to {args.cprofile} (python -m pstats {args.cprofile})")
         tmpdir.cleanup()
 
+    info["load_average_end"] = _loadavg()
     settings = {"sample_threshold": cfg.sample_threshold, "sample_rows": cfg.sample_rows,
-                "repeat": args.repeat}
+                "repeat": args.repeat, "gate": not args.no_gate}
     if args.json:
         print(json.dumps({"machine": info, "settings": settings, "skipped": skipped,
                           "results": results}, indent=2))
@@ -377,8 +391,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{info['memory_gib']} GiB; {info['platform']}")
     print(f"python {info['python']}, SQLite {info['sqlite']}, vouchsql {info['vouchsql']} "
           f"(from {info['vouchsql_from']})")
+    print(f"load average (1/5/15 min) at start {info['load_average']}, at end {info['load_average_end']}")
     print(f"settings: sample_threshold={cfg.sample_threshold:,}, sample_rows={cfg.sample_rows:,}, "
-          f"repeat={args.repeat} (median shown)")
+          f"repeat={args.repeat} (median shown)" + ("" if not args.no_gate else ", sqlglot gate SKIPPED"))
     print()
     head = ["database", "largest table", "rows", "profile s"] + [f"{s} s" for s in STAGES]
     rows = [[r["database"], r["largest_table"] or "-", f"{r['largest_rows']:,}",

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from . import __version__
 from . import api
@@ -102,11 +103,16 @@ def main(argv: list[str] | None = None) -> int:
         config = _config_from(args)
         return _COMMANDS[args.command](args, config, out)
     except VouchError as exc:
-        err.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)
+        _print_error(err, exc.message)
         return exc.exit_code
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
+
+
+def _print_error(console: Console, message: str) -> None:
+    # Messages hold literal brackets (pip install 'vouchsql[postgres]'): never parse them as markup.
+    console.print(Text("error: ", style="bold red") + Text(message), highlight=False)
 
 
 def _cmd_profile(args, config, out: Console) -> int:
@@ -136,8 +142,7 @@ def _cmd_sql(args, config, out: Console) -> int:
             print_result(out, result)
     if result.error is not None:
         if not args.json:
-            Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {result.error.message}",
-                                                      highlight=False)
+            _print_error(Console(stderr=True, soft_wrap=True), result.error.message)
         return SQLRejected.exit_code if result.error.kind in _REJECTED_KINDS else 1
     return 0
 

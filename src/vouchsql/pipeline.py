@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from .agreement import agreement, cluster, strict_match
 from .answer import Answer, Candidate, Result, Shown
 from .checks import CHECKS, CheckContext, run_checks
+from .choices import detect_choices, reported
 from .db.base import Database
 from .errors import SQLRejected, UserInputError
 from .score import RULES, ScoreInput, score
@@ -79,10 +80,17 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
     t.checks_ms = _ms(mark)
     t.check_sql_ms = round(_db_time(db) - sql_before, 3)
 
+    mark = time.perf_counter()
+    choices = detect_choices(question, db, shown.sql, shown.result, tree=tree, profile=profile,
+                             inspection=inspection, all_choices=all_choices) if tree is not None else []
+    t.stages["choices_ms"] = _ms(mark)
+
     verdict = score(rule, _score_input(agree.value, results, checks))
+    # An open choice is named in the reasons but never scored: the score and gate stay as they are.
+    verdict.reasons.extend(dict.fromkeys(f"open_choice:{c.type}" for c in choices if reported(c)))
     t.total_ms = _ms(start)
     return Answer(question=question, shown=Shown(sql=shown.sql, result=shown.result), candidates=cands,
-                  agreement=agree.value, agreement_bounds=agree, checks=checks, verdict=verdict,
+                  agreement=agree.value, agreement_bounds=agree, choices=choices, checks=checks, verdict=verdict,
                   answer_text=answer_text, hint=hint)
 
 

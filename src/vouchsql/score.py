@@ -76,7 +76,8 @@ def _entropy_layer(inp: ScoreInput) -> float | None:
         return None
     sizes = Counter(inp.strict_clusters).values()
     h = -sum((n / inp.k) * math.log(n / inp.k) for n in sizes)
-    return 1 - h / math.log(inp.k)
+    # Clamped: with every sample in its own cluster, 1 − H/log K is −2e-16, shown as "-0.00".
+    return max(0.0, 1 - h / math.log(inp.k))
 
 
 def _grounded(checks: dict[str, CheckResult]) -> float | None:
@@ -114,6 +115,8 @@ def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, list[
     for name, value in terms.items():
         if value < PASS_AT:
             reasons.append(f"{name} {value:.2f}")
+    if r1 == 0.5:  # the signals set L1: name them, as every check that lowers the score is named
+        reasons.extend(c.name for c in _fired(inp.checks, "signal"))
     hard = [c.name for c in _fired(inp.checks, "veto")] + (["uncited_number"] if un and un.fired else [])
     score = _capped(score, VETO_CAP, hard, reasons)
     if len(terms) < 3 or "grounded" not in terms:

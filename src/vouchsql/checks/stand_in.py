@@ -31,6 +31,11 @@ def _code_rows(ctx: CheckContext, output_index: int, code: float) -> int | None:
         probe.set(arg, None)
     probe.set("expressions", [exp.Count(this=exp.Star())])
     probe = probe.where(exp.EQ(this=column.copy(), expression=exp.Literal.number(code)), copy=False)
+    # Aggregates skip NULL inputs: a code row whose argument is NULL there (AVG(NULLIF(age, -1)),
+    # AVG(CASE WHEN age >= 0 THEN age END)) does not feed the aggregate.
+    argument = agg.this.expressions[0] if isinstance(agg.this, exp.Distinct) and agg.this.expressions else agg.this
+    if isinstance(argument, exp.Expression) and not isinstance(argument, exp.Star):
+        probe = probe.where(exp.Not(this=exp.Is(this=argument.copy(), expression=exp.Null())), copy=False)
     try:
         return int(ctx.db.query(probe.sql(dialect=ctx.db.dialect), timeout=ctx.db.config.timeout)[0][0])
     except VouchError:

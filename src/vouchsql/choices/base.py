@@ -114,6 +114,16 @@ class Detector(Protocol):
     def detect(self, ctx: ChoiceContext) -> list[Choice]: ...
 
 
+def values_note(ctx: ChoiceContext, alt: Result) -> str:
+    """`` (120 vs 97)`` when the shown and the alternative result are each one value."""
+    from ._read import show
+
+    shown = ctx.result
+    if shown.row_count == 1 and alt.row_count == 1 and len(shown.rows[0]) == 1 and len(alt.rows[0]) == 1:
+        return f" ({show(shown.rows[0][0])} vs {show(alt.rows[0][0])})"
+    return ""
+
+
 def make_choice(detector: Detector, description: str, ctx: ChoiceContext, alt_sql: str, alt: Result,
                 differs: bool | None = None) -> Choice:
     return Choice(type=detector.type, description=description, sql=alt_sql, result=alt,

@@ -1,0 +1,176 @@
+"""Ties at a cut-off: one tied row, or all of them (SpecBridge: "ties and selection").
+
+Forms read:
+
+- ``ORDER BY key LIMIT k`` (any SELECT of the tree, no OFFSET, no DISTINCT): when rows tie
+  with the k-th on the ranking key, the alternative drops the LIMIT and keeps every row whose
+  key reaches the k-th value: ``WHERE key >= v`` (``<=`` ascending; ``HAVING`` for an
+  aggregate key). ``v`` is the literal k-th value when the shown result carries it exactly
+  (an integer or a string), else a subquery ``(SELECT key … ORDER BY key LIMIT 1 OFFSET k-1)``.
+  Trailing ORDER BY keys that only break ties (a text column or a unique key) are ignored:
+  the question ranks by the first key, and a name order is the silent choice itself.
+- a bare column beside ``MAX(x)``/``MIN(x)`` without GROUP BY (SQLite returns one arbitrary
+  row): the alternative returns every row with ``x = (SELECT MAX(x) …)``.
+
+``WHERE x = (SELECT MAX(x) …)`` already returns every tied row, so it raises nothing. A shown
+result with fewer than k rows cut nothing, so nothing runs. The alternative *differs* when it
+returns more rows than the shown query.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..answer import Choice
+from ._read import (Scope, conjuncts, edit_copy, expand_key, has_aggregate, has_window, is_numeric_type,
+                    is_unique, limit_value, own_nodes, projection_for, selects, set_having, set_where, show,
+                    unalias)
+from .base import ChoiceContext, make_choice
+from .lexicon import Lexicon
+
+
+class Ties:
+    type = "ties"
+    lexicon = Lexicon(phrases=("all", "every", "ties", "tie", "tied", "including ties", "with ties",
+                               "exactly one", "only one", "just one", "a single", "any one", "one of the"))
+
+    def detect(self, ctx: ChoiceContext) -> list[Choice]:
+        out = []
+        for select in selects(ctx.tree):
+            if isinstance(select.parent, exp.Union):
+                continue
+            choice = self._limit(ctx, select) or self._bare_extreme(ctx, select)
+            if choice is not None:
+                out.append(choice)
+        return out
+
+    # -- ORDER BY … LIMIT k ---------------------------------------------------------------
+    def _limit(self, ctx: ChoiceContext, select: exp.Select) -> Choice | None:
+        k = limit_value(select)
+        order = select.args.get("order")
+        if k is None or order is None or select.args.get("offset") or select.args.get("distinct"):
+            return None
+        scope = Scope(select, ctx.profile)
+        keys = order.expressions
+        ranking = [keys[0]] + [o for o in keys[1:] if not _breaks_ties(scope, select, o.this)]
+        if len(ranking) != 1:
+            return None
+        ordered = keys[0]
+        key = expand_key(select, ordered.this)
+        if isinstance(key, exp.Literal) or has_window(key) or not key.find(exp.Column, exp.AggFunc):
+            return None
+        aggregate = has_aggregate(key)
+        if aggregate and not select.args.get("group"):
+            return None
+        if isinstance(key, exp.Column) and not select.args.get("group"):
+            ref = scope.resolve(key)
+            if ref is not None and is_unique(ctx.profile, ref.table, ref.column) and not scope.fans_out(ref.alias):
+                return None  # a unique key cannot tie
+        desc = bool(ordered.args.get("desc"))
+        is_root = select is ctx.tree
+        result = ctx.result
+        index = projection_for(select, ordered.this) if is_root else None
+        value = None
+        if is_root:
+            if result.row_count < k and not result.truncated:
+                return None  # nothing was cut
+            if index is not None and result.row_count >= k and index < len(result.rows[k - 1]):
+                value = result.rows[k - 1][index]
+                if value is None:
+                    return None  # NULL at the cut-off: not a tie on a value
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            bound: exp.Expression = exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
+        else:
+            sub = select.copy()
+            sub.set("expressions", [key.copy()])
+            sub.set("order", exp.Order(expressions=[exp.Ordered(this=key.copy(), desc=desc)]))
+            sub.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+            sub.set("offset", exp.Offset(expression=exp.Literal.number(k - 1)) if k > 1 else None)
+            bound = exp.Subquery(this=sub)
+        alt_root, alt = edit_copy(ctx.tree, select)
+        alt.set("limit", None)
+        cond = (exp.GTE if desc else exp.LTE)(this=key.copy(), expression=bound)
+        if aggregate:
+            set_having(alt, conjuncts(alt.args.get("having")) + [cond])
+        else:
+            set_where(alt, conjuncts(alt.args.get("where")) + [cond])
+        res = ctx.run(alt_root)
+        if res is None:
+            return None
+        key_sql = key.sql(dialect=ctx.dialect)
+        differs = res.row_count > result.row_count if is_root else ctx.differs(res)
+        if is_root and index is not None and value is not None:
+            tied = sum(1 for r in res.rows if index < len(r) and r[index] == value)
+            extreme = "highest" if desc else "lowest"
+            if tied <= 1 and res.row_count <= k:
+                text = f"no other row ties with the {_ordinal(k)} at {key_sql} = {show(value)}"
+            elif k == 1:
+                text = (f"LIMIT 1 returns one row, but {tied} rows tie for the {extreme} {key_sql} "
+                        f"({show(value)}); the alternative returns every tied row ({res.row_count} rows)")
+            else:
+                text = (f"LIMIT {k} cuts through a tie: {tied} rows share the value at the cut-off "
+                        f"({key_sql} = {show(value)}); the alternative keeps every row tied with the "
+                        f"{_ordinal(k)} ({res.row_count} rows instead of {k})")
+        elif is_root:
+            text = (f"LIMIT {k} keeps {result.row_count} rows by {key_sql}; keeping every row tied with "
+                    f"the {_ordinal(k)} returns {res.row_count} rows")
+        else:
+            text = (f"a subquery keeps {k} row{'s' if k > 1 else ''} by {key_sql} (LIMIT {k}); keeping "
+                    f"every row tied at its cut-off changes the result")
+        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=differs)
+
+    # -- SELECT name, MAX(x) without GROUP BY -----------------------------------------------
+    def _bare_extreme(self, ctx: ChoiceContext, select: exp.Select) -> Choice | None:
+        if select is not ctx.tree or select.args.get("group") or select.args.get("limit") \
+                or select.args.get("distinct"):
+            return None
+        aggs = [a for p in select.expressions for a in own_nodes(p, exp.AggFunc)]
+        if len(aggs) != 1 or not isinstance(aggs[0], (exp.Max, exp.Min)):
+            return None
+        agg = aggs[0]
+        index = next((i for i, p in enumerate(select.expressions) if unalias(p) is agg), None)
+        if index is None or isinstance(agg.this, exp.Distinct) or not agg.this.find(exp.Column):
+            return None
+        others = [p for i, p in enumerate(select.expressions) if i != index]
+        if not others or not any(p.find(exp.Column) for p in others) or any(p.find(exp.Star) for p in others):
+            return None
+        if ctx.result.row_count != 1:
+            return None
+        sub = select.copy()
+        sub.set("expressions", [agg.copy()])
+        sub.set("order", None)
+        alt_root, alt = edit_copy(ctx.tree, select)
+        target = alt.expressions[index]
+        value = agg.this.copy()
+        if isinstance(target, exp.Alias):
+            target.set("this", value)
+        else:
+            target.replace(value)
+        set_where(alt, conjuncts(alt.args.get("where")) + [exp.EQ(this=agg.this.copy(), expression=exp.Subquery(this=sub))])
+        alt.set("order", None)
+        res = ctx.run(alt_root)
+        if res is None:
+            return None
+        word = "highest" if isinstance(agg, exp.Max) else "lowest"
+        x = agg.this.sql(dialect=ctx.dialect)
+        text = (f"{agg.sql(dialect=ctx.dialect)} returns the other columns of one arbitrary row, but "
+                f"{res.row_count} rows share the {word} {x}; the alternative returns every tied row")
+        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=res.row_count > ctx.result.row_count)
+
+
+def _breaks_ties(scope: Scope, select: exp.Select, key: exp.Expression) -> bool:
+    """A trailing ORDER BY key that only orders rows tied on the ranking: a text column
+    (a name or title) or a unique key."""
+    key = expand_key(select, key)
+    if not isinstance(key, exp.Column):
+        return False
+    ref = scope.resolve(key)
+    if ref is None:
+        return False
+    cp = scope.profile.column(ref.table, ref.column)
+    return is_unique(scope.profile, ref.table, ref.column) or not is_numeric_type(cp)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
