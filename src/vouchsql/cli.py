@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from rich.text import Text
 from . import __version__
 from . import api
 from .errors import SQLRejected, UserInputError, VouchError
+from .evals import cli as evals_cli
 from .settings import SETTINGS, load_config, settings_markdown
 
 _REJECTED_KINDS = {"rejected", "empty", "parse", "multiple_statements", "not_select", "bad_input"}
@@ -65,16 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the Answer as JSON (see schemas/answer.schema.json)")
 
     p = sub.add_parser("eval", help="evaluation harnesses")
-    evals = p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True)
-    e = evals.add_parser("planted", parents=[common],
-                         help="plant errors into correct cases and report what the gate withholds (IES Table 3)")
-    e.add_argument("--cases", help="JSONL of correct cases (default: the cases shipped with Vouch)")
-    e.add_argument("--out", help="folder for planted.jsonl, metrics.json and report.md")
-    e.add_argument("--k", type=int, default=5, help="samples per answer (default 5)")
-    e.add_argument("--kinds", help="comma-separated plant kinds (default: all)")
-    e.add_argument("--rules", default="agreement_first,designed",
-                   help="comma-separated scoring rules to report (default: agreement_first,designed)")
-    e.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
+    evals_cli.register(p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True), common)
 
     p = sub.add_parser("config", parents=[common], help="show the settings in effect and where each came from")
     p.add_argument("--markdown", action="store_true", help="print the settings table as Markdown")
@@ -101,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     err = Console(stderr=True, soft_wrap=True)  # errors stay one line
     try:
         config = _config_from(args)
-        return _COMMANDS[args.command](args, config, out)
+        handler = getattr(args, "handler", None) or _COMMANDS[args.command]
+        return handler(args, config, out)
     except VouchError as exc:
         _print_error(err, exc.message)
         return exc.exit_code
@@ -160,32 +152,6 @@ def _cmd_check(args, config, out: Console) -> int:
     return 0  # the gate is data, not an error
 
 
-def _cmd_eval(args, config, out: Console) -> int:
-    from rich.markdown import Markdown
-    from rich.progress import Progress
-
-    from .evals.planted import report_markdown, run_planted, summarise, write_outputs
-
-    if args.k < 1:
-        raise UserInputError("--k must be at least 1")
-    cases = Path(args.cases) if args.cases else Path(__file__).with_name("data") / "planted_cases.jsonl"
-    kinds = [k.strip() for k in args.kinds.split(",")] if args.kinds else None
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("planting", total=None)
-        rules = [r.strip() for r in args.rules.split(",") if r.strip()]
-        records, skipped = run_planted(cases, config, k=args.k, kinds=kinds, rules=rules,
-                                       datasets=Path(args.datasets) if args.datasets else None,
-                                       progress=lambda cid: bar.update(task, advance=1, description=cid))
-    summary = summarise(records)
-    report = report_markdown(summary, skipped, "vouch " + shlex.join(args.argv))
-    if args.out:
-        write_outputs(Path(args.out), records, summary, report)
-    out.print(Markdown(report))
-    if args.out:
-        out.print(f"Wrote {args.out}/planted.jsonl, metrics.json and report.md")
-    return 0
-
-
 def _cmd_demo(args, config, out: Console) -> int:
     from .demo import EXAMPLES
     from .render import print_answer_brief
@@ -220,7 +186,7 @@ def _cmd_config(args, config, out: Console) -> int:
     return 0
 
 
-_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "check": _cmd_check, "eval": _cmd_eval, "demo": _cmd_demo, "config": _cmd_config}
+_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "check": _cmd_check, "demo": _cmd_demo, "config": _cmd_config}
 
 
 if __name__ == "__main__":  # pragma: no cover

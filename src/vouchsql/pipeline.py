@@ -82,7 +82,7 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
 
     mark = time.perf_counter()
     choices = detect_choices(question, db, shown.sql, shown.result, tree=tree, profile=profile,
-                             inspection=inspection, all_choices=all_choices) if tree is not None else []
+                             inspection=inspection, all_choices=all_choices, stats=t.stages) if tree is not None else []
     t.stages["choices_ms"] = _ms(mark)
 
     verdict = score(rule, _score_input(agree.value, results, checks))

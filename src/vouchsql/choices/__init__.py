@@ -77,10 +77,13 @@ def reported(choice: Choice) -> bool:
 def detect_choices(question: str, db: Database, sql: str, result: Result, *, tree: exp.Expression | None = None,
                    profile: Profile | None = None, inspection: Inspection | None = None,
                    all_choices: bool = False, detectors: Sequence[Detector] = CHOICES,
-                   budget_ms: float | None = None) -> list[Choice]:
+                   budget_ms: float | None = None, stats: dict | None = None) -> list[Choice]:
     """The open calculation choices of the shown SQL. By default only the reported ones
     (the alternative differs and no word settles it); with ``all_choices`` every choice a
-    detector read, with ``differs`` and ``settled_by`` telling them apart."""
+    detector read, with ``differs`` and ``settled_by`` telling them apart. ``budget_ms``
+    overrides the database time the detectors may spend (default: twice the shown query's
+    time, at least ``MIN_BUDGET_MS``); ``stats`` receives ``choices_sql_ms`` and
+    ``choices_queries``."""
     if result is None or not result.ok:
         return []
     if tree is None:
@@ -91,6 +94,9 @@ def detect_choices(question: str, db: Database, sql: str, result: Result, *, tre
     ctx = ChoiceContext(question=question or "", db=db, profile=profile or db.profile(), sql=sql, result=result,
                         tree=tree, inspection=inspection, all_choices=all_choices, budget_ms=budget_ms)
     choices = run_detectors(ctx, detectors)
+    if stats is not None:
+        stats["choices_sql_ms"] = round(ctx.spent_ms, 3)
+        stats["choices_queries"] = ctx.queries
     return choices if all_choices else [c for c in choices if reported(c)]
 
 

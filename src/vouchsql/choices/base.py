@@ -32,9 +32,10 @@ from ..sql.inspect import Inspection
 from .lexicon import Lexicon
 
 # Database time the detectors may spend: a multiple of the shown query's own time, with a
-# floor so that a sub-millisecond query still gets its probes on small databases.
+# floor so that a sub-millisecond query still gets its probes. An alternative is expected to
+# cost about what the shown query cost, and is not started when that would pass the budget.
 BUDGET_FACTOR = 2.0
-MIN_BUDGET_MS = 250.0
+MIN_BUDGET_MS = 50.0
 # One alternative may run this many times the shown query's time (within these bounds, s).
 TIMEOUT_FACTOR = 4.0
 MIN_TIMEOUT_S, MAX_TIMEOUT_S = 1.0, 30.0
@@ -75,7 +76,9 @@ class ChoiceContext:
         return tree.sql(dialect=self.dialect)
 
     def run(self, tree: exp.Expression | str) -> Result | None:
-        """Run an alternative read-only. ``None`` when the budget is spent or it failed."""
+        """Run an alternative read-only. ``None`` when the budget cannot cover it or it failed."""
+        if self.spent_ms + (self.result.elapsed_ms or 0.0) > (self.budget_ms or 0.0) and self.queries:
+            return None
         if self.over_budget:
             return None
         sql = tree if isinstance(tree, str) else self.to_sql(tree)

@@ -81,6 +81,8 @@ class Ties:
         if isinstance(value, (int, str)) and not isinstance(value, bool):
             bound: exp.Expression = exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
         else:
+            if value is not None and not self._tied_past_cut(ctx, select, k, index, value):
+                return None
             sub = select.copy()
             sub.set("expressions", [key.copy()])
             sub.set("order", exp.Order(expressions=[exp.Ordered(this=key.copy(), desc=desc)]))
@@ -118,6 +120,16 @@ class Ties:
             text = (f"a subquery keeps {k} row{'s' if k > 1 else ''} by {key_sql} (LIMIT {k}); keeping "
                     f"every row tied at its cut-off changes the result")
         return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=differs)
+
+    @staticmethod
+    def _tied_past_cut(ctx: ChoiceContext, select: exp.Select, k: int, index: int, value) -> bool:
+        """One row past the cut (LIMIT k + 1) ties with the k-th? A value that is not exact
+        as a literal (a float) is compared here, so the subquery alternative, which costs
+        the query twice, runs only when there is a tie."""
+        probe_root, probe = edit_copy(ctx.tree, select)
+        probe.set("limit", exp.Limit(expression=exp.Literal.number(k + 1)))
+        res = ctx.run(probe_root)
+        return res is not None and res.row_count > k and index < len(res.rows[k]) and res.rows[k][index] == value
 
     # -- SELECT name, MAX(x) without GROUP BY -----------------------------------------------
     def _bare_extreme(self, ctx: ChoiceContext, select: exp.Select) -> Choice | None:
