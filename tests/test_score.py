@@ -293,12 +293,14 @@ def test_designed_thin_cap_does_not_raise_a_lower_score():
     assert v.reasons == ["safety 0.50", "empty_result", "thin_evidence (only grounded, safety measured)"]
 
 
-def test_designed_single_candidate_uses_the_checklist_layer_only():
-    # K = 1: L2 is unmeasured, so SAFETY = L1 alone.
+def test_designed_single_candidate_is_thin_evidence():
+    # K = 1: L2 is unmeasured, so SAFETY = L1 alone and the evidence is thin: capped at .79.
     v = score("designed", inp(1.0, fire(clean(), "thin_evidence"), k=1, clusters=[0]))
-    assert v.score == 1.0
+    assert v.score == 0.79 and v.gate == "flag"
+    assert v.reasons == ["thin_evidence (one sample: no agreement layer)"]
+    # SAFETY 0.5 from the signal: (0.30 + 0.20 + 0.10) / 0.70 = 0.8571 → capped at .79 too.
     v = score("designed", inp(1.0, fire(clean(), "thin_evidence", "empty_result"), k=1, clusters=[0]))
-    assert v.score == 0.8571
+    assert v.score == 0.79
 
 
 def test_designed_grounded_joins_share():

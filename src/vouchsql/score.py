@@ -122,6 +122,10 @@ def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, list[
     if len(terms) < 3 or "grounded" not in terms:
         reasons.append(f"thin_evidence (only {', '.join(terms)} measured)")
         score = min(score, CAP_CAP)
+    elif l2 is None:
+        # One sample: the SAFETY term lacks its agreement/entropy layer, so evidence is thin too.
+        reasons.append("thin_evidence (one sample: no agreement layer)")
+        score = min(score, CAP_CAP)
     return score, reasons
 
 

@@ -39,6 +39,11 @@ def _authorizer(action: int, arg1, arg2, _db, _trigger) -> int:
         return sqlite3.SQLITE_DENY if (arg2 or "").lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _READ_PRAGMAS:
         return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_UPDATE and (arg1 or "").lower() in ("sqlite_master", "sqlite_schema"):
+        # SQLite asks this while it sets up a table-valued function (json_each, pragma_*).
+        # IGNORE lets the read go on and leaves the column unchanged: still no write, and the
+        # catalogue cannot be modified in any case.
+        return sqlite3.SQLITE_IGNORE
     return sqlite3.SQLITE_DENY
 
 

@@ -112,7 +112,7 @@ def _run_case(db, case: dict, cid: str, kinds: list[str], k: int, rules: list[st
         skipped.append(f"{cid}: {exc.message}")
         return []
     ctx = PlantContext(db=db, profile=profile, tree=tree, inspection=inspect_sql(tree, profile, db.dialect),
-                       result=original, answer_text=text)
+                       result=original, answer_text=text, question=question)
     out = []
     control = check_candidates(db, question, [sql] * k, answer_text=text, hint=case.get("hint"))
     out.extend(_records(cid, "control", "consistent", control, rules, None, "unchanged", sql, text))

@@ -29,6 +29,7 @@ class PlantContext:
     inspection: Inspection
     result: Result
     answer_text: str
+    question: str = ""
 
 
 @dataclass
@@ -137,8 +138,11 @@ def wrong_number(ctx: PlantContext) -> Planted | None:
             if isinstance(c, (int, float)) and not isinstance(c, bool):
                 cells.extend((float(c), float(c) * 100))
     cells.append(float(ctx.result.row_count))
+    given = {n.value for n in numbers_in(ctx.question)}
     for n in numbers_in(ctx.answer_text):
-        if n.decimals == 0 and 1 <= n.value <= 5:
+        # Plant into a number the result supplies: the check ignores numbers from the
+        # question and the integers 1–5, so changing those would test nothing.
+        if (n.decimals == 0 and 1 <= n.value <= 5) or n.value in given:
             continue
         step = 10 ** -n.decimals
         new = n.value * 1.37 + 7 * max(step, 1)
