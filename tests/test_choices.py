@@ -333,3 +333,33 @@ def test_check_answer_json_carries_choices(demo_db, tmp_path):
     assert scope["differs"] is True and scope["result"]["row_count"] == 8
     assert "open_choice:population_scope" in data["verdict"]["reasons"]
     assert math.isfinite(data["verdict"]["score"])
+
+
+# -- another engine -------------------------------------------------------------------------
+
+def test_duckdb_database(tmp_path):
+    duckdb = pytest.importorskip("duckdb", reason="DuckDB is not installed (pip install 'vouchsql[duckdb]')")
+    path = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE shops (shop_id INTEGER PRIMARY KEY, name TEXT, region TEXT)")
+    con.execute("CREATE TABLE sales (sale_id INTEGER PRIMARY KEY, shop_id INTEGER REFERENCES shops(shop_id), "
+                "amount DOUBLE)")
+    con.execute("INSERT INTO shops VALUES (1, 'A', 'North'), (2, 'B', NULL), (3, 'C', 'South'), (4, 'D', 'North')")
+    con.execute("INSERT INTO sales VALUES (1, 1, 50), (2, 1, 80), (3, 2, 80), (4, 3, 20), (5, 3, 100)")
+    con.close()
+    with vouchsql.connect(path, cache_dir=str(tmp_path / "cache")) as db:
+        def found(question, sql):
+            return {c.type: c for c in detect_choices(question, db, sql, db.execute(sql), budget_ms=BIG_BUDGET_MS)}
+
+        ties = found("Which sale is the biggest one below 100?",
+                     "SELECT sale_id, amount FROM sales WHERE amount < 100 ORDER BY amount DESC LIMIT 1")["ties"]
+        assert ties.result.row_count == 2
+        scope = found("How many sales has each shop made?",
+                      "SELECT s.name, COUNT(*) FROM shops s JOIN sales x ON x.shop_id = s.shop_id "
+                      "GROUP BY s.shop_id, s.name")["population_scope"]
+        assert _rows(scope.result.rows)[("D", 0)] == 1
+        missing = found("How many shops per region?", "SELECT region, COUNT(*) FROM shops GROUP BY region")
+        assert missing["missing_values"].result.row_count == 2
+        cutoff = found("Using 80 as the cutoff, how many sales are large?",
+                       "SELECT COUNT(*) FROM sales WHERE amount > 80")["strict_cutoff"]
+        assert cutoff.result.rows == [[3]]

@@ -1,5 +1,5 @@
 """Orchestration of ``check``: execute the candidates, cluster them, agree, inspect the shown
-SQL, run the checks (and, later, the choice detectors) and score. The model-backed ``ask``
+SQL, run the checks and the choice detectors, and score. The model-backed ``ask``
 will call :func:`check_candidates` with its own samples, not a copy of it."""
 
 from __future__ import annotations
@@ -85,9 +85,7 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
                              inspection=inspection, all_choices=all_choices, stats=t.stages) if tree is not None else []
     t.stages["choices_ms"] = _ms(mark)
 
-    verdict = score(rule, _score_input(agree.value, results, checks))
-    # An open choice is named in the reasons but never scored: the score and gate stay as they are.
-    verdict.reasons.extend(dict.fromkeys(f"open_choice:{c.type}" for c in choices if reported(c)))
+    verdict = _verdict(rule, agree.value, results, checks, choices)
     t.total_ms = _ms(start)
     return Answer(question=question, shown=Shown(sql=shown.sql, result=shown.result), candidates=cands,
                   agreement=agree.value, agreement_bounds=agree, choices=choices, checks=checks, verdict=verdict,
@@ -99,10 +97,17 @@ def _score_input(agreement_value: float | None, results: list[Result], checks) -
                       strict_clusters=strict_clusters(results))
 
 
+def _verdict(rule: str, agreement_value: float | None, results: list[Result], checks, choices):
+    verdict = score(rule, _score_input(agreement_value, results, checks))
+    # An open choice is named in the reasons but never scored: the score and gate stay as they are.
+    verdict.reasons.extend(dict.fromkeys(f"open_choice:{c.type}" for c in choices if reported(c)))
+    return verdict
+
+
 def rescore(answer: Answer, rule: str):
     """The verdict another scoring rule gives the same evidence (no query is rerun)."""
     results = [c.result for c in answer.candidates]
-    return score(rule, _score_input(answer.agreement, results, answer.checks))
+    return _verdict(rule, answer.agreement, results, answer.checks, answer.choices)
 
 
 def _db_time(db: Database) -> float:

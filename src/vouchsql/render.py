@@ -118,8 +118,10 @@ def print_answer(console: Console, answer, show_all_checks: bool = False) -> Non
     head = Text()
     head.append(f" {v.gate.upper()} ", style=_GATE_STYLE[v.gate])
     head.append(f"  score {v.score:.2f} ({v.rule}; not a probability)")
-    if answer.agreement is not None:
-        head.append(f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} candidate(s)")
+    if len(answer.candidates) < 2:
+        head.append(" · agreement unmeasured (one candidate)")
+    elif answer.agreement is not None:
+        head.append(f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} candidates")
     console.print(head)
     for reason in v.reasons:
         console.print(f"  • {reason}", highlight=False)
@@ -144,8 +146,9 @@ def print_answer(console: Console, answer, show_all_checks: bool = False) -> Non
         label = "Open choice" if choice.differs and not choice.settled_by else "Choice"
         alt = choice.result
         tail = ""
-        if alt is not None and alt.error is None:
-            tail = f"; the other interpretation returns {alt.row_count} row{'s' if alt.row_count != 1 else ''}"
+        rows = f"{alt.row_count} row{'s' if alt.row_count != 1 else ''}" if alt is not None else ""
+        if alt is not None and alt.error is None and f"({rows})" not in choice.description:
+            tail = f"; the other interpretation returns {rows}"
         if choice.settled_by:
             tail += f" (settled by the wording: “{choice.settled_by}”)"
         elif not choice.differs:

@@ -63,7 +63,7 @@ def run_detectors(ctx: ChoiceContext, detectors: Sequence[Detector] = CHOICES) -
             if choice.sql in seen_sql:
                 continue
             seen_sql.add(choice.sql)
-            choice.settled_by = words
+            choice.settled_by = choice.settled_by or words  # a detector may read settling words of its own
             found.append(choice)
     return found
 

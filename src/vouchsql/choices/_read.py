@@ -372,6 +372,13 @@ def words_of(name: str) -> str:
     return " ".join(spaced.lower().split())
 
 
+def entity_word(table: str) -> str:
+    """How a description names one row of a table: ``order_items`` → ``order item``."""
+    phrase = words_of(table)
+    parts = phrase.split()
+    return " ".join(parts[:-1] + [singular(parts[-1])]) if parts else table
+
+
 def singular(word: str) -> str:
     low = word.lower()
     for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ses", "s"), ("xes", "x"), ("s", "")):

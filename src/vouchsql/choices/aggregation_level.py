@@ -18,13 +18,15 @@ Forms read:
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 
 from ..answer import Choice
 from ._read import (Scope, edit_copy, entity_key, expand_key, has_aggregate, is_integer_type, is_numeric_type,
-                    is_unique, limit_value, output_name, own_nodes, projection_for, selects, unalias,
-                    words_of)
+                    is_unique, limit_value, name_forms, output_name, own_nodes, projection_for, selects,
+                    unalias, entity_word)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon, mentions
 
@@ -165,6 +167,10 @@ class AggregationLevel:
         p_key = entity_key(ctx.profile, p_table.name)
         if p_key is None or not scope.fans_out(p_alias):
             return None
+        settled = next((f for f in sorted(name_forms(c_ref.table), key=len, reverse=True)
+                        if mentions(ctx.question, f)), None)
+        if settled and not ctx.all_choices:
+            return None  # "the highest order value" names one order: the row is the unit
         total = any(mentions(ctx.question, w) for w in _TOTAL_WORDS)
         agg_cls = exp.Sum if total else exp.Avg
         alt_root, alt = edit_copy(ctx.tree, select)
@@ -172,21 +178,20 @@ class AggregationLevel:
         for place in places:
             for node in own_nodes(place, exp.Column):
                 if node == key or scope.resolve(node) == c_ref:
-                    wrapped = agg_cls(this=node.copy())
-                    if node is place:
-                        place.replace(wrapped)
-                    else:
-                        node.replace(wrapped)
+                    node.replace(agg_cls(this=node.copy()))
         alt.set("group", exp.Group(expressions=[exp.column(p_key, table=scope.written_alias(p_alias))]))
         alt.set("distinct", None)
         res = ctx.run(alt_root)
         if res is None:
             return None
         name = "SUM" if total else "AVG"
-        text = (f"the query ranks {p_table.name} by one {c_ref.table} row's {c_ref.column} (each "
-                f"{words_of(p_table.name)} appears once per {words_of(c_ref.table)} row); the alternative ranks "
-                f"each {words_of(p_table.name)} by {name}({key.sql(dialect=ctx.dialect)}) over its rows")
-        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res)
+        p_word, c_word = entity_word(p_table.name), entity_word(c_ref.table)
+        text = (f"the query ranks each {p_word} by one {c_word}'s {c_ref.column} (a {p_word} appears once per "
+                f"{c_word}); the alternative ranks each {p_word} by {name}({key.sql(dialect=ctx.dialect)}) "
+                f"over its {c_word} rows")
+        choice = make_choice(self, text, ctx, ctx.to_sql(alt_root), res)
+        choice.settled_by = settled
+        return choice
 
     # -- pooled average versus average of per-entity averages ------------------------------
     def _pooled_average(self, ctx: ChoiceContext) -> Choice | None:
@@ -236,6 +241,9 @@ class AggregationLevel:
                 break
         if entity is None:
             return None
+        settled = _average_of(ctx.question, c_ref.table)
+        if settled and not ctx.all_choices:
+            return None  # "the average order total" averages orders: pooling is what it asks
         order_keys = []
         for o in (select.args.get("order").expressions if select.args.get("order") else []):
             idx = projection_for(select, o.this)
@@ -280,11 +288,22 @@ class AggregationLevel:
         res = ctx.run(outer)
         if res is None:
             return None
-        e_words = words_of(entity.table)
-        text = (f"{avg.sql(dialect=ctx.dialect)} pools every {c_ref.table} row, so a {e_words} with more rows "
+        e_words = entity_word(entity.table)
+        text = (f"{avg.sql(dialect=ctx.dialect)} pools every {entity_word(c_ref.table)} row, so a {e_words} with more rows "
                 f"weighs more; the alternative averages each {e_words}'s own average first, so every {e_words} "
                 f"counts once")
-        return make_choice(self, text, ctx, ctx.to_sql(outer), res)
+        choice = make_choice(self, text, ctx, ctx.to_sql(outer), res)
+        choice.settled_by = settled
+        return choice
+
+
+def _average_of(question: str, table: str) -> str | None:
+    """"average order …" / "mean invoice …": the words that say the rows of ``table`` are
+    what is averaged."""
+    forms = sorted(name_forms(table), key=len, reverse=True)
+    alts = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in forms)
+    m = re.search(rf"(?<!\w)(average|mean)\s+({alts})(?!\w)", question or "", re.I)
+    return " ".join(m.group(0).lower().split()) if m else None
 
 
 def _unwrap_agg(node: exp.Expression) -> exp.Expression:

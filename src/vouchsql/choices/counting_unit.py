@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from ..answer import Choice
 from ._read import (Ref, Scope, edit_copy, entity_key, expand_key, is_key_column, is_unique,
-                    name_forms, own_nodes, selects, show, words_of)
+                    name_forms, own_nodes, selects, words_of, entity_word)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon, mentions
 
@@ -56,6 +56,8 @@ class CountingUnit:
         return None
 
     def _rows(self, ctx, select, scope, count) -> Choice | None:
+        if scope.other_sources:
+            return None  # a derived table may be what is counted; its rows have no key to read
         grouped = _grouped(select, scope)
         candidates = []
         for alias in scope.order:
@@ -71,7 +73,7 @@ class CountingUnit:
             return None
         target = exp.column(key, table=scope.written_alias(alias))
         what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {table} rows; "
-                f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {words_of(table)} once")
+                f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {entity_word(table)} once")
         return self._alternative(ctx, select, count, target, what)
 
     def _column(self, ctx, select, scope, count) -> Choice | None:
@@ -82,7 +84,7 @@ class CountingUnit:
             if not scope.fans_out(ref.alias):
                 return None
             what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {ref.table} rows; "
-                    f"the DISTINCT count counts each {words_of(ref.table)} once")
+                    f"the DISTINCT count counts each {entity_word(ref.table)} once")
         elif is_key_column(ctx.profile, ref.table, ref.column):
             what = (f"{count.sql(dialect=ctx.dialect)} counts {ref.table} rows, so the same {ref.column} is "
                     f"counted once per row; the DISTINCT count counts each {ref.column} once")
@@ -107,7 +109,7 @@ class CountingUnit:
         target = exp.column(key, table=ref.alias)
         what = (f"{count.sql(dialect=ctx.dialect)} counts distinct {words_of(ref.column)} values, so "
                 f"{ref.table} rows that share one count once; COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) "
-                f"counts every {words_of(ref.table)}")
+                f"counts every {entity_word(ref.table)}")
         return self._alternative(ctx, select, count, target, what)
 
     def _alternative(self, ctx, select, count, target: exp.Expression, what: str) -> Choice | None:

@@ -24,7 +24,7 @@ from sqlglot import exp
 from ..answer import Choice
 from ..sql.edit import count_star, reshape
 from ._read import (Ref, Scope, conjuncts, edit_copy, expand_key, null_supplied, own_nodes, projection_for,
-                    selects, set_where, show)
+                    selects, set_where)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon
 
@@ -33,7 +33,7 @@ class MissingValues:
     type = "missing_values"
     lexicon = Lexicon(phrases=("missing", "unknown", "null", "nulls", "blank", "blanks", "empty", "not recorded",
                                "unrecorded", "unspecified", "no value", "without a value", "as zero", "as 0",
-                               "n/a"))
+                               "n/a", "known", "recorded", "non-null", "not null"))
 
     def detect(self, ctx: ChoiceContext) -> list[Choice]:
         out: list[Choice] = []

@@ -19,7 +19,7 @@ import re
 from sqlglot import exp
 
 from ..answer import Choice
-from ._read import Scope, conjuncts, edit_copy, from_node, is_unique, selects, set_where, twin, words_of
+from ._read import Scope, conjuncts, edit_copy, is_unique, selects, set_where, twin, entity_word
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon
 
@@ -75,8 +75,8 @@ class Negation:
         if res is None:
             return None
         table = next(iter(sub_scope.by_alias.values()))[1].name
-        text = (f"the query keeps rows with no {table} row where {cond.sql(dialect=ctx.dialect)}; the "
-                f"alternative reads the negation as some {words_of(table)} row that does not match")
+        text = (f"the query keeps rows with no {entity_word(table)} where {cond.sql(dialect=ctx.dialect)}; the "
+                f"alternative reads the negation as some {entity_word(table)} that does not match")
         return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
 
     # -- c.col <> v over a join  →  p.key NOT IN (SELECT c.fk … WHERE c.col = v) -------------
@@ -124,9 +124,9 @@ class Negation:
         if res is None:
             return None
         p_table, c_table = p_end.table, c_end.table
-        text = (f"{part.sql(dialect=ctx.dialect)} keeps every {words_of(p_table)} with at least one {words_of(c_table)} "
-                f"row that does not match; the alternative keeps the {words_of(p_table)} rows with no matching "
-                f"{words_of(c_table)} row")
+        p_word, c_word = entity_word(p_table), entity_word(c_table)
+        text = (f"{part.sql(dialect=ctx.dialect)} keeps every {p_word} with at least one {c_word} that does not "
+                f"match; the alternative keeps each {p_word} with no matching {c_word}")
         return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..answer import Choice
-from ._read import Scope, conjuncts, edit_copy, expand_key, from_node, own_nodes, set_from, set_where
+from ._read import Scope, conjuncts, edit_copy, entity_word, expand_key, from_node, own_nodes, set_from, set_where
 from .base import ChoiceContext, make_choice
 from .lexicon import Lexicon
 
@@ -98,8 +98,8 @@ class PopulationScope:
         related = ", ".join(scope.table(a).name for a in order if a != p_alias)
         extra = res.row_count - ctx.result.row_count
         gained = f" ({extra} more row{'s' if extra != 1 else ''})" if extra > 0 else ""
-        text = (f"the inner join drops {p_table} rows with no matching {related} rows; a LEFT JOIN keeps "
-                f"them, counting 0{gained}")
+        text = (f"the inner join drops every {entity_word(p_table)} with no matching row in {related}; a LEFT "
+                f"JOIN keeps them, counting 0{gained}")
         return make_choice(self, text, ctx, ctx.to_sql(alt_root), res)
 
     @staticmethod

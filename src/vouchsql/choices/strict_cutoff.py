@@ -90,7 +90,10 @@ class StrictCutoff:
         if res is None:
             return None
         strict = isinstance(part, (exp.GT, exp.LT))
-        count_text = f"{on_boundary} rows sit" if on_boundary else "rows sit"
+        if on_boundary:
+            count_text = f"{on_boundary} row{'s sit' if on_boundary != 1 else ' sits'}"
+        else:
+            count_text = "groups sit" if clause == "having" else "rows sit"
         text = (f"{count_text} exactly on the cutoff ({where_text}); {part.sql(dialect=ctx.dialect)} "
                 f"{'leaves them out' if strict else 'keeps them'}, the alternative "
                 f"{new.sql(dialect=ctx.dialect)} {'keeps them' if strict else 'leaves them out'}")

@@ -29,6 +29,9 @@ from .base import ChoiceContext, make_choice
 from .lexicon import Lexicon
 
 
+_PROBE_KEY = "vouch_tie_key"
+
+
 class Ties:
     type = "ties"
     lexicon = Lexicon(phrases=("all", "every", "ties", "tie", "tied", "including ties", "with ties",
@@ -70,6 +73,10 @@ class Ties:
         is_root = select is ctx.tree
         result = ctx.result
         index = projection_for(select, ordered.this) if is_root else None
+        if index is None and is_root and isinstance(key, exp.Column):
+            # SELECT * and friends: the key is the one result column of that name.
+            hits = [i for i, c in enumerate(result.columns) if c.lower() == key.name.lower()]
+            index = hits[0] if len(hits) == 1 else None
         value = None
         if is_root:
             if result.row_count < k and not result.truncated:
@@ -78,11 +85,20 @@ class Ties:
                 value = result.rows[k - 1][index]
                 if value is None:
                     return None  # NULL at the cut-off: not a tie on a value
-        if isinstance(value, (int, str)) and not isinstance(value, bool):
+        exact = isinstance(value, (int, str)) and not isinstance(value, bool)
+        if not exact:
+            # The k-th value is not in the shown result, or is a float that is not exact as a
+            # literal: one probe, LIMIT k + 1, says whether the row past the cut ties.
+            probed = self._probe(ctx, select, key, k)
+            if probed is None:
+                return None
+            value, tied = probed
+            if not tied:
+                return None
+            exact = isinstance(value, (int, str)) and not isinstance(value, bool)
+        if exact:
             bound: exp.Expression = exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
         else:
-            if value is not None and not self._tied_past_cut(ctx, select, k, index, value):
-                return None
             sub = select.copy()
             sub.set("expressions", [key.copy()])
             sub.set("order", exp.Order(expressions=[exp.Ordered(this=key.copy(), desc=desc)]))
@@ -122,14 +138,23 @@ class Ties:
         return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=differs)
 
     @staticmethod
-    def _tied_past_cut(ctx: ChoiceContext, select: exp.Select, k: int, index: int, value) -> bool:
-        """One row past the cut (LIMIT k + 1) ties with the k-th? A value that is not exact
-        as a literal (a float) is compared here, so the subquery alternative, which costs
-        the query twice, runs only when there is a tie."""
-        probe_root, probe = edit_copy(ctx.tree, select)
+    def _probe(ctx: ChoiceContext, select: exp.Select, key: exp.Expression, k: int) -> tuple | None:
+        """(the k-th key value, whether the row past the cut ties with it), from the SELECT
+        with its key as an extra column and LIMIT k + 1; ``None`` when nothing was cut, the
+        k-th value is NULL or the probe cannot run (a correlated subquery)."""
+        if select is ctx.tree:
+            probe_root, probe = edit_copy(ctx.tree, select)
+        else:
+            probe = probe_root = select.copy()
+        probe.set("expressions", [p.copy() for p in select.expressions] + [exp.alias_(key.copy(), _PROBE_KEY)])
         probe.set("limit", exp.Limit(expression=exp.Literal.number(k + 1)))
         res = ctx.run(probe_root)
-        return res is not None and res.row_count > k and index < len(res.rows[k]) and res.rows[k][index] == value
+        if res is None or res.row_count < k:
+            return None
+        value = res.rows[k - 1][-1]
+        if value is None:
+            return None
+        return value, res.row_count > k and res.rows[k][-1] == value
 
     # -- SELECT name, MAX(x) without GROUP BY -----------------------------------------------
     def _bare_extreme(self, ctx: ChoiceContext, select: exp.Select) -> Choice | None:
