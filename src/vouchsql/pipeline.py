@@ -59,7 +59,9 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
     t.profile_ms = _ms(start)
 
     mark = time.perf_counter()
-    results = [db.execute(sql) for sql in candidates]
+    # Identical SQL texts run once: K samples often repeat the same query word for word.
+    by_text: dict[str, Result] = {}
+    results = [by_text[sql] if sql in by_text else by_text.setdefault(sql, db.execute(sql)) for sql in candidates]
     t.execute_ms = _ms(mark)
 
     ids = cluster(results)

@@ -15,6 +15,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
+from sqlglot.schema import MappingSchema
 
 from ..db.profile import Profile
 
@@ -65,6 +66,20 @@ def schema_mapping(profile: Profile) -> dict[str, dict[str, str]]:
     return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in profile.tables}
 
 
+_SCHEMAS: dict[tuple[int, str], tuple[Profile, MappingSchema]] = {}
+
+
+def _mapping_schema(profile: Profile, dialect: str) -> MappingSchema:
+    """sqlglot's schema object for a profile, built once: building it is half of qualify's cost."""
+    key = (id(profile), dialect)
+    hit = _SCHEMAS.get(key)
+    if hit is None or hit[0] is not profile:
+        if len(_SCHEMAS) > 32:
+            _SCHEMAS.clear()
+        hit = _SCHEMAS[key] = (profile, MappingSchema(schema_mapping(profile), dialect=dialect))
+    return hit[1]
+
+
 def _is_table_function(table: exp.Table) -> bool:
     return not isinstance(table.this, exp.Identifier)
 
@@ -87,7 +102,7 @@ def inspect_sql(tree: exp.Expression, profile: Profile, dialect: str) -> Inspect
     tables, ctes = referenced_tables(tree)
     qualified, ok = tree, False
     try:
-        qualified = qualify(tree.copy(), schema=schema_mapping(profile), dialect=dialect,
+        qualified = qualify(tree.copy(), schema=_mapping_schema(profile, dialect), dialect=dialect,
                             validate_qualify_columns=False, quote_identifiers=False,
                             identify=False)
         ok = True
