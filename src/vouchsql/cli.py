@@ -13,6 +13,7 @@ from . import __version__
 from . import api
 from .errors import SQLRejected, UserInputError, VouchError
 from .evals import cli as evals_cli
+from .server import cli as server_cli
 from .settings import SETTINGS, load_config, settings_markdown
 
 _REJECTED_KINDS = {"rejected", "empty", "parse", "multiple_statements", "not_select", "bad_input"}
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="where to write the demo database (default: the cache folder)")
     p.add_argument("--seed", type=int, default=None, help="seed of the generated data")
     p.add_argument("--no-examples", action="store_true", help="only build the database")
+    server_cli.add_demo_options(p)
 
     p = sub.add_parser("profile", parents=[common], help="profile a database's schema and data")
     p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
@@ -66,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="evaluation harnesses")
     evals_cli.register(p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True), common)
+
+    server_cli.register(sub, common)
 
     p = sub.add_parser("config", parents=[common], help="show the settings in effect and where each came from")
     p.add_argument("--markdown", action="store_true", help="print the settings table as Markdown")
@@ -155,6 +159,9 @@ def _cmd_check(args, config, out: Console) -> int:
 def _cmd_demo(args, config, out: Console) -> int:
     from .demo import EXAMPLES
     from .render import print_answer_brief
+
+    if args.serve:
+        return server_cli.run_demo_serve(args, config, out)
 
     path = api.build_demo(args.out, seed=args.seed, config=config)
     out.print(f"[bold green]Demo database ready:[/] {path}")

@@ -1,0 +1,525 @@
+"""The FastAPI app: the JSON API over :func:`vouchsql.api.check` (and ``ask`` where a model is
+configured), and the one web page in ``static/``.
+
+Safety rules, each enforced here rather than left to the caller:
+
+- Databases are addressed only by the names the server was started with; a request never
+  carries a path or URL. An unknown name is a 404 that lists the known names.
+- With a token set, every ``/api/`` request needs ``Authorization: Bearer <token>``
+  (``/health``, the page and its static files, and the OpenAPI docs hold no data and stay
+  open). ``server.cli`` refuses to listen off loopback without one.
+- Request bodies are capped (413), POSTs must be JSON (415), and on loopback the ``Host``
+  header must name loopback (a DNS-rebinding guard).
+- Each request opens its database read-only in the worker thread that uses it (SQLite
+  connections never cross threads) and closes it after. Every query is bounded by the query
+  timeout setting and by what is left of the request's own time limit; a request past its
+  limit is answered 504.
+- Errors are JSON ``{"error": {"kind", "message", ...}}``; a traceback never reaches a client.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import anyio
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.security import HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .. import __version__
+from ..answer import Answer
+from ..db import Database, connect
+from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
+from ..settings import Config, load_config
+
+log = logging.getLogger("vouchsql.server")
+
+STATIC_DIR = Path(__file__).with_name("static")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+DEFAULT_MAX_BODY = 64 * 1024
+DEFAULT_REQUEST_TIMEOUT = 120.0
+# After the request's own limit, how long the async side waits for a worker thread to notice
+# (its next query fails at once) before answering 504 and leaving the thread behind.
+_GRACE_S = 2.0
+_PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+             "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+             "frame-ancestors 'none'")
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ServerOptions:
+    """What a server serves and how it guards it. ``databases`` maps the names clients use to
+    the server-side targets (a file path or a database URL) that only the server sees."""
+
+    databases: dict[str, str]
+    token: str | None = None
+    model: str | None = None
+    examples: dict[str, list[dict]] = field(default_factory=dict)
+    max_body: int = DEFAULT_MAX_BODY
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    max_concurrent: int = 4
+    # Host header allow-list (None: any). ``server.cli`` sets the loopback names when it
+    # listens on loopback, so a page on another site cannot reach the API by DNS rebinding.
+    allowed_hosts: list[str] | None = None
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, kind: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message, self.extra = status, kind, message, extra
+
+
+def _error_body(kind: str, message: str, **extra: Any) -> dict:
+    return {"error": {"kind": kind, "message": message, **extra}}
+
+
+# -- request bodies -----------------------------------------------------------------------
+
+class CheckRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    db: str = Field(min_length=1, max_length=64, description="a configured database name (GET /api/databases)")
+    question: str = Field(min_length=1, max_length=4000, description="the question the SQL answers")
+    candidates: list[str] = Field(min_length=1, max_length=16,
+                                  description="SQL answers; the first is checked, the rest are samples for agreement")
+    answer_text: Optional[str] = Field(None, max_length=8000, description="written answer whose numbers must come from the result")
+    hint: Optional[str] = Field(None, max_length=4000, description="evidence given with the question")
+    rule: Optional[str] = Field(None, max_length=40, description="scoring rule (default: the server's setting)")
+    all_choices: bool = Field(False, description="also return choices that do not change the result or that the wording settles")
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    db: str = Field(min_length=1, max_length=64)
+    question: str = Field(min_length=1, max_length=4000)
+    k: Optional[int] = Field(None, ge=1, le=10, description="SQL samples per interpretation")
+    hint: Optional[str] = Field(None, max_length=4000)
+
+
+# -- the per-request database and its time limit ---------------------------------------------
+
+class _Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+    @property
+    def passed(self) -> bool:
+        return self.left() <= 0
+
+    def message(self) -> str:
+        return (f"the request ran past its {self.seconds:g} s limit and was stopped "
+                f"(start the server with a larger --request-timeout)")
+
+
+def _bound_by(db: Database, deadline: _Deadline) -> None:
+    """Every query this connection runs from now on gets at most what is left of the
+    request's time, and none starts once it is spent. ``_run`` is the one method every engine
+    executes through (see ``db.base``), so this covers every engine."""
+    run = db._run
+
+    def bounded(sql: str, max_rows: int, timeout: float):
+        left = deadline.left()
+        if left <= 0:
+            raise QueryTimeout(deadline.message())
+        return run(sql, max_rows, min(timeout, left))
+
+    db._run = bounded  # type: ignore[method-assign]
+
+
+class Databases:
+    """The allow-list: configured names → server-side targets, opened per request."""
+
+    def __init__(self, targets: dict[str, str], config: Config) -> None:
+        for name in targets:
+            if not NAME_RE.match(name):
+                raise UserInputError(f"database name {name!r} must be 1–64 letters, digits, '_', '.' or '-', "
+                                     f"starting with a letter or digit")
+        self.targets = dict(targets)
+        # Requests read the profile the server warmed (or the disk cache): never recompute
+        # it per request even when the no_cache setting asked for a fresh one at start.
+        self.config = config.with_overrides(no_cache=False) if config.no_cache else config
+        self.meta: dict[str, dict] = {}
+        self._profile_locks = {name: threading.Lock() for name in targets}
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.targets)
+
+    def target(self, name: str) -> str:
+        if name not in self.targets:
+            known = ", ".join(self.names) or "none"
+            raise ApiError(404, "unknown_database", f"no database named {name!r}; this server has: {known}",
+                           databases=self.names)
+        return self.targets[name]
+
+    def warm(self, config: Config) -> None:
+        """Open each database once at start: a bad path fails the start, not the first
+        request, and the profile is built (or read from the cache) before anyone waits."""
+        for name, target in self.targets.items():
+            try:
+                with connect(target, config=config) as db:
+                    profile = db.profile()
+                    self.meta[name] = {"engine": db.engine, "tables": len(profile.tables)}
+            except VouchError as exc:
+                raise UserInputError(f"database {name!r}: {exc.message}") from None
+
+    def open(self, name: str) -> Database:
+        try:
+            db = connect(self.target(name), config=self.config)
+        except VouchError as exc:  # the file went away or the server is down: say so, not where
+            log.error("database %r cannot be opened: %s", name, exc.message)
+            raise ApiError(503, "unavailable", f"database {name!r} cannot be opened now; the server log says why") from None
+        with self._profile_locks[name]:  # one build at a time when the file changed
+            db.profile()
+        return db
+
+
+# -- the ASGI guard: host, auth, content type, body size, headers ---------------------------
+
+class _Guard:
+    def __init__(self, app, options: ServerOptions) -> None:
+        self.app = app
+        self.options = options
+        self.allowed_hosts = ({h.lower() for h in options.allowed_hosts}
+                              if options.allowed_hosts is not None else None)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path: str = scope.get("path", "")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        method = scope.get("method", "GET")
+
+        if self.allowed_hosts is not None and _host_name(headers.get("host", "")) not in self.allowed_hosts:
+            return await _reply(scope, receive, send, 400, "bad_host",
+                                "this server answers only requests addressed to its own loopback name")
+
+        is_api = path.startswith("/api/")
+        if is_api and self.options.token and not _token_ok(headers.get("authorization", ""), self.options.token):
+            return await _reply(scope, receive, send, 401, "unauthorized",
+                                "this server needs a token: send 'Authorization: Bearer <VOUCH_TOKEN>'",
+                                headers={"WWW-Authenticate": 'Bearer realm="vouch"'})
+
+        if method in ("POST", "PUT", "PATCH"):
+            if is_api and not headers.get("content-type", "").split(";")[0].strip().lower().endswith("json"):
+                return await _reply(scope, receive, send, 415, "unsupported_media_type",
+                                    "send the request body as JSON (Content-Type: application/json)")
+            limit = self.options.max_body
+            declared = headers.get("content-length")
+            if declared is not None:
+                try:
+                    too_big = int(declared) > limit
+                except ValueError:
+                    return await _reply(scope, receive, send, 400, "bad_request", "Content-Length is not a number")
+                if too_big:
+                    return await _reply(scope, receive, send, 413, "too_large",
+                                        f"the request body is larger than the {limit}-byte limit")
+            chunks, size = [], 0
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                body = message.get("body", b"")
+                size += len(body)
+                if size > limit:
+                    return await _reply(scope, receive, send, 413, "too_large",
+                                        f"the request body is larger than the {limit}-byte limit")
+                chunks.append(body)
+                if not message.get("more_body", False):
+                    break
+            receive = _replay(b"".join(chunks), receive)
+
+        extra = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+        if path == "/" or path.startswith("/static/"):
+            extra += [(b"content-security-policy", _PAGE_CSP.encode()), (b"x-frame-options", b"DENY")]
+        if is_api:
+            extra.append((b"cache-control", b"no-store"))
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                message["headers"] = list(message.get("headers", [])) + extra
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _replay(body: bytes, receive):
+    """A ``receive`` that hands the app the already-read body, then defers to the server."""
+    sent = False
+
+    async def replay():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _token_ok(header: str, token: str) -> bool:
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+async def _reply(scope, receive, send, status: int, kind: str, message: str, headers: dict | None = None) -> None:
+    response = JSONResponse(_error_body(kind, message), status_code=status, headers=headers)
+    await response(scope, receive, send)
+
+
+# -- the app --------------------------------------------------------------------------------
+
+def create_app(options: ServerOptions, config: Config | None = None, *, warm: bool = True) -> FastAPI:
+    """The app for ``options``. ``warm`` opens every database once now (so a bad path fails
+    here, with the database's name) and builds or reads its profile."""
+    config = config or load_config()
+    dbs = Databases(options.databases, config)
+    unknown = sorted(set(options.examples) - set(dbs.names))
+    if unknown:
+        raise UserInputError(f"examples given for unknown database(s): {', '.join(unknown)}")
+    if warm:
+        dbs.warm(config)
+    # A plain thread semaphore, taken inside the worker: it works whatever event loop (or
+    # loops, under a test client) the app runs on, and bounds open connections.
+    slots = threading.BoundedSemaphore(max(1, options.max_concurrent))
+
+    app = FastAPI(
+        title="Vouch",
+        version=__version__,
+        description=("Vouch for SQL answers over configured databases. `POST /api/check` runs the model-free "
+                     "checks on SQL; `POST /api/ask` answers a question with the configured model. "
+                     "Errors are `{\"error\": {\"kind\", \"message\"}}`."),
+    )
+    app.state.options = options
+    app.state.databases = dbs
+    bearer = HTTPBearer(auto_error=False, description="VOUCH_TOKEN, when the server has one")
+
+    async def run_on(name: str, fn: Callable[[Database], Any]) -> Any:
+        """Open ``name`` in a worker thread, run ``fn`` there within the request's limit."""
+        dbs.target(name)  # 404 before any thread is used
+        deadline = _Deadline(options.request_timeout)
+
+        def job():
+            if not slots.acquire(timeout=max(0.0, deadline.left())):
+                raise ApiError(503, "busy", f"the server is busy with {options.max_concurrent} requests; try again")
+            try:
+                db = dbs.open(name)
+                try:
+                    _bound_by(db, deadline)
+                    return fn(db)
+                finally:
+                    db.close()
+            finally:
+                slots.release()
+
+        try:
+            with anyio.fail_after(options.request_timeout + _GRACE_S):
+                result = await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
+        except TimeoutError:
+            raise ApiError(504, "timeout", deadline.message()) from None
+        except ApiError:
+            raise
+        except ModelError as exc:
+            raise ApiError(502, exc.kind, exc.message) from None
+        except QueryTimeout as exc:
+            raise ApiError(504, exc.kind, exc.message) from None
+        except (UserInputError, SQLRejected) as exc:
+            raise ApiError(400, exc.kind, exc.message) from None
+        except VouchError as exc:
+            raise ApiError(500, exc.kind, exc.message) from None
+        except Exception:  # noqa: BLE001 - logged here; the client gets one line, never a traceback
+            log.exception("request on database %r failed", name)
+            raise ApiError(500, "internal", "the server failed on this request; the server log has the details") from None
+        if deadline.passed:
+            raise ApiError(504, "timeout", deadline.message())
+        return result
+
+    # -- errors ----------------------------------------------------------------------
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError):
+        return JSONResponse(_error_body(exc.kind, exc.message, **exc.extra), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError):
+        problems = []
+        for err in exc.errors():
+            if err.get("type") == "json_invalid":
+                detail = (err.get("ctx") or {}).get("error", "")
+                problems.append(f"the body is not valid JSON ({detail})" if detail else "the body is not valid JSON")
+                continue
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {err.get('msg', 'invalid')}")
+        message = "invalid request: " + "; ".join(problems) if problems else "invalid request body"
+        details = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in exc.errors()]
+        return JSONResponse(_error_body("bad_input", message, details=details), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Request, exc: StarletteHTTPException):
+        kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http")
+        message = "no such endpoint; see /docs" if exc.status_code == 404 else str(exc.detail)
+        return JSONResponse(_error_body(kind, message), status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+
+    # -- the page ------------------------------------------------------------------------
+    @app.get("/", include_in_schema=False)
+    async def page():
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    @app.get("/health", tags=["service"], summary="liveness; needs no token")
+    async def health():
+        return {"status": "ok", "version": __version__}
+
+    # -- the API ----------------------------------------------------------------------------
+    router = APIRouter(prefix="/api", dependencies=[Depends(bearer)])  # documents the token; _Guard enforces it
+
+    @router.get("/info", tags=["service"], summary="databases, whether ask is available, and the limits")
+    async def info():
+        available, kind, reason = _ask_status(options.model)
+        return {
+            "version": __version__,
+            "databases": dbs.names,
+            "auth": bool(options.token),
+            "ask": {"available": available, "kind": kind, "reason": reason, "model": _model_label(options.model)},
+            "limits": {"max_body_bytes": options.max_body, "request_timeout_s": options.request_timeout,
+                       "query_timeout_s": dbs.config.timeout, "max_rows": dbs.config.max_rows},
+        }
+
+    @router.get("/databases", tags=["databases"], summary="the configured databases, by name")
+    async def databases():
+        return {"databases": [
+            {"name": name, **dbs.meta.get(name, {}), "examples": len(options.examples.get(name, []))}
+            for name in dbs.names]}
+
+    @router.get("/profile/{name}", tags=["databases"], summary="the schema-and-data profile of a configured database")
+    async def profile(name: str):
+        def work(db: Database):
+            data = db.profile().model_dump(mode="json")
+            # The server-side path or URL is the server's business: clients know the name.
+            data["target"] = name
+            data["identity"] = hashlib.sha256(str(data.get("identity", "")).encode()).hexdigest()[:16]
+            return data
+
+        return JSONResponse(await run_on(name, work))
+
+    @router.get("/examples/{name}", tags=["databases"], summary="example questions and SQL for a database")
+    async def examples(name: str):
+        dbs.target(name)
+        return {"database": name, "examples": [_example(e) for e in options.examples.get(name, [])]}
+
+    @router.post("/check", tags=["answers"], summary="vouch for SQL answers to a question (no model)",
+                 responses={200: {"model": Answer, "description": "the `vouch check --json` Answer"},
+                            404: {"description": "unknown database"}, 413: {"description": "body too large"},
+                            422: {"description": "invalid body"}, 504: {"description": "past the time limit"}})
+    async def check(body: CheckRequest):
+        from .. import api
+
+        candidates = list(body.candidates)
+        for i, sql in enumerate(candidates):
+            if not sql.strip():
+                raise ApiError(422, "bad_input", f"invalid request: candidates.{i}: the SQL is empty")
+            if len(sql) > 20_000:
+                raise ApiError(422, "bad_input", f"invalid request: candidates.{i}: longer than 20000 characters")
+
+        def work(db: Database):
+            answer = api.check(db, body.question, candidates, answer_text=body.answer_text, hint=body.hint,
+                               rule=body.rule or dbs.config.rule, all_choices=body.all_choices)
+            return answer.model_dump(mode="json")
+
+        return JSONResponse(await run_on(body.db, work))
+
+    @router.post("/ask", tags=["answers"], summary="answer a question with the configured model",
+                 responses={200: {"description": "the `vouch ask --json` Answer"},
+                            501: {"description": "this build has no model-backed ask"},
+                            503: {"description": "no model configured"}})
+    async def ask(body: AskRequest):
+        available, kind, reason = _ask_status(options.model)
+        dbs.target(body.db)
+        if not available:
+            raise ApiError(501 if kind == "not_implemented" else 503, kind, reason)
+        from .. import api
+
+        kwargs: dict[str, Any] = {"model": options.model}
+        if body.k is not None:
+            kwargs["k"] = body.k
+        if body.hint:
+            kwargs["hint"] = body.hint
+
+        def work(db: Database):
+            answer = api.ask(db, body.question, **kwargs)
+            return answer.model_dump(mode="json") if hasattr(answer, "model_dump") else answer
+
+        return JSONResponse(await run_on(body.db, work))
+
+    app.include_router(router)
+    app.add_middleware(_Guard, options=options)
+    return app
+
+
+def _ask_status(model: str | None) -> tuple[bool, str | None, str | None]:
+    """Whether ``POST /api/ask`` can answer: the model-backed ``vouchsql.api.ask`` must exist
+    (it is imported lazily, so a build without it still serves ``check``) and a model must be
+    configured."""
+    from .. import api
+
+    if getattr(api, "ask", None) is None:
+        return False, "not_implemented", "this version of Vouch has no model-backed ask (vouchsql.api.ask is missing); use check"
+    if not model:
+        return False, "no_model", ("no model is configured: start the server with --model provider:model "
+                                   "or set VOUCH_MODEL; checking SQL works without one")
+    return True, None, None
+
+
+def _model_label(model: Any) -> str | None:
+    """The model as clients see it: ``provider:model``, with a replay cassette's folder left out."""
+    if not model:
+        return None
+    if not isinstance(model, str):  # a Model object (tests)
+        return f"{getattr(model, 'provider', '?')}:{getattr(model, 'name', '?')}"
+    provider, _, name = model.partition(":")
+    return f"{provider}:{Path(name).name}" if provider.lower() == "replay" else model
+
+
+def _example(e: dict) -> dict:
+    return {k: e.get(k) for k in ("title", "question", "sql", "alt_sql", "shows")}

@@ -1,0 +1,151 @@
+"""``vouch serve`` and ``vouch demo --serve``. ``register(sub, common)`` adds the ``serve``
+command to the CLI; ``add_demo_options`` and ``serve_demo`` are what the ``demo`` command
+calls. FastAPI and uvicorn are imported only when a server really starts."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from rich.console import Console
+
+from ..errors import UserInputError
+from ..settings import Config
+
+TOKEN_ENV = "VOUCH_TOKEN"
+MODEL_ENV = "VOUCH_MODEL"
+MIN_TOKEN_CHARS = 16
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("serve", parents=[common],
+                       help="serve the HTTP API and the web page (needs the [server] extra)",
+                       description="Serve the JSON API (/api/check, /api/ask, /api/databases, /api/profile/NAME, "
+                                   "/health, docs at /docs) and the web page at /. Clients name databases; they "
+                                   "never send paths. Off loopback a token is required: set VOUCH_TOKEN.")
+    p.add_argument("--db", action="append", default=[], metavar="NAME=PATH",
+                   help="a database to serve under NAME (repeatable); a bare PATH is served under its file name")
+    _add_listen_options(p)
+    p.set_defaults(handler=run_serve_command)
+
+
+def add_demo_options(parser) -> None:
+    """The ``vouch demo`` options for serving: ``--serve``, ``--host``, ``--port``, ``--model``."""
+    parser.add_argument("--serve", action="store_true", help="serve the web page on the demo database with its examples")
+    _add_listen_options(parser)
+
+
+def _add_listen_options(p) -> None:
+    p.add_argument("--host", default="127.0.0.1",
+                   help="interface to listen on (default 127.0.0.1; any other needs VOUCH_TOKEN)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--model", default=None, metavar="PROVIDER:MODEL",
+                   help="model for /api/ask (default: VOUCH_MODEL); without one only check is served")
+    p.add_argument("--request-timeout", type=float, default=None, metavar="SECONDS",
+                   help="time limit of one request, all its queries and model calls together (default 120)")
+
+
+def parse_db_specs(specs: list[str]) -> dict[str, str]:
+    """``NAME=PATH`` (or a bare path or URL, named after its file) → {name: target}."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, sep, target = spec.partition("=")
+        if not sep or not _NAME.match(name):  # a bare path, or a URL whose query holds '='
+            target = spec
+            stem = Path(spec.rstrip("/").split("?", 1)[0]).stem or "db"
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", stem).lstrip("_.-")[:64] or "db"
+        if not target.strip():
+            raise UserInputError(f"--db {spec!r}: no path after '='; write --db NAME=PATH")
+        if name in out:
+            raise UserInputError(f"two databases are named {name!r}; give each --db a distinct NAME=PATH")
+        out[name] = target
+    return out
+
+
+def resolve_model(option: str | None, config: Config) -> str | None:
+    return option or getattr(config, "model", None) or os.environ.get(MODEL_ENV) or None
+
+
+def check_listen(host: str, token: str | None) -> None:
+    """Refuse to start unguarded: off loopback a token is required, and any token given must
+    be long enough to guess badly."""
+    from .app import is_loopback
+
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise UserInputError(f"{TOKEN_ENV} is shorter than {MIN_TOKEN_CHARS} characters; use a long random one "
+                             f"(python -c \"import secrets; print(secrets.token_urlsafe(32))\")")
+    if not is_loopback(host) and not token:
+        raise UserInputError(f"refusing to listen on {host} without a token: set {TOKEN_ENV} to a long random "
+                             f"string (clients send 'Authorization: Bearer <token>'), or listen on 127.0.0.1")
+
+
+def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", port: int = 8000, *,
+          model: str | None = None, examples: dict[str, list[dict]] | None = None,
+          request_timeout: float | None = None, console: Console | None = None) -> int:
+    """Start the server and block until it stops. Returns an exit code."""
+    out = console or Console()
+    token = os.environ.get(TOKEN_ENV) or None
+    check_listen(host, token)
+    if not databases:
+        raise UserInputError("no database to serve: give --db NAME=PATH (repeatable), or run 'vouch demo --serve'")
+    if not (0 < port < 65536):
+        raise UserInputError(f"--port {port} is not a port number (1–65535)")
+    if request_timeout is not None and not (0 < request_timeout < float("inf")):
+        raise UserInputError("--request-timeout must be a number of seconds > 0")
+    try:
+        import uvicorn
+
+        from .app import DEFAULT_REQUEST_TIMEOUT, LOOPBACK_NAMES, ServerOptions, create_app, is_loopback
+    except ImportError as exc:
+        raise UserInputError(f"the server needs FastAPI and uvicorn: pip install 'vouchsql[server]' ({exc})") from None
+
+    options = ServerOptions(
+        databases=databases, token=token, model=model, examples=examples or {},
+        request_timeout=request_timeout or DEFAULT_REQUEST_TIMEOUT,
+        allowed_hosts=[*LOOPBACK_NAMES, host] if is_loopback(host) else None,
+    )
+    out.print(f"Opening {len(databases)} database(s): {', '.join(databases)} …", highlight=False)
+    app = create_app(options, config)
+    shown = f"[{host}]" if ":" in host else host
+    out.print(f"[bold green]Vouch[/] on http://{shown}:{port}/  (API docs: /docs)", highlight=False)
+    if token:
+        out.print(f"Token required: clients send 'Authorization: Bearer ${TOKEN_ENV}'.", highlight=False)
+    if not model:
+        out.print(f"No model configured: ask is off (--model PROVIDER:MODEL or {MODEL_ENV}); check works.",
+                  highlight=False)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info",
+                                           server_header=False, proxy_headers=False))
+    try:
+        server.run()
+    except SystemExit:  # uvicorn exits (3) when it cannot bind; its log line above says why
+        pass
+    if not server.started:
+        Console(stderr=True).print(f"error: could not listen on {shown}:{port} (see the message above)",
+                                   highlight=False, markup=False)
+        return 1
+    return 0
+
+
+def serve_demo(config: Config, host: str = "127.0.0.1", port: int = 8000, *, model: str | None = None,
+               out: str | None = None, seed: int | None = None, request_timeout: float | None = None,
+               console: Console | None = None) -> int:
+    """Build the demo database and serve it as ``demo`` with its examples ready to click."""
+    from .. import api
+    from ..demo import EXAMPLES
+
+    path = api.build_demo(out, seed=seed, config=config)
+    return serve({"demo": str(path)}, config, host, port, model=resolve_model(model, config),
+                 examples={"demo": EXAMPLES}, request_timeout=request_timeout, console=console)
+
+
+def run_serve_command(args, config: Config, console: Console) -> int:
+    return serve(parse_db_specs(args.db), config, args.host, args.port,
+                 model=resolve_model(args.model, config), request_timeout=args.request_timeout, console=console)
+
+
+def run_demo_serve(args, config: Config, console: Console) -> int:
+    """What ``vouch demo --serve`` runs (``args`` from a parser given ``add_demo_options``)."""
+    return serve_demo(config, args.host, args.port, model=args.model, out=getattr(args, "out", None),
+                      seed=getattr(args, "seed", None), request_timeout=args.request_timeout, console=console)
