@@ -2,7 +2,7 @@
 the evidence allows."""
 
 from .answer import Answer, CheckResult, Choice, Result, Verdict
-from .api import build_demo, check, connect
+from .api import ask, build_demo, check, connect, refine
 from .db import Database
 from .errors import (ExecutionError, ModelError, QueryTimeout, SQLRejected, UserInputError,
                      VouchError)
@@ -10,7 +10,7 @@ from .errors import (ExecutionError, ModelError, QueryTimeout, SQLRejected, User
 __version__ = "0.1.0"
 
 __all__ = [
-    "connect", "check", "build_demo", "Database", "Answer", "Result", "CheckResult", "Choice", "Verdict",
+    "connect", "check", "ask", "refine", "build_demo", "Database", "Answer", "Result", "CheckResult", "Choice", "Verdict",
     "VouchError", "UserInputError", "SQLRejected", "ExecutionError", "QueryTimeout", "ModelError",
     "__version__",
 ]

@@ -81,6 +81,61 @@ class Agreement(BaseModel):
     truncated_pairs: int = 0
 
 
+class Premise(BaseModel):
+    """The assess step's verdict on the question itself (PremiseSQL): valid, or one of the
+    nine typed flaws (``vouchsql.premise.TAXONOMY``) with a reason and a clarifying question."""
+
+    is_valid: bool
+    flaw_code: str | None = None
+    reason: str = ""
+    clarification: str | None = None
+
+
+class StageUsage(BaseModel):
+    """Model calls of one stage. ``calls`` counts prompts answered (a repair is a call);
+    ``requests`` counts requests sent to the provider (retries included; 0 when answered from
+    the response cache); ``cached`` counts calls answered from the cache or a cassette.
+    ``latency_ms`` (summed over calls) and ``wall_ms`` (the stage's elapsed time) are timings."""
+
+    calls: int = 0
+    requests: int = 0
+    cached: int = 0
+    repairs: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: float = 0.0
+    wall_ms: float = 0.0
+
+
+class Usage(BaseModel):
+    """What answering cost: the model, the prompts by content hash, calls per stage
+    (``assess``, ``generate``, ``write``) and the number of sequential rounds of calls."""
+
+    model: str
+    prompts: dict[str, str] = Field(default_factory=dict)
+    stages: dict[str, StageUsage] = Field(default_factory=dict)
+    total: StageUsage = Field(default_factory=StageUsage)
+    rounds: int = 0
+
+
+class Interpretation(BaseModel):
+    """One interpretation ``ask`` computed. ``text`` is the full request with exactly this
+    interpretation (what phase 1 asked); ``clause`` the one sentence phase 2 appends to the
+    request, word for word, when the user picks it. ``stated`` and ``assumptions`` come from
+    the shown sample. The shown interpretation's answer is the top-level Answer (its
+    ``answer`` is null); every other one carries its own checked ``answer``."""
+
+    text: str
+    clause: str = ""
+    stated: str | None = None
+    assumptions: list[str] = Field(default_factory=list)
+    shown: bool = False
+    picked: bool = False
+    same_result_as: int | None = None
+    answer: "Answer | None" = None
+
+
 class Answer(BaseModel):
     question: str
     shown: Shown
@@ -92,3 +147,11 @@ class Answer(BaseModel):
     verdict: Verdict
     answer_text: str | None = None
     hint: str | None = None
+    # Set by ``ask`` / ``refine`` (null or empty from ``check``):
+    premise: Premise | None = None
+    interpretations: list[Interpretation] = Field(default_factory=list)
+    text: str | None = None
+    usage: Usage | None = None
+
+
+Interpretation.model_rebuild()

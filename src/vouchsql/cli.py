@@ -12,6 +12,7 @@ from rich.text import Text
 from . import __version__
 from . import api
 from .errors import SQLRejected, UserInputError, VouchError
+from . import ask_cli
 from .evals import cli as evals_cli
 from .server import cli as server_cli
 from .settings import SETTINGS, load_config, settings_markdown
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     evals_cli.register(p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True), common)
 
     server_cli.register(sub, common)
+    ask_cli.register(sub, common)
 
     p = sub.add_parser("config", parents=[common], help="show the settings in effect and where each came from")
     p.add_argument("--markdown", action="store_true", help="print the settings table as Markdown")

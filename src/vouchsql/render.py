@@ -178,3 +178,85 @@ def print_answer_brief(console: Console, title: str, answer) -> None:
             n = choice.result.row_count if choice.result is not None else "?"
             console.print(Text(f"      open choice — {choice.type}: ", style="magenta") +
                           Text(f"{choice.description} (the other interpretation returns {n} rows)"))
+
+
+def print_ask_answer(console: Console, answer, show_all_checks: bool = False) -> None:
+    """``vouch ask``: the verdict badge and its reasons first, then the premise (when flawed),
+    the answer text, the interpretation computed, the alternatives, the result table, the
+    SQL, the checks that fired and what the model calls cost."""
+    from .premise import flaw_name
+
+    v = answer.verdict
+    head = Text()
+    head.append(f" {v.gate.upper()} ", style=_GATE_STYLE[v.gate])
+    head.append(f"  score {v.score:.2f} ({v.rule}; not a probability)")
+    if answer.agreement is not None:
+        head.append(f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} sample(s)")
+    console.print(head)
+    for reason in v.reasons:
+        console.print(f"  • {reason}", highlight=False)
+    console.print(Text(f"\nQuestion: {answer.question}", style="bold"))
+    p = answer.premise
+    if p is not None and not p.is_valid:
+        console.print(Text(f"Premise flawed — {p.flaw_code} {flaw_name(p.flaw_code)}: ", style="bold red")
+                      + Text(p.reason or ""))
+        if p.clarification:
+            console.print(Text("To answer, Vouch needs to know: ", style="bold") + Text(p.clarification))
+    if answer.text and (p is None or p.is_valid):
+        console.print(Panel(Text(answer.text), title="Answer", title_align="left",
+                            border_style={"pass": "green", "flag": "yellow", "abstain": "red"}[v.gate]))
+    interps = answer.interpretations
+    shown = next((i for i in interps if i.shown), None)
+    if shown is not None and (shown.stated or shown.assumptions):
+        line = Text("Interpretation: ", style="bold")
+        line.append(shown.stated or "(not stated)")
+        console.print(line)
+        for a in shown.assumptions:
+            console.print(Text(f"  assumes: {a}", style="dim"))
+    if len(interps) > 1:
+        console.print(Text("\nInterpretations (pick one with --pick N):", style="bold magenta"))
+        for n, interp in enumerate(interps, 1):
+            mark = "shown" if interp.shown else "picked" if interp.picked else ""
+            line = Text(f"  {n}. ", style="bold") + Text(interp.text)
+            if mark:
+                line.append(f"  [{mark}]", style="green")
+            console.print(line)
+            alt = interp.answer
+            if alt is None:
+                continue
+            if interp.same_result_as is not None:
+                console.print(Text(f"     same result as {interp.same_result_as + 1}", style="dim"))
+                continue
+            tail = Text("     ")
+            tail.append(f" {alt.verdict.gate.upper()} ", style=_GATE_STYLE[alt.verdict.gate])
+            tail.append(f" {alt.text or ''}")
+            console.print(tail)
+            if alt.shown.result.error is None:
+                console.print(result_table(alt.shown.result, limit=5))
+    for choice in answer.choices:
+        console.print(Text(f"\nOpen choice — {choice.type}: ", style="bold magenta") + Text(choice.description))
+        console.print(Panel(choice.sql, title="other interpretation", title_align="left", border_style="dim"))
+    result = answer.shown.result
+    if answer.shown.sql:
+        if result.error is not None:
+            console.print(Text(f"The shown SQL did not run ({result.error.kind}): {result.error.message}", style="red"))
+        else:
+            print_result(console, result)
+        console.print(Panel(answer.shown.sql, title="SQL", title_align="left", border_style="dim"))
+    fired = [c for c in answer.checks if c.fired]
+    shown_checks = answer.checks if show_all_checks else fired
+    if shown_checks:
+        console.print(Text("Checks" + ("" if show_all_checks else " that fired"), style="bold"))
+        for c in shown_checks:
+            style = {"veto": "red", "cap": "yellow", "signal": "cyan"}[c.kind] if c.fired else "green"
+            console.print(Text(f"  {'✗' if c.fired else '✓'} {c.name} ({c.kind}): ", style=style) + Text(c.detail))
+    elif answer.checks:
+        console.print(Text(f"No check fired ({len(answer.checks)} run).", style="green"))
+    u = answer.usage
+    if u is not None:
+        calls = " + ".join(f"{s.calls} {name}" for name, s in u.stages.items() if s.calls)
+        line = (f"{u.model}: {calls or 'no'} call(s) in {u.rounds} round(s); "
+                f"{u.total.input_tokens:,} tokens in, {u.total.output_tokens:,} out")
+        if u.total.cached:
+            line += f"; {u.total.cached} answered from the cache"
+        console.print(Text(line, style="dim"), highlight=False)

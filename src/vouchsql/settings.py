@@ -58,6 +58,27 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(f"must be >= 0, got {text!r}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not (0 <= value < float("inf")):
+        raise ValueError(f"must be a number >= 0, got {text!r}")
+    return value
+
+
+def _temperature(text: str) -> float:
+    value = float(text)
+    if not (0 <= value <= 2):
+        raise ValueError(f"must be between 0 and 2, got {text!r}")
+    return value
+
+
 RULES = ("designed", "v2", "agreement_first", "v3")
 
 
@@ -81,6 +102,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("cache_dir", None, "Where profiles and the demo database are cached (default: the user cache directory).", str),
     Setting("no_cache", False, "Recompute the profile instead of reading the on-disk cache.", _bool),
     Setting("rule", "agreement_first", "Scoring rule for the gate: designed, v2, agreement_first or v3.", _rule),
+    Setting("samples", 5, "SQL samples `vouch ask` draws per interpretation (its --k).", _positive_int),
+    Setting("base_url", None, "Base URL of the model endpoint, e.g. an OpenAI-compatible server (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the vendor's).", str),
+    Setting("model_timeout", 60.0, "Seconds one model request may take before it is retried.", _positive_float),
+    Setting("max_retries", 3, "Retries of a model request after a timeout, a 429 or a 5xx.", _non_negative_int),
+    Setting("retry_backoff", 1.0, "Seconds before the first retry; each further retry waits twice as long.", _non_negative_float),
+    Setting("concurrency", 8, "Model requests in flight at once.", _positive_int),
+    Setting("temperature", 0.7, "Sampling temperature of the K generate calls (assess and write use 0).", _temperature),
+    Setting("no_model_cache", False, "Send every model request instead of reading the on-disk response cache.", _bool),
+    Setting("definitions", None, "A TOML (or YAML) file of recorded definitions and routing rules: given to the model, and its rules checked on the SQL (definition_rule).", str),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -96,6 +126,15 @@ class Config:
     cache_dir: str | None = None
     no_cache: bool = False
     rule: str = "agreement_first"
+    samples: int = 5
+    base_url: str | None = None
+    model_timeout: float = 60.0
+    max_retries: int = 3
+    retry_backoff: float = 1.0
+    concurrency: int = 8
+    temperature: float = 0.7
+    no_model_cache: bool = False
+    definitions: str | None = None
     sources: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .bad_join import BadJoin
 from .base import Check, CheckContext
+from .definition_rule import DefinitionRule
 from .join_drop import JoinDrop
 from .join_fanout import JoinFanout
 from .missing_table import MissingTable
@@ -22,6 +23,7 @@ CHECKS: tuple[Check, ...] = (
     TruncatedResult(),
     JoinFanout(),
     JoinDrop(),
+    DefinitionRule(),
 )
 
 

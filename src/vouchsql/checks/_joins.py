@@ -31,7 +31,7 @@ def alias_for(select: exp.Select, table: str) -> str | None:
 
 def run_counts(ctx: CheckContext, probe: exp.Select) -> tuple | None:
     try:
-        rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), timeout=ctx.db.config.timeout)
+        rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), timeout=ctx.db.config.timeout, from_tree=True)
     except VouchError:
         return None
     return tuple(rows[0]) if rows else None

@@ -226,6 +226,9 @@ class AggregationLevel:
             ref = scope.resolve(g) if isinstance(g, exp.Column) else None
             if ref is not None:
                 grouped.add((ref.alias.lower(), ref.column.lower()))
+                key = entity_key(ctx.profile, ref.table)
+                if key and is_unique(ctx.profile, ref.table, ref.column):
+                    grouped.add((ref.alias.lower(), key.lower()))  # a unique column groups its entity
         entity = None
         for e in scope.edges():
             for near, far in ((e.left, e.right), (e.right, e.left)):

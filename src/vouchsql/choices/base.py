@@ -82,7 +82,7 @@ class ChoiceContext:
         if self.over_budget:
             return None
         sql = tree if isinstance(tree, str) else self.to_sql(tree)
-        result = self.db.execute(sql, timeout=self._timeout())
+        result = self.db.execute(sql, timeout=self._timeout(), from_tree=not isinstance(tree, str))
         self.spent_ms += result.elapsed_ms
         self.queries += 1
         return result if result.ok else None
@@ -93,7 +93,7 @@ class ChoiceContext:
             return None
         start = time.perf_counter()
         try:
-            rows = self.db.query(self.to_sql(tree), timeout=self._timeout(), max_rows=1)
+            rows = self.db.query(self.to_sql(tree), timeout=self._timeout(), max_rows=1, from_tree=True)
         except VouchError:
             return None
         finally:

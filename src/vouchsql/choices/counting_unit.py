@@ -137,5 +137,9 @@ def _grouped(select: exp.Select, scope: Scope) -> set[tuple[str, str]]:
             ref = scope.resolve(g)
             if ref is not None:
                 out.add((ref.alias.lower(), ref.column.lower()))
+                key = entity_key(scope.profile, ref.table)
+                if key and is_unique(scope.profile, ref.table, ref.column):
+                    # A unique column (a name) groups one row of its table, as its key would.
+                    out.add((ref.alias.lower(), key.lower()))
     return out
 

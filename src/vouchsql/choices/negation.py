@@ -6,10 +6,17 @@ Read only when the question negates (not, never, no, without, none, n't). Forms:
   <correlation> AND cond)`` read "no related row matches"; the alternative reads "some related
   row does not match": ``p.key IN (SELECT c.fk FROM c WHERE NOT (cond))`` (``EXISTS`` with
   ``NOT (cond)``).
+  The subquery may join several tables (inner joins); the equalities that join them are kept,
+  only its filters are negated.
 - ``c.col <> v`` (also ``NOT c.col = v``, ``NOT IN (…)``, ``NOT LIKE``) on the many side of a
   join whose output columns all come from the one side p: it keeps every p with at least
   one non-matching c row; the alternative keeps the p with no matching c row:
-  ``p.key NOT IN (SELECT c.fk FROM c WHERE c.col = v)``.
+  ``p.key NOT IN (SELECT x.fk FROM x … WHERE c.col = v)``, where x is the table p joins to
+  and the subquery keeps the joins from x on (c may be x, or further along the joins). Read
+  only when p joins the rest by one equality and the joins can repeat p's rows.
+- the anti-join ``p LEFT JOIN c ON <p = c> AND cond WHERE c.col IS NULL`` (col never NULL in
+  c, and c read nowhere else) reads "no related row matches cond"; the alternative reads
+  "some related row does not match": ``p.key IN (SELECT c.fk FROM c WHERE NOT (cond))``.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import re
 from sqlglot import exp
 
 from ..answer import Choice
-from ._read import Scope, conjuncts, edit_copy, is_unique, selects, set_where, twin, entity_word
+from ._read import Scope, conjuncts, edit_copy, entity_word, from_node, own_nodes, selects, set_where, twin
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon
 
@@ -36,7 +43,8 @@ class Negation:
         out: list[Choice] = []
         for select in selects(ctx.tree):
             for part in conjuncts(select.args.get("where")):
-                choice = self._none_to_some(ctx, part) or self._some_to_none(ctx, select, part)
+                choice = (self._none_to_some(ctx, part) or self._some_to_none(ctx, select, part)
+                          or self._anti_join(ctx, select, part))
                 if choice is not None:
                     out.append(choice)
         return out
@@ -52,13 +60,16 @@ class Negation:
             sub = inner.this
         else:
             return None
-        if not isinstance(sub, exp.Select) or sub.args.get("joins") or sub.args.get("group"):
+        if not isinstance(sub, exp.Select) or sub.args.get("group") or not _inner_joins(sub):
             return None
         sub_scope = Scope(sub, ctx.profile)
-        if sub_scope.other_sources or not sub_scope.by_alias:
+        if sub_scope.other_sources or not sub_scope.by_alias or sub_scope.has_using_or_natural():
             return None
         parts = conjuncts(sub.args.get("where"))
-        local = [p for p in parts if _local(sub_scope, p)]
+        edges = {id(e.node) for e in sub_scope.edges()}
+        # The condition negated is what the subquery's rows must match: its filters, not the
+        # equalities that join its tables (those stay as they are).
+        local = [p for p in parts if _local(sub_scope, p) and id(p) not in edges]
         if not local:
             return None
         correlated = [p for p in parts if not any(p is q for q in local)]
@@ -74,7 +85,7 @@ class Negation:
         res = ctx.run(alt_root)
         if res is None:
             return None
-        table = next(iter(sub_scope.by_alias.values()))[1].name
+        table = sub_scope.table(sub_scope.order[0]).name  # the related rows: the subquery's first table
         text = (f"the query keeps rows with no {entity_word(table)} where {cond.sql(dialect=ctx.dialect)}; the "
                 f"alternative reads the negation as some {entity_word(table)} that does not match")
         return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
@@ -82,10 +93,10 @@ class Negation:
     # -- c.col <> v over a join  →  p.key NOT IN (SELECT c.fk … WHERE c.col = v) -------------
     def _some_to_none(self, ctx: ChoiceContext, select: exp.Select, part: exp.Expression) -> Choice | None:
         positive = _positive(part)
-        if positive is None or not select.args.get("joins"):
+        if positive is None or not select.args.get("joins") or not _inner_joins(select):
             return None
         scope = Scope(select, ctx.profile)
-        if scope.other_sources:
+        if scope.other_sources or scope.has_using_or_natural():
             return None
         aliases = scope.aliases_in(part)
         if aliases is None or len(aliases) != 1:
@@ -100,21 +111,25 @@ class Negation:
         if len(shown_aliases) != 1 or c_alias in shown_aliases:
             return None
         p_alias = next(iter(shown_aliases))
-        edge = next((e for e in scope.edges() if {e.left.alias.lower(), e.right.alias.lower()} == {p_alias, c_alias}), None)
-        if edge is None:
-            return None
-        p_end, c_end = (edge.left, edge.right) if edge.left.alias.lower() == p_alias else (edge.right, edge.left)
-        if is_unique(ctx.profile, c_end.table, c_end.column):
+        edges = scope.edges()
+        p_edges = [e for e in edges if p_alias in (e.left.alias.lower(), e.right.alias.lower())]
+        if len(p_edges) != 1:
+            return None  # p joined to the rest by more (or less) than one equality: do not guess
+        edge = p_edges[0]
+        p_end, x_end = (edge.left, edge.right) if edge.left.alias.lower() == p_alias else (edge.right, edge.left)
+        if not scope.fans_out(p_alias):
             return None  # one related row per entity: "not" has one reading
-        c_node = scope.by_alias[c_alias][0]
-        sub = exp.Select(expressions=[exp.column(c_end.column, table=c_node.alias_or_name)])
-        sub.set("from_" if "from_" in exp.Select.arg_types else "from", exp.From(this=c_node.copy()))
+        sub = self._related(scope, select, p_alias, edge)
+        if sub is None:
+            return None
         conds = [positive]
-        cp = ctx.profile.column(c_end.table, c_end.column)
+        x_node = scope.by_alias[x_end.alias.lower()][0]
+        x_col = exp.column(x_end.column, table=x_node.alias_or_name)
+        cp = ctx.profile.column(x_end.table, x_end.column)
         if cp is None or cp.null_count:
-            conds.append(exp.Not(this=exp.Is(this=exp.column(c_end.column, table=c_node.alias_or_name),
-                                             expression=exp.Null())))
-        set_where(sub, conds)
+            conds.append(exp.Not(this=exp.Is(this=x_col.copy(), expression=exp.Null())))
+        sub.set("expressions", [x_col])
+        set_where(sub, conjuncts(sub.args.get("where")) + conds)
         alt_root, alt = edit_copy(ctx.tree, select)
         kept = [p.copy() for p in conjuncts(select.args.get("where")) if p is not part]
         key = exp.column(p_end.column, table=p_end.alias)
@@ -123,11 +138,117 @@ class Negation:
         res = ctx.run(alt_root)
         if res is None:
             return None
-        p_table, c_table = p_end.table, c_end.table
-        p_word, c_word = entity_word(p_table), entity_word(c_table)
+        p_word, c_word = entity_word(p_end.table), entity_word(x_end.table)  # x: the rows related to p
         text = (f"{part.sql(dialect=ctx.dialect)} keeps every {p_word} with at least one {c_word} that does not "
                 f"match; the alternative keeps each {p_word} with no matching {c_word}")
         return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+
+    # -- LEFT JOIN c ON <edge> AND cond WHERE c.col IS NULL  →  IN (SELECT … WHERE NOT (cond)) --
+    def _anti_join(self, ctx: ChoiceContext, select: exp.Select, part: exp.Expression) -> Choice | None:
+        if not (isinstance(part, exp.Is) and isinstance(part.expression, exp.Null)
+                and isinstance(part.this, exp.Column)):
+            return None
+        scope = Scope(select, ctx.profile)
+        if scope.other_sources or scope.has_using_or_natural():
+            return None
+        ref = scope.resolve(part.this)
+        if ref is None:
+            return None
+        c_alias = ref.alias.lower()
+        join = next((j for j in select.args.get("joins") or [] if j.this.alias_or_name.lower() == c_alias), None)
+        if join is None or (join.side or "").upper() != "LEFT" or join.args.get("on") is None:
+            return None
+        cp = ctx.profile.column(ref.table, ref.column)
+        if cp is None or cp.null_count:
+            return None  # a NULL there need not mean "no matching row"
+        on_parts = conjuncts(join.args["on"])
+        edges = [e for e in scope.edges() if any(e.node is c for c in on_parts)
+                 and c_alias in (e.left.alias.lower(), e.right.alias.lower())]
+        if len(edges) != 1:
+            return None
+        edge = edges[0]
+        c_end, p_end = (edge.left, edge.right) if edge.left.alias.lower() == c_alias else (edge.right, edge.left)
+        local = [c for c in on_parts if c is not edge.node]
+        if not local or any(scope.aliases_in(c) != {c_alias} or c.find(exp.Select) for c in local):
+            return None  # no condition on the related rows: "no related row at all" has one reading
+        # c must be read nowhere else: the alternative drops its join.
+        for node in own_nodes(select, exp.Column):
+            if node.find_ancestor(exp.Join) is join or node.find_ancestor(exp.Is) is part:
+                continue
+            r = scope.resolve(node)
+            if r is None or r.alias.lower() == c_alias:
+                return None
+        c_node = join.this
+        cond = exp.and_(*[c.copy() for c in local])
+        c_col = exp.column(c_end.column, table=c_node.alias_or_name)
+        sub = exp.Select(expressions=[c_col])
+        sub.set("from_" if "from_" in exp.Select.arg_types else "from", exp.From(this=c_node.copy()))
+        set_where(sub, [exp.Not(this=exp.Paren(this=cond))])
+        alt_root, alt = edit_copy(ctx.tree, select)
+        alt.set("joins", [j.copy() for j in select.args["joins"] if j is not join] or None)
+        key = exp.column(p_end.column, table=p_end.alias)
+        new_part = exp.In(this=key, query=exp.Subquery(this=sub))
+        set_where(alt, [new_part if p is part else p.copy() for p in conjuncts(select.args.get("where"))])
+        res = ctx.run(alt_root)
+        if res is None:
+            return None
+        p_word, c_word = entity_word(p_end.table), entity_word(c_end.table)
+        text = (f"the LEFT JOIN with {part.sql(dialect=ctx.dialect)} keeps each {p_word} with no {c_word} where "
+                f"{cond.sql(dialect=ctx.dialect)}; the alternative reads the negation as some {c_word} that does "
+                f"not match")
+        return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+
+    @staticmethod
+    def _related(scope: Scope, select: exp.Select, p_alias: str, edge) -> exp.Select | None:
+        """``SELECT … FROM`` every table of ``select`` but p, joined as in ``select`` (the
+        join to p dropped): the rows related to p. ``None`` when the joins cannot be kept
+        without p (a join condition that also reads p, or a table joined only in WHERE)."""
+        f = from_node(select)
+        sources = [f.this] + [j.this for j in select.args.get("joins") or []]
+        ons = [None] + [j.args.get("on") for j in select.args.get("joins") or []]
+        sub = exp.Select()
+        placed: set[str] = set()
+        for node, on in zip(sources, ons):
+            alias = node.alias_or_name.lower()
+            if alias == p_alias:
+                continue
+            parts = [c for c in conjuncts(on) if c is not edge.node]
+            for c in parts:
+                refs = scope.aliases_in(c)
+                if refs is None or p_alias in refs or not refs <= placed | {alias}:
+                    return None
+            if not placed:
+                # Conditions on the first table kept (from its join to p) restrict which of its
+                # rows are related: they go to the subquery's WHERE.
+                sub.set("where", exp.Where(this=exp.and_(*[c.copy() for c in parts])) if parts else None)
+                sub.set("from_" if "from_" in exp.Select.arg_types else "from", exp.From(this=node.copy()))
+            else:
+                if not parts:
+                    return None
+                sub.append("joins", exp.Join(this=node.copy(), on=exp.and_(*[c.copy() for c in parts])))
+            placed.add(alias)
+        if any(e.node is not edge.node and p_alias in (e.left.alias.lower(), e.right.alias.lower())
+               for e in scope.edges()):
+            return None
+        if not placed:
+            return None
+        # Join equalities written in WHERE (FROM a, b WHERE a.x = b.y) are not read here.
+        for c in conjuncts(select.args.get("where")):
+            if any(c is e.node for e in scope.edges()):
+                return None
+        return sub
+
+
+def _inner_joins(select: exp.Select) -> bool:
+    """Every join of ``select`` is an inner join (``JOIN … ON``, or a comma join)."""
+    for join in select.args.get("joins") or []:
+        side = (join.side or "").upper()
+        kind = (join.kind or "").upper()
+        if side or kind not in ("", "INNER", "CROSS") or join.args.get("using"):
+            return False
+        if kind == "CROSS" and join.args.get("on") is not None:
+            return False
+    return True
 
 
 def _local(scope: Scope, part: exp.Expression) -> bool:

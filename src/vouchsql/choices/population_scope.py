@@ -1,12 +1,13 @@
 """Population scope: keep entities with no related rows? (SpecBridge: "population scope").
 
 Form read: the outer SELECT groups by columns of one table P and aggregates over tables
-joined to it with inner joins (``JOIN … ON``). Entities of P with no related rows vanish from
-such a result. The alternative keeps them: every join becomes a ``LEFT JOIN`` (P first; a
-two-table join written the other way round is turned around), WHERE conditions on the joined
-tables move into their ``ON`` so they do not undo the outer join, and ``COUNT(*)`` becomes
-``COUNT(<last joined table>.<key>)`` so the kept entities count zero. SUM and AVG stay as
-they are (NULL for an entity with no rows).
+joined to it with inner joins (``JOIN … ON``, or ``FROM a, b WHERE a.x = b.y``). Entities of P
+with no related rows vanish from such a result. The alternative keeps them: the joins are
+rewritten as ``LEFT JOIN``s starting from P (each table placed once a join condition links it
+to the tables before it, so a query written from the many side is turned around), WHERE
+conditions on the joined tables move into their ``ON`` so they do not undo the outer join,
+and ``COUNT(*)`` becomes ``COUNT(<last joined table>.<key>)`` so the kept entities count
+zero. SUM and AVG stay as they are (NULL for an entity with no rows).
 
 The profile rules the choice out when a single join's key overlap shows every P key has
 related rows (and no filter narrows the related side); then nothing runs.
@@ -26,7 +27,7 @@ class PopulationScope:
     type = "population_scope"
     lexicon = Lexicon(phrases=("including those with none", "including those without", "even those without",
                                "even if", "with no", "without any", "zero", "none", "at all", "who have",
-                               "that have", "which have", "with at least one", "only those", "including empty"))
+                               "that have", "which have", "who has", "that has", "which has", "with at least one", "only those", "including empty"))
 
     def detect(self, ctx: ChoiceContext) -> list[Choice]:
         choice = self._grouped(ctx)
@@ -41,48 +42,70 @@ class PopulationScope:
             return None
         joins = select.args["joins"]
         for join in joins:
-            if (join.side or "") or (join.kind or "").upper() not in ("", "INNER") or join.args.get("on") is None:
+            kind = (join.kind or "").upper()
+            if (join.side or "") or kind not in ("", "INNER", "CROSS"):
                 return None
-        if any(s for s in scope.edges() if any(s.node is c for c in conjuncts(select.args.get("where")))):
-            return None  # joins written in WHERE: no ON to move conditions into
+            if kind == "CROSS" and join.args.get("on") is not None:
+                return None
         p_alias = self._grouped_table(select, scope)
         if p_alias is None or not any(own_nodes(p, exp.AggFunc) for p in select.expressions):
             return None
         order = scope.order
-        swap = p_alias != order[0]
-        if swap and len(order) != 2:
-            return None
-        where_parts = conjuncts(select.args.get("where"))
-        moved: dict[str, list[exp.Expression]] = {}
-        kept = []
-        for part in where_parts:
+        # Every condition that links two tables (in an ON, or in WHERE for FROM a, b) is a join
+        # condition; the rest of WHERE is filters.
+        edge_ids = {id(e.node) for e in scope.edges()}
+        pool: list[tuple[exp.Expression, set[str]]] = []
+        for join in joins:
+            for c in conjuncts(join.args.get("on")):
+                aliases = scope.aliases_in(c)
+                if aliases is None:
+                    return None
+                pool.append((c, aliases))
+        kept, filters = [], []
+        for part in conjuncts(select.args.get("where")):
             aliases = scope.aliases_in(part)
             if aliases is None:
                 return None
-            others = aliases - {p_alias}
-            if not others:
+            if id(part) in edge_ids:
+                pool.append((part, aliases))
+            elif aliases - {p_alias}:
+                filters.append((part, aliases))
+            else:
                 kept.append(part)
-                continue
-            last = max(others, key=order.index)
-            moved.setdefault(last, []).append(part)
-        if not moved and self._all_matched(ctx, scope, p_alias):
+        # The outer joins start from P: place each table once a join condition links it to the
+        # tables placed before it (preferring the written order).
+        placed = [p_alias]
+        ons: dict[str, list[exp.Expression]] = {}
+        remaining = [a for a in order if a != p_alias]
+        while remaining:
+            nxt = next((a for a in remaining
+                        if any(a in al and al - {a} and al - {a} <= set(placed) for _, al in pool)), None)
+            if nxt is None:
+                return None  # a table linked to the others by no join condition: do not guess
+            placed.append(nxt)
+            remaining.remove(nxt)
+        pos = {a: i for i, a in enumerate(placed)}
+        for c, aliases in pool:
+            last = max(aliases, key=pos.__getitem__)
+            if last == p_alias:
+                return None  # a join condition on P alone (JOIN … ON p.x = 1): keep out
+            ons.setdefault(last, []).append(c)
+        moved: dict[str, list[exp.Expression]] = {}
+        for c, aliases in filters:
+            moved.setdefault(max(aliases, key=pos.__getitem__), []).append(c)
+        if not filters and self._all_matched(ctx, scope, p_alias):
             return None
 
         alt_root, alt = edit_copy(ctx.tree, select)
-        alt_joins = alt.args["joins"]
-        if swap:
-            driving = from_node(alt).this
-            joined = alt_joins[0].this
-            set_from(alt, exp.From(this=joined.copy()))
-            alt_joins[0].set("this", driving.copy())
-        for join in alt_joins:
-            join.set("side", "LEFT")
-            join.set("kind", None)
-            alias = join.this.alias_or_name.lower()
-            if alias in moved:
-                join.set("on", exp.and_(join.args["on"], *[m.copy() for m in moved[alias]]))
+        nodes = {a: scope.by_alias[a][0] for a in order}
+        set_from(alt, exp.From(this=nodes[p_alias].copy()))
+        new_joins = []
+        for a in placed[1:]:
+            conds = [c.copy() for c in ons.get(a, [])] + [m.copy() for m in moved.get(a, [])]
+            new_joins.append(exp.Join(this=nodes[a].copy(), on=exp.and_(*conds), side="LEFT"))
+        alt.set("joins", new_joins)
         set_where(alt, [k.copy() for k in kept])
-        last_alias = alt_joins[-1].this.alias_or_name.lower()
+        last_alias = placed[-1]
         last_key = self._key(ctx, scope, last_alias)
         if last_key is None:
             return None
@@ -95,7 +118,7 @@ class PopulationScope:
         if res is None:
             return None
         p_table = scope.table(p_alias).name
-        related = ", ".join(scope.table(a).name for a in order if a != p_alias)
+        related = ", ".join(scope.table(a).name for a in placed[1:])
         extra = res.row_count - ctx.result.row_count
         gained = f" ({extra} more row{'s' if extra != 1 else ''})" if extra > 0 else ""
         text = (f"the inner join drops every {entity_word(p_table)} with no matching row in {related}; a LEFT "

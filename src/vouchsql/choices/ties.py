@@ -11,7 +11,12 @@ Forms read:
   the question ranks by the first key, and a name order is the silent choice itself.
 - a bare column beside ``MAX(x)``/``MIN(x)`` without GROUP BY (SQLite returns one arbitrary
   row): the alternative returns every row with ``x = (SELECT MAX(x) …)``.
+- ``ROW_NUMBER() OVER (… ORDER BY key)`` kept with ``rn = 1``, ``rn <= k`` or ``rn < k`` (in an
+  outer WHERE, or QUALIFY): row numbers split ties arbitrarily; the alternative numbers with
+  ``RANK()``, which keeps every row tied at the cut-off. It *differs* when it returns more rows.
 
+In a subquery compared with ``=`` (``WHERE id = (SELECT id … ORDER BY x DESC LIMIT 1)``) the
+comparison becomes ``IN`` once the LIMIT is gone, so every tied row can come through.
 ``WHERE x = (SELECT MAX(x) …)`` already returns every tied row, so it raises nothing. A shown
 result with fewer than k rows cut nothing, so nothing runs. The alternative *differs* when it
 returns more rows than the shown query.
@@ -24,7 +29,7 @@ from sqlglot import exp
 from ..answer import Choice
 from ._read import (Scope, conjuncts, edit_copy, expand_key, has_aggregate, has_window, is_numeric_type,
                     is_unique, limit_value, own_nodes, projection_for, selects, set_having, set_where, show,
-                    unalias)
+                    twin, unalias)
 from .base import ChoiceContext, make_choice
 from .lexicon import Lexicon
 
@@ -45,6 +50,38 @@ class Ties:
             choice = self._limit(ctx, select) or self._bare_extreme(ctx, select)
             if choice is not None:
                 out.append(choice)
+        out.extend(self._row_number(ctx))
+        return out
+
+    # -- ROW_NUMBER() OVER (… ORDER BY key) kept at rn = 1 / rn <= k ----------------------
+    def _row_number(self, ctx: ChoiceContext) -> list[Choice]:
+        out = []
+        for win in list(ctx.tree.find_all(exp.Window)):
+            if not isinstance(win.this, exp.RowNumber) or win.args.get("order") is None:
+                continue
+            alias = win.parent
+            if isinstance(alias, exp.Alias) and alias.this is win:
+                name = alias.alias.lower()
+                kept = any(_keeps_top(c, name) for s in selects(ctx.tree)
+                           for c in conjuncts(s.args.get("where")) + conjuncts(s.args.get("qualify")))
+            else:  # QUALIFY ROW_NUMBER() OVER (…) = 1
+                kept = any(_keeps_top(c, None, win) for s in selects(ctx.tree) for c in conjuncts(s.args.get("qualify")))
+            if not kept:
+                continue
+            alt_root = ctx.tree.copy()
+            node = twin(alt_root, ctx.tree, win.this)
+            if node is None:
+                continue
+            node.replace(exp.Rank())
+            res = ctx.run(alt_root)
+            if res is None:
+                continue
+            keys = ", ".join(o.sql(dialect=ctx.dialect) for o in win.args["order"].expressions)
+            text = (f"ROW_NUMBER() numbers rows tied on {keys} in an arbitrary order, so keeping the first rows "
+                    f"drops the others tied with them; RANK() keeps every tied row ({res.row_count} rows instead of "
+                    f"{ctx.result.row_count})")
+            out.append(make_choice(self, text, ctx, ctx.to_sql(alt_root), res,
+                                   differs=res.row_count > ctx.result.row_count))
         return out
 
     # -- ORDER BY … LIMIT k ---------------------------------------------------------------
@@ -112,6 +149,7 @@ class Ties:
             set_having(alt, conjuncts(alt.args.get("having")) + [cond])
         else:
             set_where(alt, conjuncts(alt.args.get("where")) + [cond])
+        _equals_to_in(alt)  # last: it replaces the node holding alt
         res = ctx.run(alt_root)
         if res is None:
             return None
@@ -193,6 +231,40 @@ class Ties:
         text = (f"{agg.sql(dialect=ctx.dialect)} returns the other columns of one arbitrary row, but "
                 f"{res.row_count} rows share the {word} {x}; the alternative returns every tied row")
         return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=res.row_count > ctx.result.row_count)
+
+
+def _keeps_top(cond: exp.Expression, name: str | None, window: exp.Window | None = None) -> bool:
+    """``rn = 1``, ``rn <= k``, ``rn < k`` (or mirrored): a filter that keeps the first rows
+    numbered by ROW_NUMBER (``name``: its output alias; ``window``: the window itself)."""
+    def is_rn(node: exp.Expression) -> bool:
+        if window is not None:
+            return node is window
+        return isinstance(node, exp.Column) and node.name.lower() == name
+
+    if isinstance(cond, (exp.EQ, exp.LT, exp.LTE)):
+        left, right = cond.this, cond.expression
+        if is_rn(left) and isinstance(right, exp.Literal) and not right.is_string:
+            return not isinstance(cond, exp.EQ) or right.this == "1"
+    if isinstance(cond, (exp.EQ, exp.GT, exp.GTE)):
+        left, right = cond.this, cond.expression
+        if is_rn(right) and isinstance(left, exp.Literal) and not left.is_string:
+            return not isinstance(cond, exp.EQ) or left.this == "1"
+    return False
+
+
+def _equals_to_in(sub: exp.Select) -> None:
+    """``x = (SELECT … LIMIT 1)`` compares with one row; once the LIMIT is gone the subquery
+    may return several tied rows, so the comparison becomes ``x IN (SELECT …)``."""
+    wrapper = sub.parent
+    if not isinstance(wrapper, exp.Subquery) or wrapper.args.get("alias"):
+        return
+    eq = wrapper.parent
+    if not isinstance(eq, exp.EQ):
+        return
+    other = eq.expression if eq.this is wrapper else eq.this
+    if other is wrapper or other.find(exp.Select):
+        return
+    eq.replace(exp.In(this=other.copy(), query=wrapper.copy()))
 
 
 def _breaks_ties(scope: Scope, select: exp.Select, key: exp.Expression) -> bool:

@@ -1,1 +1,3 @@
-"""Evaluation harnesses: planted errors now; confidence, premise and execution accuracy later."""
+"""Evaluation harnesses (``vouch eval …``): confidence, execution accuracy, premise critique and
+planted errors, on shared metrics (:mod:`.metrics`), loaders (:mod:`.datasets`), run folders
+with manifests, resume and replay (:mod:`.runs`) and reports (:mod:`.report`)."""

@@ -1,8 +1,16 @@
 """The ``vouch eval …`` subcommands. ``register`` adds them to the CLI; each parser sets a
-``handler(args, config, console) -> int``. Heavy imports stay inside the handlers."""
+``handler(args, config, console) -> int``. Heavy imports stay inside the handlers.
+
+Every harness writes its run folder (``--out``): the manifest, the JSONL records (rerunning
+with the same ``--out`` skips the ids already done), ``metrics.json`` and the reports
+(``report.md``, ``report.html``). ``--replay RUN_DIR`` recomputes every number of a stored run
+with no SQL and no model call, into ``RUN_DIR/replay`` (or ``--out``), and says whether the
+numbers are identical to the stored ones.
+"""
 
 from __future__ import annotations
 
+import argparse
 import shlex
 from pathlib import Path
 
@@ -11,40 +19,251 @@ from rich.console import Console
 from ..errors import UserInputError
 
 
+def _bootstrap_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bootstrap", type=int, default=None, metavar="N",
+                   help="bootstrap replicates for the intervals (default 2000)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the bootstrap resamples (default 0)")
+
+
+def _run_options(p: argparse.ArgumentParser, harness: str) -> None:
+    p.add_argument("--out", help=f"run folder for records, metrics and reports (default: vouch-eval/{harness}; "
+                                 "rerunning with the same folder skips finished items)")
+    p.add_argument("--replay", metavar="RUN_DIR",
+                   help="recompute every number of a stored run (no SQL, no model call)")
+    p.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
+
+
 def register(evals, common) -> None:
     e = evals.add_parser("planted", parents=[common],
                          help="plant errors into correct cases and report what the gate withholds (IES Table 3)")
     e.add_argument("--cases", help="JSONL of correct cases (default: the cases shipped with Vouch)")
-    e.add_argument("--out", help="folder for planted.jsonl, metrics.json and report.md")
+    e.add_argument("--out", help="folder for planted.jsonl, metrics.json, manifest.json and the reports")
     e.add_argument("--k", type=int, default=5, help="samples per answer (default 5)")
     e.add_argument("--kinds", help="comma-separated plant kinds (default: all)")
     e.add_argument("--rules", default="agreement_first,designed",
                    help="comma-separated scoring rules to report (default: agreement_first,designed)")
     e.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
+    e.add_argument("--replay", metavar="RUN_DIR", help="recompute the tables of a stored planted run")
     e.set_defaults(handler=run_planted_command)
 
+    c = evals.add_parser("confidence", parents=[common],
+                         help="AUROC, calibration and gate quantities of the scoring rules on labelled answers (IES §4.4)")
+    c.add_argument("--input", help="JSONL: {id, db, question, candidates: [sql, …], answer_text?, hint?, gold_sql?, label?}")
+    c.add_argument("--rules", default=None, help="comma-separated scoring rules (default: designed,v2,agreement_first,v3)")
+    c.add_argument("--model", help="generate the candidates with `vouch ask`'s sampler (provider:model)")
+    c.add_argument("--k", type=int, default=5, help="candidates per question with --model (default 5)")
+    _bootstrap_options(c)
+    _run_options(c, "confidence")
+    c.set_defaults(handler=run_confidence_command)
 
+    x = evals.add_parser("exec", parents=[common],
+                         help="execution accuracy of predicted SQL, strict (BIRD set equality) and relaxed (IES matching)")
+    x.add_argument("--input", help="JSONL predictions: {id, db, question, sql, gold_sql}")
+    x.add_argument("--dataset", help="Spider/BIRD questions file or folder (with --predictions or --model)")
+    x.add_argument("--split", help="split name in a Spider/BIRD folder (dev, test, train_spider…)")
+    x.add_argument("--db-root", help="folder of <db_id>/<db_id>.sqlite (default: database/ or dev_databases/ beside the questions)")
+    x.add_argument("--predictions", help="predicted SQL for --dataset: Spider text (one per line) or BIRD JSON")
+    x.add_argument("--model", help="predict with `vouch ask` (provider:model) instead of a predictions file")
+    _bootstrap_options(x)
+    _run_options(x, "exec")
+    x.set_defaults(handler=run_exec_command)
+
+    p = evals.add_parser("premise", parents=[common],
+                         help="premise critique: Base, Implicit, Explicit (PremiseSQL App. B.1) and Vouch's assess step")
+    p.add_argument("--input", help="PremiseSQL-style JSONL (default: the built-in set on the demo database)")
+    p.add_argument("--model", help="the model: provider:model, or py:package.module:function for your own")
+    p.add_argument("--settings", default=None, help="comma-separated settings (default: base,implicit,explicit,vouch)")
+    _bootstrap_options(p)
+    _run_options(p, "premise")
+    p.set_defaults(handler=run_premise_command)
+
+    # `vouch eval choices` lives with its harness (evals/choices_eval.py), on the same reporting.
+    try:
+        from .choices_eval import register_choices
+    except ImportError:  # a build without the choices harness
+        return
+    register_choices(evals, common)
+
+
+def _command(args) -> str:
+    return "vouch " + shlex.join(getattr(args, "argv", []) or [])
+
+
+def _positive(value: int | None, name: str) -> None:
+    if value is not None and value < 1:
+        raise UserInputError(f"{name} must be at least 1")
+
+
+def _replay_out(args) -> Path:
+    return Path(args.out) if args.out else Path(args.replay) / "replay"
+
+
+def _report_replay(out: Console, run_dir: str, out_dir: Path, metrics: dict) -> int:
+    """Compare the recomputed numbers with the stored ones; write replay.json."""
+    import json
+
+    from .runs import compare_metrics, write_json
+
+    stored_path = Path(run_dir) / "metrics.json"
+    stored = json.loads(stored_path.read_text(encoding="utf-8")) if stored_path.is_file() else None
+    diffs = compare_metrics(metrics, stored) if stored is not None else ["no stored metrics.json to compare"]
+    write_json(out_dir / "replay.json", {"replay_of": str(run_dir), "identical": not diffs, "differences": diffs})
+    if not diffs:
+        out.print(f"Replayed {run_dir}: every number identical to the stored metrics.json "
+                  f"(written to {out_dir}).", highlight=False)
+    else:
+        out.print(f"Replayed {run_dir} into {out_dir}; {len(diffs)} difference(s) from the stored metrics.json:",
+                  highlight=False)
+        for d in diffs[:20]:
+            out.print(f"  {d}", highlight=False, markup=False)
+    return 0
+
+
+def _print_summary(out: Console, report) -> None:
+    from rich.markdown import Markdown
+
+    from .report import render_markdown
+
+    out.print(Markdown(render_markdown(report, console=True)))
+
+
+# ---------------------------------------------------------------------------------------
+# planted
+# ---------------------------------------------------------------------------------------
 def run_planted_command(args, config, out: Console) -> int:
     from rich.markdown import Markdown
-    from rich.progress import Progress
 
-    from .planted import report_markdown, run_planted, summarise, write_outputs
+    from .planted import replay_planted, report_markdown, run_planted, summarise, write_outputs
+    from .progress import RichProgress
 
+    if args.replay:
+        out_dir = _replay_out(args)
+        summary = replay_planted(Path(args.replay), out_dir)
+        return _report_replay(out, args.replay, out_dir, summary)
     if args.k < 1:
         raise UserInputError("--k must be at least 1")
     cases = Path(args.cases) if args.cases else Path(__file__).parents[1] / "data" / "planted_cases.jsonl"
     kinds = [k.strip() for k in args.kinds.split(",")] if args.kinds else None
     rules = [r.strip() for r in args.rules.split(",") if r.strip()]
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("planting", total=None)
+    with RichProgress("planting") as bar:
         records, skipped = run_planted(cases, config, k=args.k, kinds=kinds, rules=rules,
                                        datasets=Path(args.datasets) if args.datasets else None,
-                                       progress=lambda cid: bar.update(task, advance=1, description=cid))
+                                       progress=lambda cid: bar.advance(cid))
     summary = summarise(records)
-    report = report_markdown(summary, skipped, "vouch " + shlex.join(args.argv))
+    command = _command(args)
+    report = report_markdown(summary, skipped, command)
     if args.out:
-        write_outputs(Path(args.out), records, summary, report)
+        write_outputs(Path(args.out), records, summary, report, skipped=skipped, command=command, cases=cases,
+                      parameters={"k": args.k, "kinds": kinds, "rules": rules}, config=config)
     out.print(Markdown(report))
     if args.out:
-        out.print(f"Wrote {args.out}/planted.jsonl, metrics.json and report.md")
+        out.print(f"Wrote {args.out}/planted.jsonl, metrics.json, manifest.json, report.md and report.html")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# confidence
+# ---------------------------------------------------------------------------------------
+def run_confidence_command(args, config, out: Console) -> int:
+    from . import confidence as C
+    from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
+    from .progress import RichProgress
+
+    _positive(args.bootstrap, "--bootstrap")
+    rules = C.parse_rules(args.rules) if args.rules else None
+    if args.replay:
+        out_dir = _replay_out(args)
+        _, metrics = C.replay(Path(args.replay), out_dir, rules=rules, replicates=args.bootstrap, seed=args.seed)
+        return _report_replay(out, args.replay, out_dir, metrics)
+    if not args.input:
+        raise UserInputError("give --input FILE.jsonl (or --replay RUN_DIR)")
+    _positive(args.k, "--k")
+    rules = rules or list(C.DEFAULT_RULES)
+    replicates = args.bootstrap or DEFAULT_REPLICATES
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    from .runs import default_out
+
+    out_dir = Path(args.out) if args.out else default_out("confidence")
+    with RichProgress("checking") as bar:
+        records, manifest = C.run_confidence(
+            Path(args.input), config, out_dir, datasets=Path(args.datasets) if args.datasets else None,
+            command=_command(args), parameters={"rules": rules, "bootstrap": replicates, "seed": seed},
+            progress=bar, model=args.model, k=args.k)
+    _, report = C.finish(out_dir, records, manifest, rules, replicates=replicates, seed=seed)
+    _print_summary(out, report)
+    out.print(f"Wrote {out_dir}: confidence.jsonl, metrics.json, curves.json, report.md, report.html, figures/",
+              highlight=False)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# exec
+# ---------------------------------------------------------------------------------------
+def run_exec_command(args, config, out: Console) -> int:
+    from . import execution as X
+    from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
+    from .progress import RichProgress
+    from .runs import default_out
+
+    _positive(args.bootstrap, "--bootstrap")
+    if args.replay:
+        out_dir = _replay_out(args)
+        _, metrics = X.replay(Path(args.replay), out_dir)
+        return _report_replay(out, args.replay, out_dir, metrics)
+    if bool(args.input) == bool(args.dataset):
+        raise UserInputError("give either --input PREDICTIONS.jsonl or --dataset (Spider/BIRD) with --predictions or --model")
+    if args.dataset and not (args.predictions or args.model):
+        raise UserInputError("--dataset needs --predictions FILE or --model")
+    replicates = args.bootstrap or DEFAULT_REPLICATES
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    out_dir = Path(args.out) if args.out else default_out("exec")
+    with RichProgress("executing") as bar:
+        records, manifest = X.run_exec(
+            config, out_dir, input_path=Path(args.input) if args.input else None,
+            dataset=Path(args.dataset) if args.dataset else None, split=args.split,
+            db_root=Path(args.db_root) if args.db_root else None,
+            predictions=Path(args.predictions) if args.predictions else None, model=args.model,
+            datasets=Path(args.datasets) if args.datasets else None, command=_command(args),
+            parameters={"bootstrap": replicates, "seed": seed}, progress=bar)
+    _, report = X.finish(out_dir, records, manifest)
+    _print_summary(out, report)
+    out.print(f"Wrote {out_dir}: exec.jsonl, metrics.json, report.md, report.html", highlight=False)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# premise
+# ---------------------------------------------------------------------------------------
+def run_premise_command(args, config, out: Console) -> int:
+    from . import premise as P
+    from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
+    from .progress import RichProgress
+    from .runs import default_out
+
+    _positive(args.bootstrap, "--bootstrap")
+    settings = P.parse_settings(args.settings) if args.settings else None
+    if args.replay:
+        out_dir = _replay_out(args)
+        _, metrics = P.replay(Path(args.replay), out_dir, settings=settings, replicates=args.bootstrap,
+                              seed=args.seed)
+        return _report_replay(out, args.replay, out_dir, metrics)
+    if not args.model:
+        raise UserInputError("vouch eval premise needs a model: --model provider:model (or py:module:function); "
+                             "--replay RUN_DIR recomputes a stored run without one")
+    from .model import resolve_model
+
+    model = resolve_model(args.model)
+    settings = settings or list(P.SETTINGS)
+    replicates = args.bootstrap or DEFAULT_REPLICATES
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    out_dir = Path(args.out) if args.out else default_out("premise")
+    input_path = Path(args.input) if args.input else P.BUILTIN
+    with RichProgress("asking") as bar:
+        records, manifest = P.run_premise(
+            input_path, config, out_dir, model=model, model_name=args.model, settings=settings,
+            datasets=Path(args.datasets) if args.datasets else None, command=_command(args),
+            parameters={"settings": settings, "bootstrap": replicates, "seed": seed}, progress=bar)
+    _, report = P.finish(out_dir, records, manifest, settings, replicates=replicates, seed=seed)
+    _print_summary(out, report)
+    out.print(f"Wrote {out_dir}: premise.jsonl, metrics.json, report.md, report.html", highlight=False)
     return 0

@@ -189,12 +189,14 @@ def _pct(num: int, den: int) -> str:
     return f"{100 * num / den:.1f}%" if den else "—"
 
 
-def report_markdown(summary: dict, skipped: list[str], command: str) -> str:
-    lines = ["# Planted errors (IES Appendix B, Table 3 layout)", "", f"Command: `{command}`", ""]
+def planted_report(summary: dict, skipped: list[str], command: str, manifest: dict | None = None):
+    """The report in the shared layout (:mod:`vouchsql.evals.report`)."""
+    from .report import Report, Section, Table, Text, manifest_section
+
     order = ["control"] + list(PLANTS)
+    sections = []
     for rule, kinds in summary["rules"].items():
-        lines += [f"## Rule `{rule}`", "", "| error | mode | n | withheld | not pass | own check |",
-                  "|---|---|---|---|---|---|"]
+        rows = []
         for kind in order:
             for mode in MODES:
                 row = kinds.get(kind, {}).get(mode)
@@ -203,23 +205,73 @@ def report_markdown(summary: dict, skipped: list[str], command: str) -> str:
                 own = _pct(row["own_check"], row["own_measured"]) if row["own_measured"] else "— (needs a judge)"
                 if kind == "control":
                     own = "—"
-                lines.append(f"| {kind} | {mode} | {row['n']} | {_pct(row['withheld'], row['n'])} | "
-                             f"{_pct(row['not_pass'], row['n'])} | {own} |")
-        lines.append("")
-    lines += ["", "Withheld = gate `abstain`; not pass = `flag` or `abstain`. The control rows rescore the "
-              "unplanted cases (all K samples correct): they should pass.", ""]
+                rows.append([kind, mode, row["n"], _pct(row["withheld"], row["n"]), _pct(row["not_pass"], row["n"]), own])
+        sections.append(Section(f"Rule `{rule}`", [Table(["error", "mode", "n", "withheld", "not pass", "own check"], rows)]))
+    notes = [Text("Withheld = gate `abstain`; not pass = `flag` or `abstain`. The control rows rescore the "
+                  "unplanted cases (all K samples correct): they should pass.")]
     if summary["ineffective"]:
-        lines.append("Plants that left the result unchanged (not counted): " + ", ".join(
-            f"{k} {v}" for k, v in summary["ineffective"].items()))
+        notes.append(Text("Plants that left the result unchanged (not counted): " + ", ".join(
+            f"{k} {v}" for k, v in summary["ineffective"].items())))
     if skipped:
-        lines += ["", "Skipped:", *[f"- {s}" for s in skipped]]
-    return "\n".join(lines) + "\n"
+        notes.append(Text("Skipped:"))
+        notes.append(Text("\n".join(f"- {s}" for s in skipped)))
+    sections.append(Section("Notes", notes))
+    if manifest:
+        sections.append(manifest_section(manifest))
+    return Report(title="Planted errors (IES Appendix B, Table 3 layout)", command=command, sections=sections,
+                  manifest=manifest)
 
 
-def write_outputs(out_dir: Path, records: list[Record], summary: dict, report: str) -> None:
+def report_markdown(summary: dict, skipped: list[str], command: str, manifest: dict | None = None) -> str:
+    from .report import render_markdown
+
+    return render_markdown(planted_report(summary, skipped, command, manifest))
+
+
+RECORDS = "planted.jsonl"
+
+
+def write_outputs(out_dir: Path, records: list[Record], summary: dict, report: str | None = None, *,
+                  skipped: list[str] = (), command: str = "", cases: Path | None = None,
+                  parameters: dict | None = None, config: Config | None = None) -> None:
+    """planted.jsonl, metrics.json (the summary), manifest.json, report.md and report.html."""
+    from .report import write_report
+    from .runs import build_manifest, write_json
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / "planted.jsonl", "w", encoding="utf-8") as fh:
+    with open(out_dir / RECORDS, "w", encoding="utf-8") as fh:
         for r in records:
             fh.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
     (out_dir / "metrics.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    (out_dir / "report.md").write_text(report, encoding="utf-8")
+    databases = {}
+    if cases is not None and config is not None:
+        resolver = DatabaseResolver(cases, config)
+        for case in read_jsonl(cases):
+            path = resolver.resolve(str(case.get("db", "")))
+            if path is not None and path.is_file():
+                databases[str(case.get("db"))] = path
+    manifest = build_manifest("planted", command=command, datasets={"cases": cases} if cases else {},
+                              databases=databases, parameters={**(parameters or {}), "skipped": list(skipped)})
+    write_json(out_dir / "manifest.json", manifest)
+    write_report(out_dir, planted_report(summary, list(skipped), command, manifest))
+
+
+def replay_planted(run_dir: Path, out_dir: Path) -> dict:
+    """Recompute the tables of a stored run from planted.jsonl (no SQL)."""
+    from ..errors import UserInputError
+    from .report import write_report
+    from .runs import read_manifest, write_json
+
+    manifest = read_manifest(run_dir)
+    if manifest.get("harness") != "planted":
+        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not a planted run")
+    path = Path(run_dir) / RECORDS
+    if not path.is_file():
+        raise UserInputError(f"{run_dir}: no {RECORDS}; nothing to replay")
+    records = [Record(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    summary = summarise(records)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(out_dir / "metrics.json", summary)
+    write_report(out_dir, planted_report(summary, manifest.get("parameters", {}).get("skipped", []),
+                                         manifest.get("command", ""), manifest))
+    return summary

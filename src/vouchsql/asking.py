@@ -1,0 +1,557 @@
+"""The model-backed pipeline: ``ask`` (phase 1) and ``refine`` (phase 2). (The module is
+``asking``, not ``ask``: a submodule named ``ask`` would replace the ``vouchsql.ask`` function
+on the package the first time it is imported.)
+
+ask, in three sequential rounds of model calls:
+
+1. assess (1 call): the premise verdict and the interpretations of an open calculation
+   choice (:mod:`vouchsql.premise`). A flawed question stops here: gate ``abstain``, no SQL.
+2. generate (K calls per interpretation, all in parallel): SQL, its stated interpretation and
+   assumptions. Every candidate then runs read-only, and the shown answer is the first member
+   of the largest result cluster (:func:`vouchsql.agreement.shown_index`).
+3. write (1 call per interpretation, in parallel): a short answer from the shown result;
+   ``no_prose`` writes a deterministic template instead and makes no call.
+
+Then each interpretation is vouched for by :func:`vouchsql.pipeline.check_candidates` — the
+code behind ``vouch check``, not a copy — with the shown candidate first and the written
+text as ``answer_text``, so every check, the choice detectors and the scoring rule apply.
+A model failure that outlasts the retries gives an Answer with gate ``abstain`` and reason
+``model_error``: never a pass, never a crash. A replay cassette that lacks a request raises.
+
+refine (phase 2, SpecBridge §7.3) keeps the request word for word and appends the picked
+interpretation's clause; it never rewrites the request. It skips assess (the premise and the
+interpretations are the first answer's) and costs K generate calls and one write call.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .agreement import results_match, shown_index
+from .answer import (Answer, CheckResult, Interpretation, Premise, Result, ResultError, Shown, Verdict)
+from .db import Database, connect
+from .db.profile import Profile
+from .definitions import Definitions, definitions_in_effect, load_definitions, use_definitions
+from .errors import ModelError, UserInputError
+from .llm import LLM, BadOutput, Model, ReplayMiss, Request, llm_from_config, load_prompt, prompt_hashes
+from .llm.jsonparse import require
+from .pipeline import check_candidates
+from .premise import Assessment, assess, flaw_name
+from .score import RULES
+
+MODEL_ENV = "VOUCH_MODEL"
+GENERATE_MAX_TOKENS = 2048
+WRITE_MAX_TOKENS = 1024
+RESULT_ROWS_IN_PROMPT = 20
+TEMPLATE_ROWS = 3
+# Fields that differ between two runs of the same question even when every reply comes from
+# the cache: timings and the cache accounting. :func:`comparable` drops them.
+VOLATILE_FIELDS = frozenset({"elapsed_ms", "latency_ms", "wall_ms", "requests", "cached", "retries"})
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Sample:
+    sql: str
+    interpretation: str | None = None
+    assumptions: list[str] = field(default_factory=list)
+
+
+def validate_sample(data: dict) -> Sample:
+    sql = require(data, "sql", str, nullable=True)
+    stated = data.get("interpretation")
+    assumptions = data.get("assumptions") or []
+    if isinstance(assumptions, str):
+        assumptions = [assumptions]
+    if not isinstance(assumptions, list):
+        raise BadOutput("field 'assumptions' must be a list of strings")
+    return Sample(sql=clean_sql(sql or ""), interpretation=str(stated).strip() if stated else None,
+                  assumptions=[str(a).strip() for a in assumptions if str(a).strip()])
+
+
+def clean_sql(sql: str) -> str:
+    text = sql.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text.rsplit("```", 1)[0]
+    return text.strip().rstrip(";").strip()
+
+
+# -- the public entry points ---------------------------------------------------------------
+
+def ask(db: "str | os.PathLike | Database", question: str, *, model: "str | Model | None" = None,
+        k: int | None = None, definitions: "str | os.PathLike | dict | Definitions | None" = None,
+        hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike | None" = None,
+        base_url: str | None = None, rule: str | None = None, progress: Progress | None = None,
+        **settings) -> Answer:
+    """Answer ``question`` over ``db`` with a model and vouch for the answer (phase 1)."""
+    if not question or not question.strip():
+        raise UserInputError("the question is empty")
+    with _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, progress, settings) as run:
+        return run.ask(question)
+
+
+def refine(answer: Answer, pick: int, *, db: "str | os.PathLike | Database", model: "str | Model | None" = None,
+           k: int | None = None, definitions: "str | os.PathLike | dict | Definitions | None" = None,
+           hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike | None" = None,
+           base_url: str | None = None, rule: str | None = None, progress: Progress | None = None,
+           **settings) -> Answer:
+    """Phase 2: the request, word for word, plus the clause of interpretation ``pick``
+    (1 = the first listed), answered with K new samples. ``model`` defaults to the one that
+    wrote ``answer``."""
+    interps = answer.interpretations
+    if len(interps) < 2:
+        raise UserInputError("this answer lists no interpretations to pick from (the question left no choice open)")
+    if not isinstance(pick, int) or not 1 <= pick <= len(interps):
+        raise UserInputError(f"pick {pick!r}: choose an interpretation from 1 to {len(interps)}")
+    clause = interps[pick - 1].clause.strip()
+    if not clause:
+        raise UserInputError(f"interpretation {pick} has no clause to append")
+    refined = append_clause(base_request(answer), clause)
+    if model is None and answer.usage is not None:
+        model = answer.usage.model
+    with _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, progress, settings) as run:
+        return run.refine(answer, refined, pick - 1)
+
+
+def append_clause(request: str, clause: str) -> str:
+    """SpecBridge §7.3: the request unchanged, then the clause."""
+    return request + ("" if request[-1:].isspace() else " ") + clause
+
+
+def base_request(answer: Answer) -> str:
+    """The user's request before any pick: a refined answer's question minus its clause."""
+    for interp in answer.interpretations:
+        if interp.picked and interp.clause and answer.question.endswith(interp.clause):
+            return answer.question[: -len(interp.clause)].rstrip(" ")
+    return answer.question
+
+
+def comparable(answer: Answer | dict) -> Any:
+    """The Answer's JSON without :data:`VOLATILE_FIELDS` (timings and cache accounting), so
+    two runs of the same question can be compared for equality."""
+    data = answer.model_dump(mode="json") if isinstance(answer, Answer) else answer
+
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in VOLATILE_FIELDS}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(data)
+
+
+@contextmanager
+def _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, progress, settings):
+    owned = not isinstance(db, Database)
+    database = connect(db, **settings) if owned else db
+    try:
+        config = database.config if owned else database.config.with_overrides(**settings)
+        spec = model or os.environ.get(MODEL_ENV)
+        if not spec:
+            raise UserInputError(f"no model given: pass --model provider:model (or set {MODEL_ENV}), "
+                                 f"for example openai:gpt-4o-mini")
+        if k is not None and (not isinstance(k, int) or k < 1):
+            raise UserInputError(f"k must be a whole number >= 1, got {k!r}")
+        if rule is not None and rule not in RULES:
+            raise UserInputError(f"unknown scoring rule {rule!r}; choose one of {', '.join(RULES)}")
+        defs = load_definitions(definitions) if definitions is not None else definitions_in_effect(config)
+        llm = llm_from_config(spec, config, record=record, base_url=base_url)
+        run = _Run(db=database, llm=llm, k=k or config.samples, definitions=defs, hint=hint, no_prose=no_prose,
+                   rule=rule or config.rule, temperature=config.temperature, concurrency=config.concurrency,
+                   progress=progress or (lambda stage: None))
+        try:
+            with use_definitions(defs):
+                yield run
+        finally:
+            llm.save_cassette()
+    finally:
+        if owned:
+            database.close()
+
+
+# -- one run ---------------------------------------------------------------------------------
+
+class _Failed(Exception):
+    def __init__(self, stage: str, error: ModelError) -> None:
+        super().__init__(error.message)
+        self.stage, self.error = stage, error
+
+
+@dataclass
+class _Target:
+    """One interpretation being answered: its request text and, as the run proceeds, its
+    samples, their results, the shown index and the written text."""
+
+    text: str
+    clause: str = ""
+    samples: list[Sample] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+    shown: int = 0
+    prose: str | None = None
+
+    def ordered(self) -> list[Sample]:
+        rest = [s for i, s in enumerate(self.samples) if i != self.shown]
+        return [self.samples[self.shown], *rest]
+
+
+@dataclass
+class _Run:
+    db: Database
+    llm: LLM
+    k: int
+    definitions: Definitions | None
+    hint: str | None
+    no_prose: bool
+    rule: str
+    temperature: float
+    concurrency: int
+    progress: Progress
+    _profile: Profile | None = None
+    _known: dict[str, Result] = field(default_factory=dict)  # SQL run in this ask → its result
+
+    # -- phases ------------------------------------------------------------------------------
+    def ask(self, question: str) -> Answer:
+        premise = None
+        try:
+            self.progress("assessing the question")
+            with self._stage("assess"):
+                assessment: Assessment = assess(self.llm, question, schema=self.schema_text(),
+                                                dialect=self.db.dialect, definitions=self.definitions_text(),
+                                                hint=self.hint or "(none)")
+            premise = assessment.premise
+            if not premise.is_valid:
+                return self._flawed(question, premise)
+            targets = [_Target(r.request, r.clause) for r in assessment.interpretations] or [_Target(question)]
+            answers = self._answer(targets)
+        except _Failed as failed:
+            return self._model_error(question, failed, premise)
+        return self._assemble(question, premise, targets, answers)
+
+    def refine(self, parent: Answer, refined: str, picked: int) -> Answer:
+        try:
+            target = _Target(refined, parent.interpretations[picked].clause)
+            answer = self._answer([target])[0]
+        except _Failed as failed:
+            return self._model_error(refined, failed, parent.premise)
+        interps = []
+        for i, interp in enumerate(parent.interpretations):
+            entry = interp.model_copy(update={"answer": None, "shown": i == picked, "picked": i == picked,
+                                              "same_result_as": None})
+            if i == picked:
+                shown = target.samples[target.shown]
+                entry.stated, entry.assumptions = shown.interpretation, shown.assumptions
+            interps.append(entry)
+        answer.premise = parent.premise
+        answer.interpretations = interps
+        answer.text = target.prose
+        answer.usage = self._usage()
+        return answer
+
+    def _answer(self, targets: list[_Target]) -> list[Answer]:
+        self._generate(targets)
+        self._execute(targets)
+        self._write(targets)
+        self.progress("vouching")
+        return [self._vouch(t) for t in targets]
+
+    # -- stages ------------------------------------------------------------------------------
+    def _generate(self, targets: list[_Target]) -> None:
+        n = len(targets)
+        self.progress(f"writing SQL: {self.k} sample{'s' if self.k != 1 else ''}"
+                      + (f" for each of {n} interpretations" if n > 1 else ""))
+        prompt = load_prompt("generate")
+        common = dict(schema=self.schema_text(), dialect=self.db.dialect, definitions=self.definitions_text(),
+                      hint=self.hint or "(none)")
+        jobs = {}
+        for ti, t in enumerate(targets):
+            t.samples = [Sample(sql="") for _ in range(self.k)]
+            messages = prompt.messages(request=t.text, **common)
+            for s in range(self.k):
+                jobs[(ti, s)] = Request.of(messages, temperature=self.temperature, max_tokens=GENERATE_MAX_TOKENS,
+                                           sample=s)
+        results = self._parallel("generate", jobs, lambda req: self.llm.complete_json(
+            req, stage="generate", validate=validate_sample))
+        for (ti, s), sample in results.items():
+            targets[ti].samples[s] = sample
+
+    def _execute(self, targets: list[_Target]) -> None:
+        self.progress("running the SQL read-only")
+        for t in targets:
+            for sample in t.samples:
+                if sample.sql not in self._known:
+                    self._known[sample.sql] = self.db.execute(sample.sql)
+            t.results = [self._known[s.sql] for s in t.samples]
+            t.shown = shown_index(t.results)
+
+    def _write(self, targets: list[_Target]) -> None:
+        jobs = {}
+        prompt = load_prompt("write")
+        for ti, t in enumerate(targets):
+            result = t.results[t.shown]
+            if self.no_prose or result.error is not None:
+                t.prose = template_text(result)
+                continue
+            sample = t.samples[t.shown]
+            messages = prompt.messages(question=t.text, interpretation=sample.interpretation or "(not stated)",
+                                       sql=sample.sql, row_count=_rows_caption(result), result=result_text(result))
+            jobs[ti] = Request.of(messages, temperature=0.0, max_tokens=WRITE_MAX_TOKENS)
+        if not jobs:
+            return
+        self.progress("writing the answer")
+        texts = self._parallel("write", jobs, lambda req: self.llm.complete_text(req, stage="write"))
+        for ti, text in texts.items():
+            targets[ti].prose = text
+
+    def _vouch(self, t: _Target) -> Answer:
+        ordered = t.ordered()
+        answer = check_candidates(_Reusing(self.db, self._known), t.text, [s.sql for s in ordered],
+                                  answer_text=t.prose, hint=self.hint, rule=self.rule)
+        answer.text = t.prose
+        _name_broken_rules(answer)
+        return answer
+
+    def _parallel(self, stage: str, jobs: dict, call: Callable[[Request], Any]) -> dict:
+        """One round: every job at once (up to the concurrency limit). The first model
+        failure fails the round; a replay miss is raised as it is."""
+        self.llm.accounting.begin_round()
+        out, failure = {}, None
+        with self._stage(stage), ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, len(jobs)))) as pool:
+            futures = {pool.submit(call, req): key for key, req in jobs.items()}
+            for future in as_completed(futures):
+                try:
+                    out[futures[future]] = future.result()
+                except ReplayMiss:
+                    for f in futures:
+                        f.cancel()
+                    raise
+                except ModelError as exc:
+                    failure = failure or exc
+                    for f in futures:
+                        f.cancel()
+        if failure is not None:
+            raise _Failed(stage, failure)
+        return out
+
+    @contextmanager
+    def _stage(self, stage: str):
+        start = time.perf_counter()
+        try:
+            if stage == "assess":
+                self.llm.accounting.begin_round()
+            yield
+        except ReplayMiss:
+            raise
+        except ModelError as exc:
+            raise _Failed(stage, exc) from None
+        finally:
+            self.llm.accounting.add(stage, wall_ms=(time.perf_counter() - start) * 1000)
+
+    # -- building answers ----------------------------------------------------------------------
+    def _assemble(self, question: str, premise: Premise, targets: list[_Target], answers: list[Answer]) -> Answer:
+        interps = []
+        for i, (t, a) in enumerate(zip(targets, answers)):
+            shown = t.samples[t.shown]
+            same = next((j for j in range(i) if _same_result(answers[j], a)), None)
+            interps.append(Interpretation(text=t.text, clause=t.clause, stated=shown.interpretation,
+                                          assumptions=shown.assumptions, shown=i == 0, same_result_as=same,
+                                          answer=None if i == 0 else a))
+        top = answers[0].model_copy(update={"question": question})
+        if any(x.same_result_as is None for x in interps[1:]):
+            top.verdict = top.verdict.model_copy(update={"reasons": [*top.verdict.reasons, "open_choice:interpretation"]})
+        top.premise, top.interpretations, top.usage = premise, interps, self._usage()
+        return top
+
+    def _flawed(self, question: str, premise: Premise) -> Answer:
+        code = premise.flaw_code
+        detail = f"{code} {flaw_name(code)}: {premise.reason}".strip()
+        text = f"Not answered: {premise.reason}".strip()
+        if premise.clarification:
+            text += ("" if text.endswith((".", "!", "?")) else ".") + f" {premise.clarification}"
+        return _no_sql_answer(question, self.rule, f"premise_flaw:{code}",
+                              CheckResult(name="premise", kind="veto", fired=True, detail=detail,
+                                          evidence={"flaw_code": code, "clarification": premise.clarification}),
+                              "no SQL was run: the question's premise is flawed",
+                              premise=premise, text=text, usage=self._usage())
+
+    def _model_error(self, question: str, failed: _Failed, premise: Premise | None) -> Answer:
+        err = failed.error
+        return _no_sql_answer(question, self.rule, "model_error",
+                              CheckResult(name="model_error", kind="veto", fired=True, detail=err.message,
+                                          evidence={"stage": failed.stage, "kind": err.kind}),
+                              f"no answer: the model failed at the {failed.stage} stage",
+                              premise=premise, text=None, usage=self._usage())
+
+    def _usage(self):
+        stages = self.llm.accounting.stages
+        return self.llm.usage(prompt_hashes(*[n for n in ("assess", "generate", "write") if n in stages]))
+
+    # -- context for the prompts -------------------------------------------------------------
+    def schema_text(self) -> str:
+        if self._profile is None:
+            self._profile = self.db.profile()
+        return schema_text(self._profile)
+
+    def definitions_text(self) -> str:
+        return self.definitions.prompt_text() if self.definitions else "(none)"
+
+
+def _no_sql_answer(question: str, rule: str, reason: str, check: CheckResult, message: str, **extra) -> Answer:
+    return Answer(question=question, shown=Shown(sql="", result=Result(error=ResultError(kind="not_run", message=message))),
+                  checks=[check], verdict=Verdict(rule=rule, score=0.0, gate="abstain", reasons=[reason]), **extra)
+
+
+def _same_result(a: Answer, b: Answer) -> bool:
+    ra, rb = a.shown.result, b.shown.result
+    return ra.error is None and rb.error is None and results_match(ra, rb).matched
+
+
+def _name_broken_rules(answer: Answer) -> None:
+    """The verdict names each broken routing rule (``definition_rule:NAME``), not only the check."""
+    check = next((c for c in answer.checks if c.name == "definition_rule" and c.fired), None)
+    if check is None:
+        return
+    named = [f"definition_rule:{r}" for r in check.evidence.get("rules", [])] or ["definition_rule"]
+    reasons = []
+    for reason in answer.verdict.reasons:
+        reasons.extend(named if reason == "definition_rule" else [reason])
+    answer.verdict.reasons = reasons
+
+
+class _Reusing:
+    """The database, except that a candidate already run in this ask is not run again when
+    :func:`check_candidates` executes it (its queries are read-only and deterministic)."""
+
+    def __init__(self, db: Database, known: dict[str, Result]) -> None:
+        self._db, self._known = db, known
+
+    def execute(self, sql: str, **kwargs) -> Result:
+        if not kwargs and sql in self._known:
+            return self._known[sql]
+        return self._db.execute(sql, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self._db, name)
+
+
+# -- the completeness judge (not called by ask yet) ---------------------------------------------------
+
+def validate_parts(data: dict) -> list[tuple[str, bool]]:
+    parts = require(data, "parts", list)
+    out = []
+    for item in parts:
+        if not isinstance(item, dict) or not isinstance(item.get("covered"), bool):
+            raise BadOutput("each part must be an object with 'part' and a true/false 'covered'")
+        out.append((str(item.get("part") or "").strip(), item["covered"]))
+    if not out:
+        raise BadOutput("'parts' is empty: list at least one part of the question")
+    return out
+
+
+def judge_completeness(llm: LLM, question: str, text: str, result: Result) -> tuple[float, list[tuple[str, bool]]]:
+    """COMPLETE (IES §3.2): the share of the question's parts the answer covers, as a judge
+    model lists them, with the parts. One call (stage ``judge``); the ``incomplete`` cap
+    (COMPLETE < 0.5) is for a check to apply, which is not wired into ask yet."""
+    messages = load_prompt("judge_complete").messages(question=question, text=text,
+                                                      columns=", ".join(result.columns) or "(none)")
+    parts = llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=1024), stage="judge",
+                              validate=validate_parts)
+    return sum(covered for _, covered in parts) / len(parts), parts
+
+
+# -- text the prompts and the template are made of -------------------------------------------------
+
+def _value(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool) or isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v or abs(v) >= 1e15:
+            return repr(v)
+        text = f"{v:.4f}".rstrip("0").rstrip(".")
+        return "0" if text in {"-0", ""} else text
+    return _clip(str(v), 80)
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _rows_caption(result: Result) -> str:
+    caption = f"{result.row_count} row{'s' if result.row_count != 1 else ''}"
+    if result.truncated:
+        caption += ", cut off at the row cap"
+    if result.row_count > RESULT_ROWS_IN_PROMPT:
+        caption += f"; the first {RESULT_ROWS_IN_PROMPT} shown"
+    return caption
+
+
+def result_text(result: Result, limit: int = RESULT_ROWS_IN_PROMPT) -> str:
+    lines = [" | ".join(result.columns)]
+    lines += [" | ".join(_value(v) for v in row) for row in result.rows[:limit]]
+    return "\n".join(lines)
+
+
+def template_text(result: Result) -> str:
+    """The ``--no-prose`` answer: every number in it is a returned cell or the row count."""
+    if result.error is not None:
+        return "No answer: the SQL did not run."
+    if result.row_count == 0:
+        return "No rows matched."
+    cols = result.columns
+
+    def row_text(row: list) -> str:
+        return ", ".join(f"{c} {_value(v)}" for c, v in zip(cols, row))
+
+    if result.row_count == 1:
+        row = result.rows[0]
+        if len(cols) == 1:
+            return f"{cols[0]}: {_value(row[0])}."
+        return "; ".join(f"{c}: {_value(v)}" for c, v in zip(cols, row)) + "."
+    head = f"{result.row_count} rows" + (" (cut off at the row cap)" if result.truncated else "")
+    first = "; ".join(row_text(r) for r in result.rows[:TEMPLATE_ROWS])
+    more = ", …" if result.row_count > TEMPLATE_ROWS else ""
+    return f"{head}. {'First' if more else 'They are'}: {first}{more}."
+
+
+def schema_text(profile: Profile) -> str:
+    """The schema and its profile as the prompts show it: tables, row counts, keys, column
+    types, null shares, distinct counts, ranges, example values and stand-in codes."""
+    lines = []
+    for t in profile.tables:
+        head = f"TABLE {t.name}{' (view)' if t.is_view else ''}: {t.row_count:,} rows"
+        if t.primary_key:
+            head += f"; primary key ({', '.join(t.primary_key)})"
+        lines.append(head)
+        refs = {c: f"{fk.ref_table}.{fk.ref_columns[i]}" for fk in t.foreign_keys
+                for i, c in enumerate(fk.columns) if i < len(fk.ref_columns)}
+        for c in t.columns:
+            bits = [c.type or "untyped"]
+            if c.name in refs:
+                bits.append(f"references {refs[c.name]}")
+            if t.row_count and c.null_count:
+                bits.append(f"{c.null_count / t.row_count:.0%} null")
+            if t.row_count:
+                bits.append(f"{'≈' if c.distinct_estimated else ''}{c.distinct_count:,} distinct")
+            if isinstance(c.min, (int, float)) and not isinstance(c.min, bool) and c.min != c.max:
+                bits.append(f"from {_value(c.min)} to {_value(c.max)}")
+            if c.top_values and (c.distinct_count <= 12 or isinstance(c.top_values[0][0], str)):
+                bits.append("e.g. " + ", ".join(repr(_clip(v, 30)) if isinstance(v, str) else _value(v)
+                                                for v, _ in c.top_values[:3]))
+            for s in c.stand_ins:
+                bits.append(f"stand-in code {_value(s.value)} in {s.share:.1%} of rows (means unknown)")
+            lines.append(f"  - {c.name}: {'; '.join(bits)}")
+    return "\n".join(lines)
+
+
+__all__ = ["ask", "refine", "append_clause", "base_request", "comparable", "template_text", "schema_text",
+           "validate_sample", "judge_completeness", "VOLATILE_FIELDS"]

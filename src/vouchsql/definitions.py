@@ -1,0 +1,228 @@
+"""Recorded definitions: what words mean in this organisation, and which tables answer which
+kind of question (IES §10 "Definitions as checks", Appendix D).
+
+A TOML file (YAML too, where PyYAML is installed)::
+
+    notes = ["Quantities in storage_report_* are signed deltas: removals are negative."]
+
+    [definitions]
+    usage = "the weight of the chemical itself in what was issued, from the issue transactions through each product's composition"
+
+    [[rules]]
+    name = "usage_reads_issues"
+    when = ["usage", "used", "use*"]          # the question holds one of these words
+    must_read = ["inventory_issue_history"]   # every pattern must match a table the SQL reads
+    must_not_read = ["storage_report_*"]      # no table the SQL reads may match these
+    note = "usage questions follow the issue transactions"
+
+    [[rules]]
+    name = "storage_tables_only_for_storage"
+    unless = ["storage", "stored"]            # applies to every question without these words
+    must_not_read = ["storage_report_*"]
+    note = "the storage_report tables answer only storage questions"
+
+Everything is given to the model in the prompts; each rule is also checked on the shown
+SQL's tables by the ``definition_rule`` veto, which names the rule it finds broken. Words
+match whole words, case-insensitively; ``*`` in a word matches any letters (``use*``).
+Table patterns are globs, case-insensitive.
+
+The check reads the definitions in effect: those passed to :func:`use_definitions` (what
+``ask(definitions=…)`` does), else the file named by the ``definitions`` setting.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import re
+import tomllib
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import UserInputError
+
+_TOP_KEYS = {"definitions", "rules", "notes"}
+_RULE_KEYS = {"name", "when", "unless", "must_read", "must_not_read", "note"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    when: tuple[str, ...] = ()
+    unless: tuple[str, ...] = ()
+    must_read: tuple[str, ...] = ()
+    must_not_read: tuple[str, ...] = ()
+    note: str = ""
+
+    def applies_to(self, question: str) -> bool:
+        if self.when and not any(_word(w).search(question) for w in self.when):
+            return False
+        return not any(_word(w).search(question) for w in self.unless)
+
+    def broken_by(self, tables: list[str]) -> dict[str, list[str]] | None:
+        """What the tables read break: ``{"read": [...], "not_read": [...]}``, or None."""
+        read = [t for t in tables if any(_glob(t, p) for p in self.must_not_read)]
+        not_read = [p for p in self.must_read if not any(_glob(t, p) for t in tables)]
+        return {"read": read, "not_read": not_read} if read or not_read else None
+
+    def describe(self) -> str:
+        parts = []
+        if self.when:
+            parts.append("for questions about " + " / ".join(self.when))
+        if self.unless:
+            parts.append(("unless" if self.when else "for questions not about") + " " + " / ".join(self.unless))
+        scope = ", ".join(parts) or "for every question"
+        needs = []
+        if self.must_read:
+            needs.append("read " + ", ".join(self.must_read))
+        if self.must_not_read:
+            needs.append("do not read " + ", ".join(self.must_not_read))
+        text = f"{scope}: {'; '.join(needs)}"
+        return f"{text} ({self.note})" if self.note else text
+
+
+@dataclass(frozen=True)
+class Definitions:
+    definitions: dict[str, str] = field(default_factory=dict)
+    rules: tuple[Rule, ...] = ()
+    notes: tuple[str, ...] = ()
+    source: str | None = None
+
+    def prompt_text(self) -> str:
+        """The block every prompt receives."""
+        lines = [f"- {term}: {meaning}" for term, meaning in self.definitions.items()]
+        lines += [f"- {note}" for note in self.notes]
+        lines += [f"- Rule {r.name}: {r.describe()}" for r in self.rules]
+        return "\n".join(lines) if lines else "(none)"
+
+    def rules_for(self, question: str) -> list[Rule]:
+        return [r for r in self.rules if r.applies_to(question)]
+
+
+@lru_cache(maxsize=256)
+def _word(word: str) -> re.Pattern:
+    body = r"\w*".join(re.escape(part) for part in word.strip().split("*"))
+    return re.compile(rf"(?<!\w){body}(?!\w)", re.I)
+
+
+def _glob(table: str, pattern: str) -> bool:
+    return fnmatchcase(table.lower(), pattern.lower())
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise UserInputError(f"{where}: expected a list of words or table names")
+    return tuple(v.strip() for v in value)
+
+
+def definitions_from_dict(data: Any, source: str | None = None) -> Definitions:
+    where = source or "definitions"
+    if not isinstance(data, dict):
+        raise UserInputError(f"{where}: expected a table of definitions, rules and notes")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise UserInputError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_TOP_KEYS))}")
+    terms = data.get("definitions") or {}
+    if not isinstance(terms, dict) or not all(isinstance(v, str) for v in terms.values()):
+        raise UserInputError(f"{where}: [definitions] maps each term to a string that says what it means")
+    rules = []
+    raw_rules = data.get("rules") or []
+    if not isinstance(raw_rules, list):
+        raise UserInputError(f"{where}: rules must be a list ([[rules]] in TOML)")
+    for i, raw in enumerate(raw_rules, 1):
+        if not isinstance(raw, dict):
+            raise UserInputError(f"{where}: rule {i} is not a table")
+        bad = set(raw) - _RULE_KEYS
+        if bad:
+            raise UserInputError(f"{where}: rule {i}: unknown key(s) {', '.join(sorted(bad))}; "
+                                 f"known: {', '.join(sorted(_RULE_KEYS))}")
+        name = str(raw.get("name") or f"rule_{i}").strip()
+        rule = Rule(name=name, when=_strings(raw.get("when"), f"{where}: rule {name}: when"),
+                    unless=_strings(raw.get("unless"), f"{where}: rule {name}: unless"),
+                    must_read=_strings(raw.get("must_read"), f"{where}: rule {name}: must_read"),
+                    must_not_read=_strings(raw.get("must_not_read"), f"{where}: rule {name}: must_not_read"),
+                    note=str(raw.get("note") or "").strip())
+        if not rule.must_read and not rule.must_not_read:
+            raise UserInputError(f"{where}: rule {name} names no table (give must_read or must_not_read)")
+        rules.append(rule)
+    names = [r.name for r in rules]
+    if len(names) != len(set(names)):
+        raise UserInputError(f"{where}: two rules share a name; each rule needs its own")
+    return Definitions(definitions={str(k): v.strip() for k, v in terms.items()}, rules=tuple(rules),
+                       notes=_strings(data.get("notes"), f"{where}: notes"), source=source)
+
+
+def load_definitions(source: "str | os.PathLike | dict | Definitions | None") -> Definitions | None:
+    """Definitions from a TOML/YAML file path, a dict, or as given; None stays None."""
+    if source is None or isinstance(source, Definitions):
+        return source
+    if isinstance(source, dict):
+        return definitions_from_dict(source)
+    path = Path(source).expanduser()
+    try:
+        stat = path.stat()
+    except OSError:
+        raise UserInputError(f"no definitions file at {path}") from None
+    return _load_file(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=32)
+def _load_file(path: str, _mtime: int, _size: int) -> Definitions:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserInputError(f"cannot read definitions file {p}: {exc}") from None
+    if p.suffix.lower() in {".yaml", ".yml"}:
+        try:
+            import yaml
+        except ImportError:
+            raise UserInputError(f"{p} is YAML, which needs PyYAML (pip install pyyaml); "
+                                 f"or write the definitions as TOML") from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise UserInputError(f"cannot read definitions file {p}: {exc}") from None
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise UserInputError(f"cannot read definitions file {p}: {exc}") from None
+    return definitions_from_dict(data, str(p))
+
+
+# -- the definitions in effect -------------------------------------------------------------
+
+_ACTIVE: contextvars.ContextVar[Definitions | None] = contextvars.ContextVar("vouch_definitions", default=None)
+
+
+@contextmanager
+def use_definitions(definitions: Definitions | None) -> Iterator[None]:
+    """Make ``definitions`` the ones the ``definition_rule`` check reads, in this context."""
+    token = _ACTIVE.set(definitions)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def definitions_in_effect(config=None) -> Definitions | None:
+    active = _ACTIVE.get()
+    if active is not None:
+        return active
+    path = getattr(config, "definitions", None)
+    return load_definitions(path) if path else None
+
+
+__all__ = ["Definitions", "Rule", "load_definitions", "definitions_from_dict", "use_definitions",
+           "definitions_in_effect"]

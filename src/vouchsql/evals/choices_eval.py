@@ -1,0 +1,643 @@
+"""``vouch eval choices``: do the choice detectors find the other interpretation of an open
+request, and stay quiet when the wording settles it? (SpecBridge §2–3, request sets.)
+
+Input: a JSONL file (default: the sets shipped with Vouch, ``vouchsql/data/request_sets.jsonl``)
+with two kinds of line:
+
+- a **request set** (read by :func:`vouchsql.evals.datasets.load_request_sets`)::
+
+      {"id", "db", "type", "open", "specific_a", "specific_b", "sql_a", "sql_b"}
+
+  ``open`` fits both interpretations; ``specific_a`` / ``specific_b`` select one each;
+  ``sql_a`` answers ``specific_a`` and is the natural reading of ``open`` (it is the SQL the
+  detectors are shown); ``sql_b`` answers ``specific_b``. The two results must differ.
+- a **no-difference case**, where the other interpretation does not change the answer on the
+  data (no alarm is expected)::
+
+      {"id", "db", "type", "open", "sql_a", "no_difference": true}
+
+``db`` is ``demo``, ``chinook``, ``sakila``, ``northwind`` or a path (see
+:class:`vouchsql.evals.cases.DatabaseResolver`).
+
+What is run, per line, with Vouch's default detection (``detect_choices``: only *reported*
+choices, i.e. the alternative's result differs and no word settles the choice):
+
+1. the **open request** with ``sql_a``: the set is *found* when some reported alternative's
+   result matches ``sql_b``'s result (the rules below). An alternative of any type counts,
+   as in SpecBridge ("a response returns both interpretations when its queries include one
+   with the result of A and one with the result of B"); the records also say which type
+   matched;
+2. each **specific request**, ``specific_a`` with ``sql_a`` and ``specific_b`` with ``sql_b``:
+   a reported choice of the set's type is a *false alarm* (its wording settles that choice);
+   a choice of another type is not, since the set does not test it (SpecBridge §3);
+3. a **no-difference case**, the open request with ``sql_a``: *any* reported choice is a false
+   alarm.
+
+Matching a result R with the reference B (both must have run):
+
+- **relaxed matching** (:func:`vouchsql.agreement.results_match`, IES Definition 1): same row
+  count; the narrower result equals, as a multiset of rows, the projection of the wider one
+  onto an injective choice of its columns (column names and order ignored, extra columns
+  allowed); values normalised, so numbers agree to four decimal places and ``3`` = ``3.0`` =
+  ``"3"``; NULL equals NULL;
+- **rows tied at a cut-off are interchangeable**: when B's outermost SELECT ends in
+  ``ORDER BY key … LIMIT k`` (no OFFSET) and rows beyond the k-th tie with it on the first
+  ORDER BY key (later keys are read as tie-breakers, as the ties detector reads them), R also
+  matches when it has exactly k rows, holds every row of B ranked strictly above the cut-off
+  value, and its other rows are rows tied at the cut-off (each at most as often as B's
+  unlimited query returns it), under one injective column mapping as above. The tied rows
+  come from running B once more without its LIMIT, with the key as an extra column.
+
+A set is left out of the numbers (and listed) when a reference SQL fails or when ``sql_a`` and
+``sql_b`` match under these rules: it would test nothing.
+
+Measures, per choice type and overall, each a proportion with a Wilson 95% interval:
+*found* over open sets; *false alarms* over specific requests (two per set), over
+no-difference cases, and over both. The cost per request: model calls (always 0: detection
+runs no model) and the detectors' queries and database time, beside the shown query's time.
+
+The run folder holds ``manifest.json``, ``choices.jsonl`` (one record per line of the input,
+with every reported alternative's SQL, type, row count and match), ``metrics.json``,
+``report.md`` and ``report.html``. ``--replay`` recomputes the numbers from the records.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import statistics
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from sqlglot import exp
+
+from ..agreement import normalise_value, results_match
+from ..answer import Choice, Result
+from ..errors import UserInputError, VouchError
+from ..settings import Config
+from . import metrics as M
+from .cases import DatabaseResolver, read_jsonl
+from .datasets import RequestSet, load_request_sets
+from .progress import NoProgress
+from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci
+from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, write_json
+
+HARNESS = "choices"
+RECORDS = "choices.jsonl"
+DEFAULT_SETS = Path(__file__).resolve().parents[1] / "data" / "request_sets.jsonl"
+TARGET_FOUND = 0.90
+MAX_ALIGNMENTS = 5_000  # column mappings tried by the tie-aware match (small results: far fewer)
+_TIE_KEY = "vouch_tie_key"
+
+
+# ---------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------
+@dataclass
+class NoDifferenceCase:
+    """An open request whose other interpretation does not change the answer on the data."""
+
+    id: str
+    db: str
+    choice_type: str
+    open_request: str
+    sql_a: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _truthy(value) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1", "yes"))
+
+
+def load_choice_file(path: Path) -> tuple[list[RequestSet], list[NoDifferenceCase]]:
+    """The request sets (via :func:`load_request_sets`) and the no-difference cases of one
+    file, in file order within each kind. Ids are unique across both kinds."""
+    path = Path(path)
+    rows = read_jsonl(path)
+    full = [r for r in rows if not _truthy(r.get("no_difference"))]
+    nd_rows = [r for r in rows if _truthy(r.get("no_difference"))]
+    cases: list[NoDifferenceCase] = []
+    for n, row in enumerate(nd_rows, 1):
+        values = {}
+        for name, aliases in (("db", ("db", "database", "db_id")), ("choice_type", ("type", "choice_type", "choice")),
+                              ("open_request", ("open", "open_request")), ("sql_a", ("sql_a", "sql"))):
+            value = next((row[a] for a in aliases if row.get(a)), None)
+            if value is None:
+                raise UserInputError(f"{path}: no-difference case {row.get('id', n)!r}: {name} is missing "
+                                     f"(read as {', '.join(aliases)})")
+            values[name] = str(value)
+        known = {"id", "no_difference", "db", "database", "db_id", "type", "choice_type", "choice", "open",
+                 "open_request", "sql_a", "sql"}
+        cases.append(NoDifferenceCase(id=str(row.get("id", f"no-difference-{n}")), **values,
+                                      extra={k: v for k, v in row.items() if k not in known}))
+    sets: list[RequestSet] = []
+    if full:
+        # load_request_sets reads a file of request sets only: give it this file's sets.
+        fd, tmp = tempfile.mkstemp(suffix=".jsonl", prefix="vouch-sets-")
+        try:
+            import json
+
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                for r in full:
+                    fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            try:
+                sets = load_request_sets(Path(tmp))
+            except UserInputError as exc:
+                raise UserInputError(exc.message.replace(tmp, f"{path} (request sets)")) from None
+        finally:
+            os.unlink(tmp)
+    ids = Counter([s.id for s in sets] + [c.id for c in cases])
+    twice = sorted(i for i, k in ids.items() if k > 1)
+    if twice:
+        raise UserInputError(f"{path}: id {twice[0]!r} appears twice")
+    if not sets and not cases:
+        raise UserInputError(f"{path}: no request sets")
+    return sets, cases
+
+
+# ---------------------------------------------------------------------------------------
+# Matching a result with a reference
+# ---------------------------------------------------------------------------------------
+@dataclass
+class TieContext:
+    """Reference B's rows around its LIMIT cut-off (normalised rows, B's own columns)."""
+
+    k: int
+    above: Counter  # rows ranked strictly above the cut-off value
+    tied: Counter  # every row of the unlimited reference tied with the k-th on the first key
+    width: int
+    columns: list[str]
+
+
+def _norm_row(row: Iterable) -> tuple:
+    return tuple(normalise_value(v) for v in row)
+
+
+def tie_context(db, sql_ref: str, ref: Result) -> TieContext | None:
+    """What lets a result differ from B only in which tied rows it kept: ``None`` when B has
+    no top-level ``ORDER BY … LIMIT k`` or nothing beyond the k-th row ties with it."""
+    if ref is None or not ref.ok or ref.truncated:
+        return None
+    try:
+        tree = db.parse(sql_ref)
+    except VouchError:
+        return None
+    if not isinstance(tree, exp.Select) or tree.args.get("offset") or tree.args.get("order") is None:
+        return None
+    from ..choices._read import expand_key, limit_value
+
+    k = limit_value(tree)
+    if k is None or ref.row_count < k or any(p.find(exp.Star) for p in tree.expressions):
+        return None
+    key = expand_key(tree, tree.args["order"].expressions[0].this)
+    full = tree.copy()
+    full.set("limit", None)
+    full.set("expressions", [p.copy() for p in tree.expressions] + [exp.alias_(key, _TIE_KEY)])
+    res = db.execute(full.sql(dialect=db.dialect))
+    if not res.ok or res.truncated or res.row_count <= k:
+        return None
+    width = len(res.columns) - 1
+    rows = [_norm_row(r[:width]) for r in res.rows]
+    keys = [normalise_value(r[width]) for r in res.rows]
+    cut = keys[k - 1]
+    above = Counter(rows[i] for i in range(k) if keys[i] != cut)
+    tied = Counter(rows[i] for i in range(len(rows)) if keys[i] == cut)
+    if sum(tied.values()) <= k - sum(above.values()):
+        return None  # every tied row fits under the LIMIT: nothing is interchangeable
+    # The tie context must describe B itself: B's rows are the rows above plus some tied rows.
+    if not _fits(Counter(_norm_row(r) for r in ref.rows), above, tied, k):
+        return None
+    return TieContext(k=k, above=above, tied=tied, width=width, columns=list(res.columns[:width]))
+
+
+def _fits(got: Counter, above: Counter, tied: Counter, k: int) -> bool:
+    if sum(got.values()) != k:
+        return False
+    if any(got[row] < n for row, n in above.items()):
+        return False
+    rest = got - above
+    return all(tied[row] >= n for row, n in rest.items())
+
+
+def _alignments(alt_cols: list[str], ref_cols: list[str]) -> Iterable[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Injective column mappings (alt indices, ref indices) between the narrower result and
+    columns of the wider one; the mapping by column name first, then every other."""
+    na, nr = len(alt_cols), len(ref_cols)
+    n = min(na, nr)
+    seen = set()
+
+    def by_name():
+        if na <= nr:
+            lower = [c.lower() for c in ref_cols]
+            picks = [lower.index(c.lower()) if c.lower() in lower else None for c in alt_cols]
+            if None not in picks and len(set(picks)) == n:
+                yield tuple(range(na)), tuple(picks)
+        else:
+            lower = [c.lower() for c in alt_cols]
+            picks = [lower.index(c.lower()) if c.lower() in lower else None for c in ref_cols]
+            if None not in picks and len(set(picks)) == n:
+                yield tuple(picks), tuple(range(nr))
+        yield tuple(range(n)), tuple(range(n))
+
+    def every():
+        if na <= nr:
+            for perm in itertools.permutations(range(nr), n):
+                yield tuple(range(na)), perm
+        else:
+            for perm in itertools.permutations(range(na), n):
+                yield perm, tuple(range(nr))
+
+    for pair in itertools.chain(by_name(), every()):
+        if pair in seen:
+            continue
+        seen.add(pair)
+        yield pair
+        if len(seen) >= MAX_ALIGNMENTS:
+            return
+
+
+def match_reference(result: Result | None, ref: Result, ties: TieContext | None = None) -> str | None:
+    """``"exact"`` when ``result`` matches the reference under relaxed matching, ``"ties"``
+    when it matches only with rows tied at the reference's cut-off interchangeable, else
+    ``None``."""
+    if result is None or not result.ok or ref is None or not ref.ok:
+        return None
+    if results_match(result, ref).matched:
+        return "exact"
+    if ties is None or result.truncated or len(result.rows) != ties.k or not result.rows:
+        return None
+    alt_rows = [_norm_row(r) for r in result.rows]
+    alt_width = len(alt_rows[0])
+    alt_cols = list(result.columns) if len(result.columns) == alt_width else [f"c{i}" for i in range(alt_width)]
+    for a_idx, r_idx in _alignments(alt_cols, ties.columns):
+        got = Counter(tuple(row[i] for i in a_idx) for row in alt_rows)
+        above = Counter()
+        for row, n in ties.above.items():
+            above[tuple(row[i] for i in r_idx)] += n
+        tied = Counter()
+        for row, n in ties.tied.items():
+            tied[tuple(row[i] for i in r_idx)] += n
+        if _fits(got, above, tied, ties.k):
+            return "ties"
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------
+def _choice_record(choice: Choice, ref: Result | None = None, ties: TieContext | None = None) -> dict:
+    res = choice.result
+    rec = {"type": choice.type, "description": choice.description, "sql": choice.sql,
+           "differs": choice.differs, "settled_by": choice.settled_by,
+           "rows": res.row_count if res is not None and res.ok else None}
+    if ref is not None:
+        rec["matches_b"] = match_reference(res, ref, ties)
+    return rec
+
+
+def _detect(db, question: str, sql: str, result: Result, *, budget_ms: float | None, types: set[str] | None,
+            ref: Result | None = None, ties: TieContext | None = None, settled_type: str | None = None) -> dict:
+    """Run Vouch's default detection once (the measured call) and return what it reported,
+    with its cost. ``settled_type``: also say which words settle that type (a second,
+    unmeasured call with ``all_choices``)."""
+    from ..choices import CHOICES, detect_choices
+
+    detectors = [d for d in CHOICES if types is None or d.type in types]
+    stats: dict = {}
+    choices = detect_choices(question, db, sql, result, budget_ms=budget_ms, stats=stats, detectors=detectors)
+    out = {"reported": [_choice_record(c, ref, ties) for c in choices],
+           "queries": int(stats.get("choices_queries", 0)), "sql_ms": float(stats.get("choices_sql_ms", 0.0)),
+           "shown_ms": round(float(result.elapsed_ms or 0.0), 3),
+           "budget_ms": budget_ms if budget_ms is not None else None}
+    if settled_type is not None:
+        detector = next((d for d in CHOICES if d.type == settled_type), None)
+        out["settling_words"] = detector.lexicon.match(question) if detector is not None else None
+    return out
+
+
+def evaluate_set(db, rs: RequestSet, index: int, *, budget_ms: float | None = None,
+                 types: set[str] | None = None) -> dict:
+    base = {"key": rs.id, "index": index, "id": rs.id, "kind": "set", "db": rs.db, "type": rs.choice_type,
+            "open_request": rs.open_request, "request_a": rs.request_a, "request_b": rs.request_b,
+            "sql_a": rs.sql_a, "sql_b": rs.sql_b}
+    res_a, res_b = db.execute(rs.sql_a), db.execute(rs.sql_b)
+    for name, res in (("sql_a", res_a), ("sql_b", res_b)):
+        if not res.ok:
+            return {**base, "invalid": f"{name} does not run ({res.error.message})"}
+    ties_b = tie_context(db, rs.sql_b, res_b)
+    a_vs_b = match_reference(res_a, res_b, ties_b)
+    base.update(rows_a=res_a.row_count, rows_b=res_b.row_count, tie_cutoff_b=ties_b is not None)
+    if a_vs_b is not None:
+        return {**base, "invalid": f"sql_a and sql_b give matching results ({a_vs_b}): the set tests nothing"}
+    opened = _detect(db, rs.open_request, rs.sql_a, res_a, budget_ms=budget_ms, types=types, ref=res_b, ties=ties_b)
+    matched = [c for c in opened["reported"] if c.get("matches_b")]
+    opened["found"] = bool(matched)
+    opened["found_by"] = sorted({c["type"] for c in matched})
+    opened["match"] = ("exact" if any(c["matches_b"] == "exact" for c in matched) else "ties") if matched else None
+    spec = {}
+    for side, question, sql, res in (("a", rs.request_a, rs.sql_a, res_a), ("b", rs.request_b, rs.sql_b, res_b)):
+        d = _detect(db, question, sql, res, budget_ms=budget_ms, types=types, settled_type=rs.choice_type)
+        d["false_alarm"] = any(c["type"] == rs.choice_type for c in d["reported"])
+        spec[side] = d
+    return {**base, "open": opened, "specific_a": spec["a"], "specific_b": spec["b"]}
+
+
+def evaluate_no_difference(db, case: NoDifferenceCase, index: int, *, budget_ms: float | None = None,
+                           types: set[str] | None = None) -> dict:
+    base = {"key": case.id, "index": index, "id": case.id, "kind": "no_difference", "db": case.db,
+            "type": case.choice_type, "open_request": case.open_request, "sql_a": case.sql_a}
+    res = db.execute(case.sql_a)
+    if not res.ok:
+        return {**base, "invalid": f"sql_a does not run ({res.error.message})"}
+    d = _detect(db, case.open_request, case.sql_a, res, budget_ms=budget_ms, types=types)
+    d["false_alarm"] = bool(d["reported"])
+    return {**base, "rows_a": res.row_count, "open": d}
+
+
+def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Path | None = None,
+                command: str = "", budget_ms: float | None = None, types: Iterable[str] | None = None,
+                progress=None) -> tuple[list[dict], dict]:
+    """Evaluate every line of ``sets_path`` into ``out_dir`` (resuming a run there); return
+    the records of this input and the manifest."""
+    from ..choices import CHOICES
+    from ..db import connect
+
+    progress = progress or NoProgress()
+    sets_path = Path(sets_path)
+    sets, cases = load_choice_file(sets_path)
+    known = [d.type for d in CHOICES]
+    type_filter = None
+    if types:
+        type_filter = {t.strip() for t in types if t.strip()}
+        unknown = sorted(type_filter - set(known))
+        if unknown:
+            raise UserInputError(f"unknown choice type(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    items: list[tuple[str, object]] = [("set", s) for s in sets] + [("no_difference", c) for c in cases]
+    if type_filter is not None:
+        items = [(k, i) for k, i in items if i.choice_type in type_filter]
+    resolver = DatabaseResolver(sets_path, config, datasets)
+    paths = {name: resolver.resolve(name) for name in sorted({i.db for _, i in items})}
+    parameters = {"budget_ms": budget_ms, "types": sorted(type_filter) if type_filter else None,
+                  "max_rows": config.max_rows, "timeout": config.timeout, "detectors": known}
+    manifest = build_manifest(HARNESS, command=command, datasets={"sets": sets_path},
+                              databases={n: p for n, p in paths.items() if p is not None},
+                              parameters=parameters, record_keys=("budget_ms", "types", "max_rows", "timeout"))
+    out_dir = Path(out_dir)
+    prepare_run_dir(out_dir, manifest, RECORDS)
+    log = RecordLog(out_dir / RECORDS)
+    todo = [(n, kind, item) for n, (kind, item) in enumerate(items) if not log.done(item.id)]
+    progress.start(len(items), len(items) - len(todo))
+    open_dbs: dict[Path, object] = {}
+    try:
+        for index, kind, item in todo:
+            path = paths.get(item.db)
+            if path is None or not Path(path).exists():
+                log.append({"key": item.id, "index": index, "id": item.id, "kind": kind, "db": item.db,
+                            "type": item.choice_type, "skipped": f"database {item.db!r} not found"})
+            else:
+                db = open_dbs.get(path) or open_dbs.setdefault(path, connect(path, config=config))
+                if kind == "set":
+                    log.append(evaluate_set(db, item, index, budget_ms=budget_ms, types=type_filter))
+                else:
+                    log.append(evaluate_no_difference(db, item, index, budget_ms=budget_ms, types=type_filter))
+            progress.advance(item.id)
+    finally:
+        for db in open_dbs.values():
+            db.close()
+    keep = {i.id for _, i in items}
+    return [r for r in log.records() if r["key"] in keep], manifest
+
+
+# ---------------------------------------------------------------------------------------
+# Measures
+# ---------------------------------------------------------------------------------------
+def _counts(records: list[dict]) -> dict:
+    sets = [r for r in records if r["kind"] == "set" and "open" in r]
+    nds = [r for r in records if r["kind"] == "no_difference" and "open" in r]
+    found = [r["open"]["found"] for r in sets]
+    found_same = [r["type"] in r["open"]["found_by"] for r in sets]
+    spec = [r[side]["false_alarm"] for r in sets for side in ("specific_a", "specific_b")]
+    nd = [r["open"]["false_alarm"] for r in nds]
+    out = {"sets": len(sets), "found": M.proportion(found), "found_same_type": sum(found_same),
+           "found_by_ties_rule": sum(r["open"].get("match") == "ties" for r in sets),
+           "specific_false_alarms": M.proportion(spec), "no_difference": len(nds),
+           "no_difference_false_alarms": M.proportion(nd), "false_alarms": M.proportion(spec + nd)}
+    return out
+
+
+def _spread(values: list[float]) -> dict:
+    if not values:
+        return {"n": 0, "mean": None, "median": None, "max": None, "total": 0}
+    return {"n": len(values), "mean": statistics.fmean(values), "median": statistics.median(values),
+            "max": max(values), "total": sum(values)}
+
+
+def analyse(records: list[dict], types: Iterable[str] = ()) -> dict:
+    """Per type and overall: sets, found, false alarms (Wilson 95%); the cost per request."""
+    kept = [r for r in records if not r.get("skipped") and not r.get("invalid")]
+    order = list(dict.fromkeys(list(types) + sorted({r["type"] for r in kept})))
+    per_type = {t: _counts([r for r in kept if r["type"] == t]) for t in order
+                if any(r["type"] == t for r in kept)}
+    overall = _counts(kept)
+    requests = []
+    for r in kept:
+        for part in ("open", "specific_a", "specific_b"):
+            if part in r:
+                requests.append(r[part])
+    queries = [float(d["queries"]) for d in requests]
+    sql_ms = [float(d["sql_ms"]) for d in requests]
+    shown_ms = [float(d["shown_ms"]) for d in requests]
+    ratios = [d["sql_ms"] / d["shown_ms"] for d in requests if d["shown_ms"] > 0]
+    cost = {"requests": len(requests), "model_calls": 0, "queries": _spread(queries),
+            "detector_sql_ms": _spread(sql_ms), "shown_ms": _spread(shown_ms),
+            "detector_to_shown_ratio": _spread(ratios),
+            "over_2x_shown": sum(1 for d in requests if d["shown_ms"] > 0 and d["sql_ms"] > 2 * d["shown_ms"])}
+    found_rate = overall["found"]["rate"]
+    targets = {"found_at_least": TARGET_FOUND,
+               "found_met": bool(overall["sets"]) and found_rate is not None and found_rate >= TARGET_FOUND,
+               "zero_false_alarms_met": overall["false_alarms"]["k"] == 0}
+    return M.jsonable({
+        "items": len(records), "sets": overall["sets"], "no_difference": overall["no_difference"],
+        "skipped": sum(1 for r in records if r.get("skipped")),
+        "invalid": sum(1 for r in records if r.get("invalid")),
+        "per_type": per_type, "overall": overall, "cost": cost, "targets": targets,
+    })
+
+
+# ---------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------
+def _kn(p: dict) -> str:
+    return f"{p['k']} / {p['n']}"
+
+
+def _row(name: str, c: dict) -> list:
+    f, s, nd, fa = c["found"], c["specific_false_alarms"], c["no_difference_false_alarms"], c["false_alarms"]
+    return [name, c["sets"], _kn(f), pct_ci(f["rate"], f["ci"]), _kn(s), pct_ci(s["rate"], s["ci"]),
+            _kn(nd), pct_ci(nd["rate"], nd["ci"]), _kn(fa), pct_ci(fa["rate"], fa["ci"])]
+
+
+def _short(text: str, n: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> Report:
+    o = metrics["overall"]
+    t = metrics["targets"]
+    intro = [Text(f"{metrics['sets']} request sets and {metrics['no_difference']} no-difference cases evaluated"
+                  f" ({metrics['invalid']} left out as invalid, {metrics['skipped']} skipped). The detectors run as "
+                  "`vouch check` runs them: only reported choices count (the alternative's result differs and no "
+                  "word of the request settles the choice)."),
+             Text(f"Targets: other interpretation found for ≥ {TARGET_FOUND:.0%} of open sets — "
+                  f"**{'met' if t['found_met'] else 'not met'}** ({pct_ci(o['found']['rate'], o['found']['ci'])}); "
+                  f"0 false alarms on specific and no-difference cases — "
+                  f"**{'met' if t['zero_false_alarms_met'] else 'not met'}** ({o['false_alarms']['k']} false alarms).")]
+    if replay_of:
+        intro.append(Text(f"Replayed from `{replay_of}` (no SQL run)."))
+    headers = ["type", "sets", "found", "found % (Wilson 95%)", "FA specific", "FA specific %",
+               "no-diff FA", "no-diff FA %", "FA all", "FA all %"]
+    rows = [_row(name, c) for name, c in metrics["per_type"].items()] + [_row("**all**", o)]
+    cost = metrics["cost"]
+    q, sq, sh, ra = cost["queries"], cost["detector_sql_ms"], cost["shown_ms"], cost["detector_to_shown_ratio"]
+    sections = [
+        Section("Per choice type", [
+            Table(headers, rows, caption="Found: open sets where a reported alternative matches reference B. "
+                                         "FA specific: specific requests (two per set) on which the detectors "
+                                         "raised the set's own type. No-diff FA: no-difference cases with any "
+                                         "reported choice. FA all: both."),
+            Text(f"Found by an alternative of the set's own type: {o['found_same_type']} of {o['found']['k']}; "
+                 f"found only with tied rows interchangeable: {o['found_by_ties_rule']}."),
+        ]),
+        Section("Cost per request", [
+            Table(["measure", "mean", "median", "max"],
+                  [["model calls", 0, 0, 0],
+                   ["detector queries", fmt(q["mean"], 2), fmt(q["median"], 1), fmt(q["max"], 0)],
+                   ["detector database time (ms)", fmt(sq["mean"], 2), fmt(sq["median"], 2), fmt(sq["max"], 2)],
+                   ["shown query time (ms)", fmt(sh["mean"], 2), fmt(sh["median"], 2), fmt(sh["max"], 2)],
+                   ["detector time ÷ shown query time", fmt(ra["mean"], 2), fmt(ra["median"], 2), fmt(ra["max"], 2)]],
+                  caption=f"Over {cost['requests']} detector runs (open, specific and no-difference requests). "
+                          f"{cost['over_2x_shown']} spent more than twice the shown query's time in the database "
+                          "(the detectors' budget has a 50 ms floor for fast queries); `bench/choices.py` measures "
+                          "the cost properly, with repeats."),
+        ]),
+    ]
+    missed = [r for r in records if r.get("kind") == "set" and "open" in r and not r["open"]["found"]]
+    if missed:
+        lines = []
+        for r in missed:
+            got = ", ".join(f"{c['type']} ({c['rows']} rows)" for c in r["open"]["reported"]) or "nothing reported"
+            lines.append(f"- `{r['id']}` ({r['type']}, {r['db']}): {got}")
+        sections.append(Section("Missed sets", [Text("\n".join(lines))]))
+    alarms = []
+    for r in records:
+        if r.get("kind") == "set" and "open" in r:
+            for side in ("specific_a", "specific_b"):
+                d = r[side]
+                if d["false_alarm"]:
+                    c = next(c for c in d["reported"] if c["type"] == r["type"])
+                    alarms.append(f"- `{r['id']}` {side}: \"{_short(r['request_' + side[-1]], 90)}\" — {c['type']}: "
+                                  f"{_short(c['description'])}")
+        elif r.get("kind") == "no_difference" and "open" in r and r["open"]["false_alarm"]:
+            for c in r["open"]["reported"]:
+                alarms.append(f"- `{r['id']}` (no difference): {c['type']}: {_short(c['description'])}")
+    if alarms:
+        sections.append(Section("False alarms", [Text("\n".join(alarms))]))
+    bad = [r for r in records if r.get("invalid") or r.get("skipped")]
+    if bad:
+        sections.append(Section("Left out", [Text("\n".join(f"- `{r['id']}`: {r.get('invalid') or r.get('skipped')}"
+                                                          for r in bad))]))
+    sections.append(Section("Matching rules", [Text(
+        "An alternative matches reference B under relaxed matching (IES Definition 1: same row count; the "
+        "narrower result equals the projection of the wider onto an injective choice of its columns, as a "
+        "multiset; column names and order ignored; numbers to four decimal places; NULL equals NULL), or — when "
+        "B's outermost SELECT ends in ORDER BY … LIMIT k and rows beyond the k-th tie with it on the first ORDER BY "
+        "key — when it has k rows, holds every row of B above the cut-off value, and its other rows are rows "
+        "tied at the cut-off. A set whose A and B results match under these rules is left out.")]))
+    sections.append(manifest_section(manifest))
+    return Report(title="Open calculation choices: request sets (SpecBridge §2–3)", command=manifest.get("command"),
+                  intro=intro, sections=sections, manifest=manifest)
+
+
+def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> dict:
+    from .report import write_report
+
+    metrics = analyse(records, manifest.get("parameters", {}).get("detectors") or ())
+    write_json(Path(out_dir) / "metrics.json", metrics)
+    write_report(out_dir, build_report(metrics, records, manifest, replay_of=replay_of))
+    return metrics
+
+
+def replay(run_dir: Path, out_dir: Path) -> dict:
+    manifest = read_manifest(run_dir)
+    if manifest.get("harness") != HARNESS:
+        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not a choices run")
+    records = load_records(run_dir, RECORDS)
+    return finish(out_dir, records, manifest, replay_of=str(run_dir))
+
+
+# ---------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------
+def register_choices(evals, common) -> None:
+    """Add ``vouch eval choices`` to the ``vouch eval`` subparsers."""
+    c = evals.add_parser("choices", parents=[common],
+                         help="request sets: do the choice detectors find the other interpretation (SpecBridge §2–3)")
+    c.add_argument("--sets", help="JSONL of request sets and no-difference cases (default: the sets shipped with Vouch)")
+    c.add_argument("--out", help="run folder for choices.jsonl, metrics.json, manifest.json and the reports "
+                                 "(default: vouch-eval/choices; rerunning with the same folder skips finished items)")
+    c.add_argument("--replay", metavar="RUN_DIR", help="recompute every number of a stored run (no SQL)")
+    c.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
+    c.add_argument("--budget-ms", type=float, default=None, metavar="MS",
+                   help="database time the detectors may spend per request (default: Vouch's own, twice the shown "
+                        "query's time with a 50 ms floor)")
+    c.add_argument("--types", help="comma-separated choice types to evaluate (default: all)")
+    c.set_defaults(handler=run_choices_command)
+
+
+def run_choices_command(args, config, out) -> int:
+    import json
+    import shlex
+
+    from rich.markdown import Markdown
+
+    from .runs import compare_metrics, default_out
+
+    command = "vouch " + shlex.join(getattr(args, "argv", []) or [])
+    if args.replay:
+        out_dir = Path(args.out) if args.out else Path(args.replay) / "replay"
+        metrics = replay(Path(args.replay), out_dir)
+        stored_path = Path(args.replay) / "metrics.json"
+        stored = json.loads(stored_path.read_text(encoding="utf-8")) if stored_path.is_file() else None
+        diffs = compare_metrics(metrics, stored) if stored is not None else ["no stored metrics.json to compare"]
+        write_json(out_dir / "replay.json", {"replay_of": str(args.replay), "identical": not diffs,
+                                             "differences": diffs})
+        if diffs:
+            out.print(f"Replayed {args.replay} into {out_dir}; {len(diffs)} difference(s) from the stored metrics.json",
+                      highlight=False)
+        else:
+            out.print(f"Replayed {args.replay}: every number identical to the stored metrics.json "
+                      f"(written to {out_dir}).", highlight=False)
+        return 0
+    if args.budget_ms is not None and args.budget_ms <= 0:
+        raise UserInputError("--budget-ms must be positive")
+    sets = Path(args.sets) if args.sets else DEFAULT_SETS
+    out_dir = Path(args.out) if args.out else default_out(HARNESS)
+    types = args.types.split(",") if args.types else None
+    from .progress import RichProgress
+
+    with RichProgress("choices") as bar:
+        records, manifest = run_choices(sets, config, out_dir, datasets=Path(args.datasets) if args.datasets else None,
+                                        command=command, budget_ms=args.budget_ms, types=types, progress=bar)
+    finish(out_dir, records, manifest)
+    out.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
+    out.print(f"Wrote {out_dir}: {RECORDS}, metrics.json, manifest.json, report.md, report.html", highlight=False)
+    return 0
+
+
+__all__ = ["DEFAULT_SETS", "NoDifferenceCase", "TieContext", "analyse", "build_report", "evaluate_no_difference",
+           "evaluate_set", "finish", "load_choice_file", "match_reference", "register_choices", "replay",
+           "run_choices", "run_choices_command", "tie_context"]

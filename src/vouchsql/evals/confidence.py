@@ -1,0 +1,362 @@
+"""``vouch eval confidence``: does the score know when an answer is right? (IES §4.4, §6–8)
+
+Each input line is one answer to score::
+
+    {"id": "q1", "db": "chinook", "question": "…", "candidates": ["SELECT …", "SELECT …"],
+     "answer_text": "…"?, "hint": "…"?, "gold_sql": "SELECT …"?, "label": true?}
+
+``db`` is a path relative to the input file's folder, ``demo``, or a shared database name
+(chinook, sakila, northwind). The first candidate is the shown answer; the others are samples
+for agreement. The label is taken as given, or computed as the relaxed execution match
+(IES §3.3) of the shown answer's result against ``gold_sql``'s. When both are given, the given
+label is used and the execution label is kept beside it, and their agreement (Cohen's κ) is
+reported (IES §7, "Under execution-match labels").
+
+Every candidate runs once (``check_candidates``). The record keeps the evidence every rule
+scores from (agreement, K, strict-match clusters, every check with its evidence), so each rule
+is recomputed from the record (``score_from_record``), the live run and ``--replay`` alike.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+
+from ..answer import CheckResult
+from ..choices import reported
+from ..db import connect
+from ..errors import UserInputError, VouchError
+from ..pipeline import check_candidates, rescore, strict_clusters
+from ..score import RULES, ScoreInput, score
+from ..settings import Config
+from . import metrics as M
+from .cases import DatabaseResolver, read_jsonl
+from .progress import NoProgress
+from .report import (Figure, Report, Section, Table, Text, manifest_section, pct, pct_ci, reliability_png,
+                     risk_coverage_png, with_ci)
+from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, write_json
+
+HARNESS = "confidence"
+RECORDS = "confidence.jsonl"
+DEFAULT_RULES = ("designed", "v2", "agreement_first", "v3")
+RECORD_KEYS = ("k", "max_rows", "timeout")
+
+_TRUE = {"1", "true", "yes", "right", "correct"}
+_FALSE = {"0", "false", "no", "wrong", "incorrect"}
+
+
+def parse_label(value) -> bool | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise UserInputError(f"label {value!r} is not a correctness label (true/false, 1/0, right/wrong)")
+
+
+def parse_rules(text: str | None, default=DEFAULT_RULES) -> list[str]:
+    rules = [r.strip() for r in (text.split(",") if text else default) if r.strip()]
+    unknown = [r for r in rules if r not in RULES]
+    if unknown:
+        raise UserInputError(f"unknown scoring rule(s) {', '.join(unknown)}; choose from {', '.join(RULES)}")
+    if not rules:
+        raise UserInputError("--rules names no rule")
+    return list(dict.fromkeys(rules))
+
+
+def load_items(path: Path, *, need_candidates: bool = True) -> list[dict]:
+    rows = read_jsonl(path)
+    seen = set()
+    out = []
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise UserInputError(f"{path}: item {n} is not a JSON object")
+        item_id = str(row.get("id", f"line-{n}"))
+        if item_id in seen:
+            raise UserInputError(f"{path}: id {item_id!r} appears twice")
+        seen.add(item_id)
+        for key in ("db", "question"):
+            if not row.get(key):
+                raise UserInputError(f"{path}: item {item_id!r} has no {key}")
+        cands = row.get("candidates")
+        if need_candidates and (not isinstance(cands, list) or not cands or not all(isinstance(c, str) for c in cands)):
+            raise UserInputError(f"{path}: item {item_id!r} needs \"candidates\": a non-empty list of SQL strings")
+        parse_label(row.get("label"))  # fail early on a bad label
+        out.append({**row, "id": item_id})
+    if not out:
+        raise UserInputError(f"{path}: no items")
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------
+def _summary(result) -> dict:
+    return {"columns": result.columns, "row_count": result.row_count, "truncated": result.truncated,
+            "error": result.error.message if result.error else None}
+
+
+def evaluate_item(db, item: dict, index: int) -> dict:
+    """Check one answer and return its record (or a record with ``skipped``)."""
+    base = {"key": item["id"], "index": index, "id": item["id"], "db": item["db"], "question": item["question"]}
+    given = parse_label(item.get("label"))
+    gold_sql = item.get("gold_sql")
+    if given is None and not gold_sql:
+        return {**base, "skipped": "no label and no gold_sql to compute one"}
+    try:
+        answer = check_candidates(db, item["question"], list(item["candidates"]),
+                                  answer_text=item.get("answer_text"), hint=item.get("hint"))
+    except VouchError as exc:
+        return {**base, "skipped": exc.message}
+    exec_label, determined, gold = None, None, None
+    if gold_sql:
+        from ..agreement import results_match
+
+        gold_result = db.execute(gold_sql)
+        gold = _summary(gold_result)
+        if gold_result.error is None:
+            m = results_match(answer.shown.result, gold_result)
+            exec_label, determined = bool(m.matched), bool(m.determined)
+        elif given is None:
+            return {**base, "skipped": f"gold_sql does not run ({gold_result.error.message})"}
+    label = given if given is not None else exec_label
+    results = [c.result for c in answer.candidates]
+    return {
+        **base,
+        "hint": item.get("hint"), "answer_text": item.get("answer_text"),
+        "label": label, "label_source": "given" if given is not None else "execution",
+        "exec_label": exec_label, "exec_label_determined": determined, "gold_sql": gold_sql, "gold": gold,
+        "candidates": [{"sql": c.sql, "cluster": c.cluster, **_summary(c.result)} for c in answer.candidates],
+        "k": len(results),
+        "agreement": answer.agreement,
+        "agreement_lower": answer.agreement_bounds.lower_bound if answer.agreement_bounds else None,
+        "truncated_pairs": answer.agreement_bounds.truncated_pairs if answer.agreement_bounds else 0,
+        "strict_clusters": strict_clusters(results),
+        "checks": [c.model_dump(mode="json") for c in answer.checks],
+        "fired": [c.name for c in answer.checks if c.fired],
+        "choices": [c.type for c in answer.choices if reported(c)],  # open choices named in the reasons
+        "verdicts": {rule: rescore(answer, rule).model_dump(mode="json") for rule in RULES},
+    }
+
+
+def score_from_record(record: dict, rule: str, checks: list[CheckResult] | None = None):
+    """The verdict of ``rule`` recomputed from a record's stored evidence (no SQL)."""
+    if checks is None:
+        checks = [CheckResult.model_validate(c) for c in record["checks"]]
+    verdict = score(rule, ScoreInput(agreement=record["agreement"] or 0.0, k=record["k"], checks=checks,
+                                     strict_clusters=list(record["strict_clusters"])))
+    # As the pipeline does: an open choice is named in the reasons, never scored.
+    verdict.reasons.extend(dict.fromkeys(f"open_choice:{t}" for t in record.get("choices", [])))
+    return verdict
+
+
+def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets: Path | None = None,
+                   command: str = "", parameters: dict | None = None, progress=None, model: str | None = None,
+                   k: int | None = None) -> tuple[list[dict], dict]:
+    """Run every item not yet in ``out_dir``'s records; return all records and the manifest."""
+    progress = progress or NoProgress()
+    input_path = Path(input_path)
+    items = load_items(input_path, need_candidates=model is None)
+    if model is not None:
+        from .model import sample_candidates  # raises a clear UserInputError without `vouch ask`
+        sampler = sample_candidates(model, config, k=k)
+    else:
+        sampler = None
+    resolver = DatabaseResolver(input_path, config, datasets)
+    paths = {name: resolver.resolve(name) for name in sorted({str(i["db"]) for i in items})}
+    params = {"k": (k or config.samples) if model else None, "max_rows": config.max_rows, "timeout": config.timeout,
+              **(parameters or {})}
+    manifest = build_manifest(HARNESS, command=command, datasets={"input": input_path},
+                              databases={n: p for n, p in paths.items() if p is not None}, model=_model_name(model),
+                              parameters=params, seed=params.get("seed"), record_keys=RECORD_KEYS)
+    out_dir = Path(out_dir)
+    prepare_run_dir(out_dir, manifest, RECORDS)
+    log = RecordLog(out_dir / RECORDS)
+    todo = [(i, item) for i, item in enumerate(items) if not log.done(item["id"])]
+    progress.start(len(items), len(items) - len(todo))
+    open_dbs: dict[Path, object] = {}
+    try:
+        for index, item in todo:
+            path = paths.get(str(item["db"]))
+            if path is None or not path.exists():
+                log.append({"key": item["id"], "index": index, "id": item["id"], "db": item["db"],
+                            "question": item["question"], "skipped": f"database {item['db']!r} not found"})
+            else:
+                db = open_dbs.get(path) or open_dbs.setdefault(path, connect(path, config=config))
+                drawn = sampler(db, item) if sampler is not None else None
+                if drawn is not None and not drawn["candidates"]:
+                    log.append({"key": item["id"], "index": index, "id": item["id"], "db": item["db"],
+                                "question": item["question"], "skipped": drawn["note"]})
+                else:
+                    if drawn is not None:
+                        item = {**item, "candidates": drawn["candidates"], "answer_text": drawn["answer_text"]}
+                    log.append(evaluate_item(db, item, index))
+            progress.advance(item["id"])
+    finally:
+        for db in open_dbs.values():
+            db.close()
+    keep = {i["id"] for i in items}
+    return [r for r in log.records() if r["key"] in keep], manifest
+
+
+def _model_name(model) -> str | None:
+    if model is None or isinstance(model, str):
+        return model
+    return f"{getattr(model, 'provider', '?')}:{getattr(model, 'name', '?')}"
+
+
+# ---------------------------------------------------------------------------------------
+# Analysis (shared by the live run and --replay)
+# ---------------------------------------------------------------------------------------
+def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
+            seed: int = M.DEFAULT_SEED) -> tuple[dict, dict]:
+    """metrics.json and the curves behind the figures, from the records alone."""
+    kept = [r for r in records if not r.get("skipped")]
+    y = np.array([bool(r["label"]) for r in kept], dtype=bool)
+    n = len(kept)
+    scores, gates, reproduced = {}, {}, 0
+    parsed = [[CheckResult.model_validate(c) for c in r["checks"]] for r in kept]
+    for rule in rules:
+        verdicts = [score_from_record(r, rule, checks) for r, checks in zip(kept, parsed)]
+        scores[rule] = np.array([v.score for v in verdicts], dtype=float)
+        gates[rule] = [v.gate for v in verdicts]
+        reproduced += sum(1 for r, v in zip(kept, verdicts)
+                          if r["verdicts"].get(rule) == v.model_dump(mode="json"))
+    stats = {rule: M.auroc_stat(scores[rule], y) for rule in rules}
+    boot = M.bootstrap(stats, n, replicates=replicates, seed=seed)
+    out_rules, curves = {}, {"risk_coverage": {}, "reliability": {}}
+    for rule in rules:
+        s = scores[rule]
+        g = M.gate_quantities(gates[rule], y)
+        n_pass = sum(g["gate"]["pass"])
+        out_rules[rule] = {
+            "auroc": M.auroc(s, y), "auroc_ci": boot.interval(rule),
+            "ece": M.ece(s, y), "brier": M.brier(s, y),
+            "pass_accuracy": g["pass_accuracy"], "pass_accuracy_ci": M.wilson(g["gate"]["pass"][0], n_pass),
+            "pass_share": g["pass_share"], "correct_withheld": g["correct_withheld"],
+            "wrong_withheld": g["wrong_withheld"], "gate": g["gate"],
+            "mean_score": float(s.mean()) if n else float("nan"),
+        }
+        rc = M.risk_coverage(s, y)
+        out_rules[rule]["aurc"] = rc["aurc"]
+        curves["risk_coverage"][rule] = rc
+        curves["reliability"][rule] = M.reliability(s, y)
+    paired = {}
+    for a, b in itertools.combinations(rules, 2):
+        paired[f"{b}-{a}"] = {"diff": out_rules[b]["auroc"] - out_rules[a]["auroc"], "ci": boot.paired(b, a)}
+    both = [r for r in kept if r.get("label_source") == "given" and r.get("exec_label") is not None]
+    labels = {
+        "given": sum(r.get("label_source") == "given" for r in kept),
+        "execution": sum(r.get("label_source") == "execution" for r in kept),
+        "undetermined_execution": sum(r.get("exec_label_determined") is False for r in kept),
+    }
+    if both:
+        a = [bool(r["label"]) for r in both]
+        b = [bool(r["exec_label"]) for r in both]
+        labels["given_vs_execution"] = {"n": len(both), "agreement": float(np.mean(np.equal(a, b))),
+                                        "kappa": M.cohen_kappa(a, b), "mcnemar": M.mcnemar_exact(a, b)}
+    metrics = {
+        "n": n, "accuracy": float(y.mean()) if n else float("nan"),
+        "accuracy_ci": M.wilson(int(y.sum()), n),
+        "skipped": len(records) - n,
+        "rules": out_rules, "paired": paired, "labels": labels,
+        "bootstrap": {"replicates": replicates, "seed": seed},
+        "stored_verdicts_reproduced": [reproduced, sum(1 for r in kept for rule in rules if rule in r["verdicts"])],
+    }
+    return M.jsonable(metrics), M.jsonable(curves)
+
+
+def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> Report:
+    rules = list(metrics["rules"])
+    rows = []
+    for rule in rules:
+        m = metrics["rules"][rule]
+        rows.append([rule, with_ci(m["auroc"], m["auroc_ci"]), pct_ci(m["pass_accuracy"], m["pass_accuracy_ci"]),
+                     pct(m["pass_share"]), pct(m["correct_withheld"]), pct(m["wrong_withheld"]),
+                     f"{m['ece']:.3f}" if m["ece"] is not None else "—",
+                     f"{m['brier']:.3f}" if m["brier"] is not None else "—"])
+    gate_rows = [[rule] + [f"{metrics['rules'][rule]['gate'][g][0]} / {metrics['rules'][rule]['gate'][g][1]}"
+                           for g in ("pass", "flag", "abstain")] for rule in rules]
+    paired_rows = [[name, with_ci(p["diff"], p["ci"], signed=True)] for name, p in metrics["paired"].items()]
+    boot = metrics["bootstrap"]
+    reproduced, total = metrics["stored_verdicts_reproduced"]
+    intro = [Text(f"{metrics['n']} labelled answers, accuracy {pct_ci(metrics['accuracy'], metrics['accuracy_ci'])}"
+                  f" (Wilson 95% interval); {metrics['skipped']} skipped. AUROC counts ties one half; its interval "
+                  f"and the paired differences are percentile intervals from {boot['replicates']:,} bootstrap "
+                  f"resamples of answers (seed {boot['seed']}). The score is not a probability.")]
+    if replay_of:
+        intro.append(Text(f"Replayed from `{replay_of}`: every number recomputed from the stored records "
+                          "(no SQL, no model call)."))
+    sections = [
+        Section("Scores", [
+            Table(["rule", "AUROC (95% CI)", "pass accuracy", "pass share", "correct withheld", "wrong withheld",
+                   "ECE", "Brier"], rows),
+            Text("Pass accuracy = P(right | pass); correct withheld = P(abstain | right); wrong withheld = "
+                 "P(abstain | wrong). ECE over 10 equal-width bins."),
+            Table(["rule", "pass (right / wrong)", "flag (right / wrong)", "abstain (right / wrong)"], gate_rows,
+                  caption="Gate decisions by correctness (IES Table 8 layout)."),
+        ]),
+    ]
+    if paired_rows:
+        sections.append(Section("Paired AUROC differences", [
+            Table(["difference", "AUROC difference (95% CI)"], paired_rows),
+            Text("Each difference is computed on the same bootstrap resamples as the intervals above."),
+        ]))
+    figures = [Figure("risk_coverage", risk_coverage_png(curves["risk_coverage"]),
+                      "Accuracy of the answers shown against the share shown, as the threshold is lowered; "
+                      "markers are attainable thresholds.")]
+    for rule in rules:
+        figures.append(Figure(f"reliability_{rule}", reliability_png(curves["reliability"][rule], f"Reliability: {rule}"),
+                              f"Reliability diagram, {rule}: share right per score bin (numbers: answers per bin)."))
+    sections.append(Section("Risk–coverage and reliability", figures))
+    labels = metrics["labels"]
+    label_items = [Text(f"Labels: {labels['given']} given, {labels['execution']} by relaxed execution match "
+                        f"({labels['undetermined_execution']} of those undetermined by truncation, counted as matching).")]
+    if "given_vs_execution" in labels:
+        g = labels["given_vs_execution"]
+        label_items.append(Text(f"Where both exist ({g['n']} answers) the given labels and the execution-match labels "
+                                f"agree on {pct(g['agreement'])} (Cohen's κ = {g['kappa'] if g['kappa'] is None else round(g['kappa'], 3)}; "
+                                f"exact McNemar p = {g['mcnemar']['p']:.3g})."))
+    label_items.append(Text(f"Stored verdicts reproduced from the records' evidence: {reproduced} of {total}."))
+    sections.append(Section("Labels and reproducibility", label_items))
+    skipped = [r for r in records if r.get("skipped")]
+    if skipped:
+        sections.append(Section("Skipped", [Text("\n".join(f"- {r['id']}: {r['skipped']}" for r in skipped))]))
+    sections.append(manifest_section(manifest))
+    return Report(title="Confidence: does the score know when an answer is right?", command=manifest.get("command"),
+                  intro=intro, sections=sections, manifest=manifest)
+
+
+def finish(out_dir: Path, records: list[dict], manifest: dict, rules: list[str], *, replicates: int, seed: int,
+           replay_of: str | None = None) -> dict:
+    from .report import write_report
+
+    metrics, curves = analyse(records, rules, replicates=replicates, seed=seed)
+    write_json(Path(out_dir) / "metrics.json", metrics)
+    write_json(Path(out_dir) / "curves.json", curves)
+    report = build_report(metrics, curves, records, manifest, replay_of=replay_of)
+    write_report(out_dir, report)
+    return metrics, report
+
+
+def replay(run_dir: Path, out_dir: Path, *, rules: list[str] | None = None, replicates: int | None = None,
+           seed: int | None = None) -> tuple[dict, dict]:
+    """Recompute a stored run's numbers into ``out_dir``; returns (manifest, metrics)."""
+    manifest = read_manifest(run_dir)
+    if manifest.get("harness") != HARNESS:
+        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not a confidence run")
+    params = manifest.get("parameters", {})
+    rules = rules or params.get("rules") or list(DEFAULT_RULES)
+    replicates = replicates or params.get("bootstrap") or M.DEFAULT_REPLICATES
+    seed = params.get("seed", M.DEFAULT_SEED) if seed is None else seed
+    records = load_records(run_dir, RECORDS)
+    metrics, _ = finish(out_dir, records, manifest, rules, replicates=replicates, seed=seed, replay_of=str(run_dir))
+    return manifest, metrics

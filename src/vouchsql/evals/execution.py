@@ -1,0 +1,252 @@
+"""``vouch eval exec``: execution accuracy of predicted SQL against gold SQL, two ways, stated.
+
+- **strict** (BIRD's rule): both run, and the *sets* of result rows are equal — row order and
+  duplicate rows ignored, column order significant, values compared as the engine returns them;
+- **relaxed** (IES §3.3, Vouch's matching): same row count, and the narrower result equals a
+  projection of the wider one onto an injective choice of its columns as a multiset of rows,
+  after normalising values (floats to four places, numeric strings to numbers).
+
+Neither is contained in the other: a prediction that repeats rows can be strict-right and
+relaxed-wrong; one that returns names as well as ids can be relaxed-right and strict-wrong. A
+result cut off at ``max_rows`` cannot settle either rule; such pairs count as matching when
+the row counts agree and are reported as undetermined.
+
+Input: a JSONL of predictions ``{"id", "db", "question", "sql", "gold_sql"}``, or a Spider/BIRD
+split (``--dataset``) with a predictions file (Spider text, BIRD JSON) or ``--model``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..agreement import results_match
+from ..db import connect
+from ..errors import UserInputError
+from ..settings import Config
+from . import metrics as M
+from .cases import DatabaseResolver, read_jsonl
+from .progress import NoProgress
+from .report import Report, Section, Table, Text, manifest_section, pct, pct_ci
+from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, write_json
+
+HARNESS = "exec"
+RECORDS = "exec.jsonl"
+
+
+def strict_equal(pred, gold) -> bool | None:
+    """BIRD: ``set(pred_rows) == set(gold_rows)``; ``None`` when a cut-off result leaves it open."""
+    if pred.error is not None or gold.error is not None:
+        return False
+    a = {tuple(r) for r in pred.rows}
+    b = {tuple(r) for r in gold.rows}
+    if pred.truncated or gold.truncated:
+        return None if a <= b or b <= a else False
+    return a == b
+
+
+def _items_from_jsonl(path: Path) -> list[dict]:
+    out, seen = [], set()
+    for n, row in enumerate(read_jsonl(path), 1):
+        item_id = str(row.get("id", f"line-{n}"))
+        if item_id in seen:
+            raise UserInputError(f"{path}: id {item_id!r} appears twice")
+        seen.add(item_id)
+        for key in ("db", "gold_sql"):
+            if not row.get(key):
+                raise UserInputError(f"{path}: item {item_id!r} has no {key}")
+        if "sql" not in row:
+            raise UserInputError(f"{path}: item {item_id!r} has no sql (the prediction; null for none)")
+        out.append({**row, "id": item_id})
+    if not out:
+        raise UserInputError(f"{path}: no items")
+    return out
+
+
+def _items_from_dataset(dataset: Path, split: str | None, db_root: Path | None, predictions: Path | None) -> list[dict]:
+    from .datasets import load_spider_bird, read_predictions
+
+    questions = load_spider_bird(dataset, split=split, db_root=db_root)
+    preds = read_predictions(predictions, len(questions)) if predictions else [None] * len(questions)
+    return [{"id": q.id, "db": str(q.db_path) if q.db_path else q.db_id, "db_id": q.db_id, "question": q.question,
+             "hint": q.hint, "sql": p, "gold_sql": q.gold_sql, "difficulty": q.difficulty}
+            for q, p in zip(questions, preds)]
+
+
+def evaluate_item(db, item: dict, index: int) -> dict:
+    base = {"key": item["id"], "index": index, "id": item["id"], "db": item.get("db_id") or item["db"],
+            "question": item.get("question"), "difficulty": item.get("difficulty"),
+            "sql": item.get("sql"), "gold_sql": item["gold_sql"]}
+    gold = db.execute(item["gold_sql"])
+    if gold.error is not None:
+        return {**base, "skipped": f"gold SQL does not run ({gold.error.message})"}
+    sql = item.get("sql")
+    if not sql or not str(sql).strip():
+        return {**base, "pred_error": "no prediction", "strict": False, "relaxed": False, "determined": True,
+                "pred_rows": None, "gold_rows": gold.row_count}
+    pred = db.execute(sql)
+    m = results_match(pred, gold)
+    strict = strict_equal(pred, gold)
+    return {**base, "pred_error": pred.error.message if pred.error else None,
+            "strict": True if strict is None else strict, "relaxed": bool(m.matched),
+            "determined": bool(m.determined) and strict is not None,
+            "pred_rows": pred.row_count if pred.error is None else None, "gold_rows": gold.row_count}
+
+
+def run_exec(config: Config, out_dir: Path, *, input_path: Path | None = None, dataset: Path | None = None,
+             split: str | None = None, db_root: Path | None = None, predictions: Path | None = None,
+             model: str | None = None, datasets: Path | None = None, command: str = "",
+             parameters: dict | None = None, progress=None) -> tuple[list[dict], dict]:
+    progress = progress or NoProgress()
+    if input_path is not None:
+        items = _items_from_jsonl(Path(input_path))
+        source = Path(input_path)
+    elif dataset is not None:
+        from .datasets import find_questions
+
+        items = _items_from_dataset(Path(dataset), split, db_root, predictions)
+        source = find_questions(Path(dataset), split)
+    else:
+        raise UserInputError("give --input PREDICTIONS.jsonl or --dataset")
+    predictor = None
+    if model is not None:
+        from .model import sample_candidates
+
+        draw = sample_candidates(model, config)
+
+        def predictor(db, item):
+            got = draw(db, item)["candidates"]
+            return got[0] if got else None  # the shown answer
+    base_file = Path(input_path) if input_path is not None else Path(dataset) / "_"
+    resolver = DatabaseResolver(base_file, config, datasets)
+    paths = {name: resolver.resolve(name) for name in sorted({str(i["db"]) for i in items})}
+    files = {"input": Path(input_path)} if input_path is not None else {}
+    if source is not None and input_path is None:
+        files["questions"] = source
+    if predictions is not None:
+        files["predictions"] = Path(predictions)
+    manifest = build_manifest(HARNESS, command=command, datasets=files,
+                              databases={Path(n).stem if "/" in n else n: p for n, p in paths.items() if p is not None},
+                              model=model if model is None or isinstance(model, str) else repr(model),
+                              parameters={"samples": config.samples if model else None, "max_rows": config.max_rows, "timeout": config.timeout,
+                                                       **(parameters or {})},
+                              seed=(parameters or {}).get("seed"), record_keys=("max_rows", "timeout"))
+    out_dir = Path(out_dir)
+    prepare_run_dir(out_dir, manifest, RECORDS)
+    log = RecordLog(out_dir / RECORDS)
+    todo = [(i, item) for i, item in enumerate(items) if not log.done(item["id"])]
+    progress.start(len(items), len(items) - len(todo))
+    open_dbs: dict[Path, object] = {}
+    try:
+        for index, item in todo:
+            path = paths.get(str(item["db"]))
+            if path is None or not path.exists():
+                log.append({"key": item["id"], "index": index, "id": item["id"], "db": item.get("db_id") or item["db"],
+                            "skipped": f"database {item['db']!r} not found"})
+            else:
+                db = open_dbs.get(path) or open_dbs.setdefault(path, connect(path, config=config))
+                if predictor is not None:
+                    item = {**item, "sql": predictor(db, item)}
+                log.append(evaluate_item(db, item, index))
+            progress.advance(item["id"])
+    finally:
+        for db in open_dbs.values():
+            db.close()
+    keep = {i["id"] for i in items}
+    return [r for r in log.records() if r["key"] in keep], manifest
+
+
+def analyse(records: list[dict], *, replicates: int = M.DEFAULT_REPLICATES, seed: int = M.DEFAULT_SEED) -> dict:
+    kept = [r for r in records if not r.get("skipped")]
+    strict = [bool(r["strict"]) for r in kept]
+    relaxed = [bool(r["relaxed"]) for r in kept]
+    per_db: dict[str, dict] = {}
+    for r in kept:
+        d = per_db.setdefault(str(r["db"]), {"n": 0, "strict": 0, "relaxed": 0, "errors": 0})
+        d["n"] += 1
+        d["strict"] += bool(r["strict"])
+        d["relaxed"] += bool(r["relaxed"])
+        d["errors"] += r.get("pred_error") is not None
+    for d in per_db.values():
+        d["strict_rate"] = d["strict"] / d["n"]
+        d["relaxed_rate"] = d["relaxed"] / d["n"]
+    by_difficulty: dict[str, dict] = {}
+    for r in kept:
+        if r.get("difficulty"):
+            d = by_difficulty.setdefault(r["difficulty"], {"n": 0, "strict": 0, "relaxed": 0})
+            d["n"] += 1
+            d["strict"] += bool(r["strict"])
+            d["relaxed"] += bool(r["relaxed"])
+    boot = M.bootstrap({"strict": M.mean_stat(strict), "relaxed": M.mean_stat(relaxed)}, len(kept),
+                       replicates=replicates, seed=seed)
+    n = len(kept)
+    return M.jsonable({
+        "n": n, "skipped": len(records) - n,
+        "strict": {**M.proportion(strict), "bootstrap_ci": boot.interval("strict")},
+        "relaxed": {**M.proportion(relaxed), "bootstrap_ci": boot.interval("relaxed")},
+        "relaxed_minus_strict": {"diff": (sum(relaxed) - sum(strict)) / n if n else float("nan"),
+                                 "ci": boot.paired("relaxed", "strict"),
+                                 "mcnemar": M.mcnemar_exact(strict, relaxed)},
+        "agreement": {"both": sum(a and b for a, b in zip(strict, relaxed)),
+                      "strict_only": sum(a and not b for a, b in zip(strict, relaxed)),
+                      "relaxed_only": sum(b and not a for a, b in zip(strict, relaxed)),
+                      "neither": sum(not a and not b for a, b in zip(strict, relaxed))},
+        "prediction_errors": sum(r.get("pred_error") is not None for r in kept),
+        "undetermined": sum(not r.get("determined", True) for r in kept),
+        "per_db": dict(sorted(per_db.items())),
+        "by_difficulty": by_difficulty,
+        "bootstrap": {"replicates": replicates, "seed": seed},
+    })
+
+
+def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> Report:
+    s, r = metrics["strict"], metrics["relaxed"]
+    a = metrics["agreement"]
+    intro = [Text(f"{metrics['n']} predictions scored, {metrics['skipped']} skipped; "
+                  f"{metrics['prediction_errors']} predictions did not run; "
+                  f"{metrics['undetermined']} pairs were cut off at max_rows (counted as matching).")]
+    if replay_of:
+        intro.append(Text(f"Replayed from `{replay_of}` (no SQL run)."))
+    rmd = metrics["relaxed_minus_strict"]
+    sections = [
+        Section("Execution accuracy", [
+            Table(["rule", "accuracy (Wilson 95% CI)", "right / n"],
+                  [["strict (BIRD: set equality of rows)", pct_ci(s["rate"], s["ci"]), f"{s['k']} / {s['n']}"],
+                   ["relaxed (IES matching)", pct_ci(r["rate"], r["ci"]), f"{r['k']} / {r['n']}"]]),
+            Text(f"Relaxed − strict: {pct(rmd['diff'])} (paired bootstrap 95% CI {pct(rmd['ci'][0])} to "
+                 f"{pct(rmd['ci'][1])}; exact McNemar p = {rmd['mcnemar']['p']:.3g}). Both right {a['both']}, "
+                 f"strict only {a['strict_only']}, relaxed only {a['relaxed_only']}, neither {a['neither']}."),
+        ]),
+        Section("Per database", [Table(["database", "n", "strict", "relaxed", "errors"],
+                                       [[db, d["n"], pct(d["strict_rate"]), pct(d["relaxed_rate"]), d["errors"]]
+                                        for db, d in metrics["per_db"].items()])]),
+    ]
+    if metrics["by_difficulty"]:
+        sections.append(Section("Per difficulty", [Table(["difficulty", "n", "strict", "relaxed"],
+                                                         [[k, d["n"], pct(d["strict"] / d["n"]), pct(d["relaxed"] / d["n"])]
+                                                          for k, d in metrics["by_difficulty"].items()])]))
+    skipped = [x for x in records if x.get("skipped")]
+    if skipped:
+        sections.append(Section("Skipped", [Text("\n".join(f"- {x['id']}: {x['skipped']}" for x in skipped[:50]))]))
+    sections.append(manifest_section(manifest))
+    return Report(title="Execution accuracy", command=manifest.get("command"), intro=intro, sections=sections,
+                  manifest=manifest)
+
+
+def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> dict:
+    from .report import write_report
+
+    params = manifest.get("parameters", {})
+    metrics = analyse(records, replicates=params.get("bootstrap") or M.DEFAULT_REPLICATES,
+                      seed=params.get("seed", M.DEFAULT_SEED) if params.get("seed") is not None else M.DEFAULT_SEED)
+    write_json(Path(out_dir) / "metrics.json", metrics)
+    report = build_report(metrics, records, manifest, replay_of=replay_of)
+    write_report(out_dir, report)
+    return metrics, report
+
+
+def replay(run_dir: Path, out_dir: Path) -> tuple[dict, dict]:
+    manifest = read_manifest(run_dir)
+    if manifest.get("harness") != HARNESS:
+        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not an exec run")
+    records = load_records(run_dir, RECORDS)
+    return manifest, finish(out_dir, records, manifest, replay_of=str(run_dir))[0]
