@@ -112,6 +112,26 @@ __all__ = ["Console", "Group", "Panel", "print_result", "print_profile", "result
 _GATE_STYLE = {"pass": "bold white on green", "flag": "bold black on yellow", "abstain": "bold white on red"}
 
 
+def _print_shown(console: Console, answer) -> None:
+    result = answer.shown.result
+    if result.error is not None:
+        console.print(Text(f"The shown SQL did not run ({result.error.kind}): {result.error.message}", style="red"))
+    else:
+        print_result(console, result)
+    console.print(Panel(answer.shown.sql, title="SQL", title_align="left", border_style="dim"))
+
+
+def _print_checks(console: Console, answer, show_all: bool) -> None:
+    shown_checks = answer.checks if show_all else [c for c in answer.checks if c.fired]
+    if shown_checks:
+        console.print(Text("Checks" + ("" if show_all else " that fired"), style="bold"))
+        for c in shown_checks:
+            style = {"veto": "red", "cap": "yellow", "signal": "cyan"}[c.kind] if c.fired else "green"
+            console.print(Text(f"  {'✗' if c.fired else '✓'} {c.name} ({c.kind}): ", style=style) + Text(c.detail))
+    elif answer.checks:
+        console.print(Text(f"No check fired ({len(answer.checks)} run).", style="green"))
+
+
 def print_answer(console: Console, answer, show_all_checks: bool = False) -> None:
     """The verdict first, then the result, the SQL, the checks that fired and open choices."""
     v = answer.verdict
@@ -126,22 +146,8 @@ def print_answer(console: Console, answer, show_all_checks: bool = False) -> Non
     for reason in v.reasons:
         console.print(f"  • {reason}", highlight=False)
     console.print(Text(f"\nQuestion: {answer.question}", style="bold"))
-    result = answer.shown.result
-    if result.error is not None:
-        console.print(Text(f"The shown SQL did not run ({result.error.kind}): {result.error.message}", style="red"))
-    else:
-        print_result(console, result)
-    console.print(Panel(answer.shown.sql, title="SQL", title_align="left", border_style="dim"))
-    fired = [c for c in answer.checks if c.fired]
-    shown_checks = answer.checks if show_all_checks else fired
-    if shown_checks:
-        console.print(Text("Checks" + ("" if show_all_checks else " that fired"), style="bold"))
-        for c in shown_checks:
-            mark = "✗" if c.fired else "✓"
-            style = {"veto": "red", "cap": "yellow", "signal": "cyan"}[c.kind] if c.fired else "green"
-            console.print(Text(f"  {mark} {c.name} ({c.kind}): ", style=style) + Text(c.detail))
-    elif answer.checks:
-        console.print(Text(f"No check fired ({len(answer.checks)} run).", style="green"))
+    _print_shown(console, answer)
+    _print_checks(console, answer, show_all_checks)
     for choice in answer.choices:
         label = "Open choice" if choice.differs and not choice.settled_by else "Choice"
         alt = choice.result
@@ -236,22 +242,9 @@ def print_ask_answer(console: Console, answer, show_all_checks: bool = False) ->
     for choice in answer.choices:
         console.print(Text(f"\nOpen choice — {choice.type}: ", style="bold magenta") + Text(choice.description))
         console.print(Panel(choice.sql, title="other interpretation", title_align="left", border_style="dim"))
-    result = answer.shown.result
     if answer.shown.sql:
-        if result.error is not None:
-            console.print(Text(f"The shown SQL did not run ({result.error.kind}): {result.error.message}", style="red"))
-        else:
-            print_result(console, result)
-        console.print(Panel(answer.shown.sql, title="SQL", title_align="left", border_style="dim"))
-    fired = [c for c in answer.checks if c.fired]
-    shown_checks = answer.checks if show_all_checks else fired
-    if shown_checks:
-        console.print(Text("Checks" + ("" if show_all_checks else " that fired"), style="bold"))
-        for c in shown_checks:
-            style = {"veto": "red", "cap": "yellow", "signal": "cyan"}[c.kind] if c.fired else "green"
-            console.print(Text(f"  {'✗' if c.fired else '✓'} {c.name} ({c.kind}): ", style=style) + Text(c.detail))
-    elif answer.checks:
-        console.print(Text(f"No check fired ({len(answer.checks)} run).", style="green"))
+        _print_shown(console, answer)
+    _print_checks(console, answer, show_all_checks)
     u = answer.usage
     if u is not None:
         calls = " + ".join(f"{s.calls} {name}" for name, s in u.stages.items() if s.calls)
