@@ -153,7 +153,7 @@ def print_answer(console: Console, answer, show_all_checks: bool = False) -> Non
         alt = choice.result
         tail = ""
         rows = f"{alt.row_count} row{'s' if alt.row_count != 1 else ''}" if alt is not None else ""
-        if alt is not None and alt.error is None and f"({rows})" not in choice.description:
+        if alt is not None and alt.error is None and rows not in choice.description:
             tail = f"; the other interpretation returns {rows}"
         if choice.settled_by:
             tail += f" (settled by the wording: “{choice.settled_by}”)"
