@@ -390,6 +390,19 @@ def test_mariadb(mariadb, tmp_path):
     assert sorted(r[0] for r in cur.fetchall()) == ["owners", "pets"]
 
 
+def test_mariadb_dialect_url_gets_the_time_limit(mariadb, tmp_path):
+    # mariadb+pymysql:// names the dialect "mariadb", not "mysql": the session still has to
+    # be read-only and time-limited.
+    url, _, _ = mariadb
+    with vouchsql.connect(url.replace("mysql+pymysql://", "mariadb+pymysql://"), cache_dir=str(tmp_path),
+                          timeout=1) as db:
+        assert db.engine == "mariadb"
+        result = db.execute("SELECT SLEEP(5)")
+        assert result.error is not None and result.error.kind == "timeout"
+        with pytest.raises(ReadOnlyViolation):
+            db._run("CREATE TABLE vouch_new (a INT)", 10, 5.0)
+
+
 def test_unreachable_server_is_a_user_error(tmp_path):
     pytest.importorskip("psycopg")
     pytest.importorskip("sqlalchemy")

@@ -24,6 +24,13 @@ def _import_sqlalchemy():
     return sqlalchemy
 
 
+_DRIVER_HINTS = {
+    "postgresql": "pip install 'vouchsql[postgres]' and use postgresql+psycopg://…",
+    "mysql": "pip install 'vouchsql[mysql]' and use mysql+pymysql://…",
+    "mariadb": "pip install 'vouchsql[mysql]' and use mariadb+pymysql://…",
+}
+
+
 def _session_setup(dialect: str, timeout: float) -> list[str]:
     """Statements that make the current transaction read-only and time-limited."""
     ms = max(1, int(timeout * 1000))
@@ -54,14 +61,15 @@ class SQLAlchemyDatabase(Database):
                 f"of CSV/Parquet files, or a SQLAlchemy URL such as postgresql://user@host/db") from None
         except ImportError as exc:
             raise UserInputError(f"the driver for {self._url.drivername!r} is not installed ({exc.name}); "
-                                 f"install it, e.g. pip install 'vouchsql[postgres]'") from None
+                                 f"{_DRIVER_HINTS.get(self._url.get_backend_name(), 'install the driver for this URL')}"
+                                 ) from None
         name = self._engine.dialect.name
         self.engine = name
         self.dialect = SQLGLOT_DIALECTS.get(name, name)
         super().__init__(self._url.render_as_string(hide_password=True), config)
         try:
             with self._engine.connect() as conn:
-                self._is_mariadb = name == "mysql" and "mariadb" in str(
+                self._is_mariadb = name == "mariadb" or name == "mysql" and "mariadb" in str(
                     conn.exec_driver_sql("SELECT VERSION()").scalar()).lower()
         except sa.exc.SQLAlchemyError as exc:
             raise UserInputError(f"cannot connect to {self.target}: {_first_line(exc)}") from None
@@ -81,7 +89,7 @@ class SQLAlchemyDatabase(Database):
             try:
                 for stmt in _session_setup(self.engine, timeout):
                     conn.exec_driver_sql(stmt)
-                if self.engine == "mysql":
+                if self.engine in ("mysql", "mariadb"):
                     # MariaDB takes seconds, MySQL milliseconds (SELECTs only); both are session-scoped.
                     conn.exec_driver_sql(f"SET SESSION max_statement_time = {timeout:g}" if self._is_mariadb
                                          else f"SET SESSION max_execution_time = {int(timeout * 1000)}")
