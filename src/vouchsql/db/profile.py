@@ -143,22 +143,22 @@ def _table_profile(db: Database, info: TableInfo) -> TableProfile:
         sampled = total > db.config.sample_threshold
         src = (f"{db.sample_source(info.name, db.config.sample_rows, total)} AS vouch_sample"
                if sampled else table)
-        sample_n = int(db.query(f"SELECT COUNT(*) FROM {src}")[0][0]) if sampled else total
-        distinct = db.query("SELECT " + ", ".join(f"COUNT(DISTINCT {q(c.name)})" for c in cols) + f" FROM {src}")[0] if cols else []
+        counts = db.query("SELECT COUNT(*)" + "".join(f", COUNT(DISTINCT {q(c.name)})" for c in cols)
+                          + f" FROM {src}")[0]
+        sample_n = int(counts[0]) if sampled else total
+        distinct = counts[1:]
         columns = []
         for i, c in enumerate(cols):
             non_null = int(row[1 + 3 * i])
             cp = ColumnProfile(name=c.name, type=c.type, nullable=c.nullable, null_count=total - non_null,
                                min=jsonable(row[2 + 3 * i]), max=jsonable(row[3 + 3 * i]))
             d = int(distinct[i])
+            cp.top_values, singles = _top_values(db, src, c.name, with_singletons=sampled)
             if sampled:
-                cp.distinct_count = _estimate_distinct(db, src, c.name, d, sample_n, total)
+                cp.distinct_count = _estimate_distinct(d, singles, sample_n, total)
                 cp.distinct_estimated = True
             else:
                 cp.distinct_count = d
-            cp.top_values = [(jsonable(v), int(n)) for v, n in db.query(
-                f"SELECT {q(c.name)}, COUNT(*) AS n FROM {src} WHERE {q(c.name)} IS NOT NULL "
-                f"GROUP BY {q(c.name)} ORDER BY n DESC, 1 LIMIT {TOP_VALUES}")]
             cp.stand_ins = _stand_ins(db, src, cp)
             columns.append(cp)
         sample_rows = [[jsonable(v) for v in r] for r in
@@ -171,15 +171,26 @@ def _table_profile(db: Database, info: TableInfo) -> TableProfile:
                             columns=[ColumnProfile(name=c.name, type=c.type, nullable=c.nullable) for c in cols])
 
 
-def _estimate_distinct(db: Database, src: str, column: str, d: int, n: int, total: int) -> int:
-    """Distinct count of the whole column from a sample of n rows. When nearly every sampled
-    value is unique the column is key-like and scales with the table; otherwise the GEE
-    estimator (Charikar et al., 2000): sqrt(N/n)·f1 + Σ_{j≥2} f_j."""
+def _top_values(db: Database, src: str, column: str, with_singletons: bool):
+    """The most frequent values, and (for a sample) how many values occur exactly once,
+    from one grouped pass: the grouped CTE is read twice but computed once."""
+    q = db.quote(column)
+    groups = f"SELECT {q} AS v, COUNT(*) AS n FROM {src} WHERE {q} IS NOT NULL GROUP BY {q}"
+    if not with_singletons:
+        rows = db.query(f"{groups} ORDER BY n DESC, v LIMIT {TOP_VALUES}")
+        return [(jsonable(v), int(n)) for v, n in rows], None
+    rows = db.query(f"WITH g AS ({groups}) SELECT v, n, (SELECT COUNT(*) FROM g WHERE n = 1) "
+                    f"FROM g ORDER BY n DESC, v LIMIT {TOP_VALUES}")
+    return [(jsonable(v), int(n)) for v, n, _ in rows], int(rows[0][2]) if rows else 0
+
+
+def _estimate_distinct(d: int, f1: int, n: int, total: int) -> int:
+    """Distinct count of the whole column from a sample of n rows holding d distinct values,
+    f1 of them once. When nearly every sampled value is unique the column is key-like and
+    scales with the table; otherwise the GEE estimator (Charikar et al., 2000):
+    sqrt(N/n)·f1 + Σ_{j≥2} f_j."""
     if n == 0 or d == 0:
         return 0
-    q = db.quote(column)
-    f1 = int(db.query(f"SELECT COUNT(*) FROM (SELECT {q} FROM {src} WHERE {q} IS NOT NULL "
-                      f"GROUP BY {q} HAVING COUNT(*) = 1) AS singles")[0][0])
     if f1 >= 0.9 * d:
         return int(round(d * total / n))
     return int(round(math.sqrt(total / n) * f1 + (d - f1)))
