@@ -83,7 +83,7 @@ from .cases import DatabaseResolver, read_jsonl
 from .datasets import RequestSet, load_request_sets
 from .progress import NoProgress
 from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci
-from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, write_json
+from .runs import build_manifest, load_records, read_manifest, run_items, write_json
 
 HARNESS = "choices"
 RECORDS = "choices.jsonl"
@@ -363,7 +363,6 @@ def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Pat
     """Evaluate every line of ``sets_path`` into ``out_dir`` (resuming a run there); return
     the records of this input and the manifest."""
     from ..choices import CHOICES
-    from ..db import connect
 
     progress = progress or NoProgress()
     sets_path = Path(sets_path)
@@ -385,30 +384,21 @@ def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Pat
     manifest = build_manifest(HARNESS, command=command, datasets={"sets": sets_path},
                               databases={n: p for n, p in paths.items() if p is not None},
                               parameters=parameters, record_keys=("budget_ms", "types", "max_rows", "timeout"))
-    out_dir = Path(out_dir)
-    prepare_run_dir(out_dir, manifest, RECORDS)
-    log = RecordLog(out_dir / RECORDS)
-    todo = [(n, kind, item) for n, (kind, item) in enumerate(items) if not log.done(item.id)]
-    progress.start(len(items), len(items) - len(todo))
-    open_dbs: dict[Path, object] = {}
-    try:
-        for index, kind, item in todo:
-            path = paths.get(item.db)
-            if path is None or not Path(path).exists():
-                log.append({"key": item.id, "index": index, "id": item.id, "kind": kind, "db": item.db,
-                            "type": item.choice_type, "skipped": f"database {item.db!r} not found"})
-            else:
-                db = open_dbs.get(path) or open_dbs.setdefault(path, connect(path, config=config))
-                if kind == "set":
-                    log.append(evaluate_set(db, item, index, budget_ms=budget_ms, types=type_filter))
-                else:
-                    log.append(evaluate_no_difference(db, item, index, budget_ms=budget_ms, types=type_filter))
-            progress.advance(item.id)
-    finally:
-        for db in open_dbs.values():
-            db.close()
-    keep = {i.id for _, i in items}
-    return [r for r in log.records() if r["key"] in keep], manifest
+
+    def evaluate(db, index: int, entry: tuple) -> dict:
+        kind, item = entry
+        evaluate_one = evaluate_set if kind == "set" else evaluate_no_difference
+        return evaluate_one(db, item, index, budget_ms=budget_ms, types=type_filter)
+
+    def missing(index: int, entry: tuple) -> dict:
+        kind, item = entry
+        return {"key": item.id, "index": index, "id": item.id, "kind": kind, "db": item.db,
+                "type": item.choice_type, "skipped": f"database {item.db!r} not found"}
+
+    records = run_items(out_dir, manifest, RECORDS, items, key=lambda entry: entry[1].id,
+                        path_of=lambda entry: paths.get(entry[1].db), evaluate=evaluate, missing=missing,
+                        config=config, progress=progress)
+    return records, manifest
 
 
 # ---------------------------------------------------------------------------------------
@@ -599,39 +589,23 @@ def register_choices(evals, common) -> None:
 
 
 def run_choices_command(args, config, out) -> int:
-    import json
-    import shlex
-
     from rich.markdown import Markdown
 
-    from .runs import compare_metrics, default_out
+    from .cli import _command, _replay_out, _report_replay
+    from .progress import RichProgress
+    from .runs import default_out
 
-    command = "vouch " + shlex.join(getattr(args, "argv", []) or [])
     if args.replay:
-        out_dir = Path(args.out) if args.out else Path(args.replay) / "replay"
-        metrics = replay(Path(args.replay), out_dir)
-        stored_path = Path(args.replay) / "metrics.json"
-        stored = json.loads(stored_path.read_text(encoding="utf-8")) if stored_path.is_file() else None
-        diffs = compare_metrics(metrics, stored) if stored is not None else ["no stored metrics.json to compare"]
-        write_json(out_dir / "replay.json", {"replay_of": str(args.replay), "identical": not diffs,
-                                             "differences": diffs})
-        if diffs:
-            out.print(f"Replayed {args.replay} into {out_dir}; {len(diffs)} difference(s) from the stored metrics.json",
-                      highlight=False)
-        else:
-            out.print(f"Replayed {args.replay}: every number identical to the stored metrics.json "
-                      f"(written to {out_dir}).", highlight=False)
-        return 0
+        out_dir = _replay_out(args)
+        return _report_replay(out, args.replay, out_dir, replay(Path(args.replay), out_dir))
     if args.budget_ms is not None and args.budget_ms <= 0:
         raise UserInputError("--budget-ms must be positive")
     sets = Path(args.sets) if args.sets else DEFAULT_SETS
     out_dir = Path(args.out) if args.out else default_out(HARNESS)
     types = args.types.split(",") if args.types else None
-    from .progress import RichProgress
-
     with RichProgress("choices") as bar:
         records, manifest = run_choices(sets, config, out_dir, datasets=Path(args.datasets) if args.datasets else None,
-                                        command=command, budget_ms=args.budget_ms, types=types, progress=bar)
+                                        command=_command(args), budget_ms=args.budget_ms, types=types, progress=bar)
     finish(out_dir, records, manifest)
     out.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
     out.print(f"Wrote {out_dir}: {RECORDS}, metrics.json, manifest.json, report.md, report.html", highlight=False)

@@ -78,10 +78,8 @@ def register(evals, common) -> None:
     p.set_defaults(handler=run_premise_command)
 
     # `vouch eval choices` lives with its harness (evals/choices_eval.py), on the same reporting.
-    try:
-        from .choices_eval import register_choices
-    except ImportError:  # a build without the choices harness
-        return
+    from .choices_eval import register_choices
+
     register_choices(evals, common)
 
 

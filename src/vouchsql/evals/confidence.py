@@ -26,7 +26,6 @@ import numpy as np
 
 from ..answer import CheckResult
 from ..choices import reported
-from ..db import connect
 from ..errors import UserInputError, VouchError
 from ..pipeline import check_candidates, rescore, strict_clusters
 from ..score import RULES, ScoreInput, score
@@ -36,7 +35,7 @@ from .cases import DatabaseResolver, read_jsonl
 from .progress import NoProgress
 from .report import (Figure, Report, Section, Table, Text, manifest_section, pct, pct_ci, reliability_png,
                      risk_coverage_png, with_ci)
-from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, write_json
+from .runs import build_manifest, load_records, read_manifest, run_items, write_json
 
 HARNESS = "confidence"
 RECORDS = "confidence.jsonl"
@@ -177,34 +176,25 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
     manifest = build_manifest(HARNESS, command=command, datasets={"input": input_path},
                               databases={n: p for n, p in paths.items() if p is not None}, model=_model_name(model),
                               parameters=params, seed=params.get("seed"), record_keys=RECORD_KEYS)
-    out_dir = Path(out_dir)
-    prepare_run_dir(out_dir, manifest, RECORDS)
-    log = RecordLog(out_dir / RECORDS)
-    todo = [(i, item) for i, item in enumerate(items) if not log.done(item["id"])]
-    progress.start(len(items), len(items) - len(todo))
-    open_dbs: dict[Path, object] = {}
-    try:
-        for index, item in todo:
-            path = paths.get(str(item["db"]))
-            if path is None or not path.exists():
-                log.append({"key": item["id"], "index": index, "id": item["id"], "db": item["db"],
-                            "question": item["question"], "skipped": f"database {item['db']!r} not found"})
-            else:
-                db = open_dbs.get(path) or open_dbs.setdefault(path, connect(path, config=config))
-                drawn = sampler(db, item) if sampler is not None else None
-                if drawn is not None and not drawn["candidates"]:
-                    log.append({"key": item["id"], "index": index, "id": item["id"], "db": item["db"],
-                                "question": item["question"], "skipped": drawn["note"]})
-                else:
-                    if drawn is not None:
-                        item = {**item, "candidates": drawn["candidates"], "answer_text": drawn["answer_text"]}
-                    log.append(evaluate_item(db, item, index))
-            progress.advance(item["id"])
-    finally:
-        for db in open_dbs.values():
-            db.close()
-    keep = {i["id"] for i in items}
-    return [r for r in log.records() if r["key"] in keep], manifest
+
+    def skipped(index: int, item: dict, why: str) -> dict:
+        return {"key": item["id"], "index": index, "id": item["id"], "db": item["db"], "question": item["question"],
+                "skipped": why}
+
+    def evaluate(db, index: int, item: dict) -> dict:
+        if sampler is None:
+            return evaluate_item(db, item, index)
+        drawn = sampler(db, item)
+        if not drawn["candidates"]:
+            return skipped(index, item, drawn["note"])
+        return evaluate_item(db, {**item, "candidates": drawn["candidates"], "answer_text": drawn["answer_text"]},
+                             index)
+
+    records = run_items(out_dir, manifest, RECORDS, items, key=lambda item: item["id"],
+                        path_of=lambda item: paths.get(str(item["db"])), evaluate=evaluate,
+                        missing=lambda index, item: skipped(index, item, f"database {item['db']!r} not found"),
+                        config=config, progress=progress)
+    return records, manifest
 
 
 def _model_name(model) -> str | None:

@@ -20,14 +20,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..agreement import results_match
-from ..db import connect
 from ..errors import UserInputError
 from ..settings import Config
 from . import metrics as M
 from .cases import DatabaseResolver, read_jsonl
 from .progress import NoProgress
 from .report import Report, Section, Table, Text, manifest_section, pct, pct_ci
-from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, write_json
+from .runs import build_manifest, load_records, read_manifest, run_items, write_json
 
 HARNESS = "exec"
 RECORDS = "exec.jsonl"
@@ -130,29 +129,19 @@ def run_exec(config: Config, out_dir: Path, *, input_path: Path | None = None, d
                               parameters={"samples": config.samples if model else None, "max_rows": config.max_rows, "timeout": config.timeout,
                                                        **(parameters or {})},
                               seed=(parameters or {}).get("seed"), record_keys=("max_rows", "timeout"))
-    out_dir = Path(out_dir)
-    prepare_run_dir(out_dir, manifest, RECORDS)
-    log = RecordLog(out_dir / RECORDS)
-    todo = [(i, item) for i, item in enumerate(items) if not log.done(item["id"])]
-    progress.start(len(items), len(items) - len(todo))
-    open_dbs: dict[Path, object] = {}
-    try:
-        for index, item in todo:
-            path = paths.get(str(item["db"]))
-            if path is None or not path.exists():
-                log.append({"key": item["id"], "index": index, "id": item["id"], "db": item.get("db_id") or item["db"],
-                            "skipped": f"database {item['db']!r} not found"})
-            else:
-                db = open_dbs.get(path) or open_dbs.setdefault(path, connect(path, config=config))
-                if predictor is not None:
-                    item = {**item, "sql": predictor(db, item)}
-                log.append(evaluate_item(db, item, index))
-            progress.advance(item["id"])
-    finally:
-        for db in open_dbs.values():
-            db.close()
-    keep = {i["id"] for i in items}
-    return [r for r in log.records() if r["key"] in keep], manifest
+
+    def evaluate(db, index: int, item: dict) -> dict:
+        if predictor is not None:
+            item = {**item, "sql": predictor(db, item)}
+        return evaluate_item(db, item, index)
+
+    records = run_items(out_dir, manifest, RECORDS, items, key=lambda item: item["id"],
+                        path_of=lambda item: paths.get(str(item["db"])), evaluate=evaluate,
+                        missing=lambda index, item: {"key": item["id"], "index": index, "id": item["id"],
+                                                     "db": item.get("db_id") or item["db"],
+                                                     "skipped": f"database {item['db']!r} not found"},
+                        config=config, progress=progress)
+    return records, manifest
 
 
 def analyse(records: list[dict], *, replicates: int = M.DEFAULT_REPLICATES, seed: int = M.DEFAULT_SEED) -> dict:

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from ..errors import UserInputError
 
@@ -169,6 +169,37 @@ class RecordLog:
         """Every kept record, in input order (``index``), so a resumed run and a fresh one
         resample the same items in the same order."""
         return sorted(self._by_id.values(), key=lambda r: (r.get("index", 0), str(r["key"])))
+
+
+def run_items(out_dir: Path, manifest: dict, records_name: str, items: list, *, key: Callable[[Any], str],
+              path_of: Callable[[Any], "Path | None"], evaluate: Callable[[Any, int, Any], dict],
+              missing: Callable[[int, Any], dict], config, progress) -> list[dict]:
+    """Write the manifest into ``out_dir``, then record every item not done there yet:
+    ``evaluate(db, index, item)`` on its database (each opened once, all closed at the end),
+    or ``missing(index, item)`` when its database file is not there. Returns the records of
+    ``items`` (an earlier run's other items left out), in input order."""
+    from ..db import connect
+
+    out_dir = Path(out_dir)
+    prepare_run_dir(out_dir, manifest, records_name)
+    log = RecordLog(out_dir / records_name)
+    todo = [(i, item) for i, item in enumerate(items) if not log.done(key(item))]
+    progress.start(len(items), len(items) - len(todo))
+    open_dbs: dict[Path, Any] = {}
+    try:
+        for index, item in todo:
+            path = path_of(item)
+            if path is None or not Path(path).exists():
+                log.append(missing(index, item))
+            else:
+                db = open_dbs.get(path) or open_dbs.setdefault(path, connect(path, config=config))
+                log.append(evaluate(db, index, item))
+            progress.advance(key(item))
+    finally:
+        for db in open_dbs.values():
+            db.close()
+    keep = {key(i) for i in items}
+    return [r for r in log.records() if r["key"] in keep]
 
 
 def load_records(run_dir: Path, records_name: str) -> list[dict]:
