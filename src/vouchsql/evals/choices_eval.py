@@ -591,9 +591,8 @@ def register_choices(evals, common) -> None:
 def run_choices_command(args, config, out) -> int:
     from rich.markdown import Markdown
 
-    from .cli import _command, _replay_out, _report_replay
+    from .cli import _command, _path, _replay_out, _report_replay, _run_out
     from .progress import RichProgress
-    from .runs import default_out
 
     if args.replay:
         out_dir = _replay_out(args)
@@ -601,10 +600,10 @@ def run_choices_command(args, config, out) -> int:
     if args.budget_ms is not None and args.budget_ms <= 0:
         raise UserInputError("--budget-ms must be positive")
     sets = Path(args.sets) if args.sets else DEFAULT_SETS
-    out_dir = Path(args.out) if args.out else default_out(HARNESS)
+    out_dir = _run_out(args, HARNESS)
     types = args.types.split(",") if args.types else None
     with RichProgress("choices") as bar:
-        records, manifest = run_choices(sets, config, out_dir, datasets=Path(args.datasets) if args.datasets else None,
+        records, manifest = run_choices(sets, config, out_dir, datasets=_path(args.datasets),
                                         command=_command(args), budget_ms=args.budget_ms, types=types, progress=bar)
     finish(out_dir, records, manifest)
     out.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))

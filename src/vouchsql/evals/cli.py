@@ -96,6 +96,23 @@ def _replay_out(args) -> Path:
     return Path(args.out) if args.out else Path(args.replay) / "replay"
 
 
+def _run_out(args, harness: str) -> Path:
+    from .runs import default_out
+
+    return Path(args.out) if args.out else default_out(harness)
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _bootstrap(args) -> tuple[int, int]:
+    """The replicates and seed of a new run (a replay takes them from its manifest)."""
+    from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
+
+    return args.bootstrap or DEFAULT_REPLICATES, DEFAULT_SEED if args.seed is None else args.seed
+
+
 def _report_replay(out: Console, run_dir: str, out_dir: Path, metrics: dict) -> int:
     """Compare the recomputed numbers with the stored ones; write replay.json."""
     import json
@@ -117,12 +134,13 @@ def _report_replay(out: Console, run_dir: str, out_dir: Path, metrics: dict) -> 
     return 0
 
 
-def _print_summary(out: Console, report) -> None:
+def _print_summary(out: Console, report, out_dir: Path, files: str) -> None:
     from rich.markdown import Markdown
 
     from .report import render_markdown
 
     out.print(Markdown(render_markdown(report, console=True)))
+    out.print(f"Wrote {out_dir}: {files}", highlight=False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -145,8 +163,7 @@ def run_planted_command(args, config, out: Console) -> int:
     rules = [r.strip() for r in args.rules.split(",") if r.strip()]
     with RichProgress("planting") as bar:
         records, skipped = run_planted(cases, config, k=args.k, kinds=kinds, rules=rules,
-                                       datasets=Path(args.datasets) if args.datasets else None,
-                                       progress=lambda cid: bar.advance(cid))
+                                       datasets=_path(args.datasets), progress=lambda cid: bar.advance(cid))
     summary = summarise(records)
     command = _command(args)
     report = report_markdown(summary, skipped, command)
@@ -164,7 +181,6 @@ def run_planted_command(args, config, out: Console) -> int:
 # ---------------------------------------------------------------------------------------
 def run_confidence_command(args, config, out: Console) -> int:
     from . import confidence as C
-    from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
     from .progress import RichProgress
 
     _positive(args.bootstrap, "--bootstrap")
@@ -177,20 +193,15 @@ def run_confidence_command(args, config, out: Console) -> int:
         raise UserInputError("give --input FILE.jsonl (or --replay RUN_DIR)")
     _positive(args.k, "--k")
     rules = rules or list(C.DEFAULT_RULES)
-    replicates = args.bootstrap or DEFAULT_REPLICATES
-    seed = DEFAULT_SEED if args.seed is None else args.seed
-    from .runs import default_out
-
-    out_dir = Path(args.out) if args.out else default_out("confidence")
+    replicates, seed = _bootstrap(args)
+    out_dir = _run_out(args, "confidence")
     with RichProgress("checking") as bar:
         records, manifest = C.run_confidence(
-            Path(args.input), config, out_dir, datasets=Path(args.datasets) if args.datasets else None,
-            command=_command(args), parameters={"rules": rules, "bootstrap": replicates, "seed": seed},
-            progress=bar, model=args.model, k=args.k)
+            Path(args.input), config, out_dir, datasets=_path(args.datasets), command=_command(args),
+            parameters={"rules": rules, "bootstrap": replicates, "seed": seed}, progress=bar, model=args.model,
+            k=args.k)
     _, report = C.finish(out_dir, records, manifest, rules, replicates=replicates, seed=seed)
-    _print_summary(out, report)
-    out.print(f"Wrote {out_dir}: confidence.jsonl, metrics.json, curves.json, report.md, report.html, figures/",
-              highlight=False)
+    _print_summary(out, report, out_dir, "confidence.jsonl, metrics.json, curves.json, report.md, report.html, figures/")
     return 0
 
 
@@ -199,9 +210,7 @@ def run_confidence_command(args, config, out: Console) -> int:
 # ---------------------------------------------------------------------------------------
 def run_exec_command(args, config, out: Console) -> int:
     from . import execution as X
-    from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
     from .progress import RichProgress
-    from .runs import default_out
 
     _positive(args.bootstrap, "--bootstrap")
     if args.replay:
@@ -212,20 +221,16 @@ def run_exec_command(args, config, out: Console) -> int:
         raise UserInputError("give either --input PREDICTIONS.jsonl or --dataset (Spider/BIRD) with --predictions or --model")
     if args.dataset and not (args.predictions or args.model):
         raise UserInputError("--dataset needs --predictions FILE or --model")
-    replicates = args.bootstrap or DEFAULT_REPLICATES
-    seed = DEFAULT_SEED if args.seed is None else args.seed
-    out_dir = Path(args.out) if args.out else default_out("exec")
+    replicates, seed = _bootstrap(args)
+    out_dir = _run_out(args, "exec")
     with RichProgress("executing") as bar:
         records, manifest = X.run_exec(
-            config, out_dir, input_path=Path(args.input) if args.input else None,
-            dataset=Path(args.dataset) if args.dataset else None, split=args.split,
-            db_root=Path(args.db_root) if args.db_root else None,
-            predictions=Path(args.predictions) if args.predictions else None, model=args.model,
-            datasets=Path(args.datasets) if args.datasets else None, command=_command(args),
+            config, out_dir, input_path=_path(args.input), dataset=_path(args.dataset), split=args.split,
+            db_root=_path(args.db_root), predictions=_path(args.predictions), model=args.model,
+            datasets=_path(args.datasets), command=_command(args),
             parameters={"bootstrap": replicates, "seed": seed}, progress=bar)
     _, report = X.finish(out_dir, records, manifest)
-    _print_summary(out, report)
-    out.print(f"Wrote {out_dir}: exec.jsonl, metrics.json, report.md, report.html", highlight=False)
+    _print_summary(out, report, out_dir, "exec.jsonl, metrics.json, report.md, report.html")
     return 0
 
 
@@ -234,9 +239,7 @@ def run_exec_command(args, config, out: Console) -> int:
 # ---------------------------------------------------------------------------------------
 def run_premise_command(args, config, out: Console) -> int:
     from . import premise as P
-    from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
     from .progress import RichProgress
-    from .runs import default_out
 
     _positive(args.bootstrap, "--bootstrap")
     settings = P.parse_settings(args.settings) if args.settings else None
@@ -252,16 +255,13 @@ def run_premise_command(args, config, out: Console) -> int:
 
     model = resolve_model(args.model)
     settings = settings or list(P.SETTINGS)
-    replicates = args.bootstrap or DEFAULT_REPLICATES
-    seed = DEFAULT_SEED if args.seed is None else args.seed
-    out_dir = Path(args.out) if args.out else default_out("premise")
-    input_path = Path(args.input) if args.input else P.BUILTIN
+    replicates, seed = _bootstrap(args)
+    out_dir = _run_out(args, "premise")
     with RichProgress("asking") as bar:
         records, manifest = P.run_premise(
-            input_path, config, out_dir, model=model, model_name=args.model, settings=settings,
-            datasets=Path(args.datasets) if args.datasets else None, command=_command(args),
+            _path(args.input) or P.BUILTIN, config, out_dir, model=model, model_name=args.model, settings=settings,
+            datasets=_path(args.datasets), command=_command(args),
             parameters={"settings": settings, "bootstrap": replicates, "seed": seed}, progress=bar)
     _, report = P.finish(out_dir, records, manifest, settings, replicates=replicates, seed=seed)
-    _print_summary(out, report)
-    out.print(f"Wrote {out_dir}: premise.jsonl, metrics.json, report.md, report.html", highlight=False)
+    _print_summary(out, report, out_dir, "premise.jsonl, metrics.json, report.md, report.html")
     return 0
