@@ -57,7 +57,8 @@ def flaw_name(code: str | None) -> str:
     return TAXONOMY[code][0] if code in TAXONOMY else "unknown flaw"
 
 
-def _normalise_code(value) -> str | None:
+def normalise_code(value) -> str | None:
+    """``E2.1``, ``e2.1: …`` or ``E2.1 Internal contradiction`` → ``E2.1``; other text upper-cased."""
     if value is None:
         return None
     text = str(value).strip().upper()
@@ -89,7 +90,7 @@ def validate_assessment(data: dict) -> Assessment:
     readings = readings[:MAX_INTERPRETATIONS]
     if is_valid:
         return Assessment(Premise(is_valid=True, reason=reason), readings if len(readings) >= 2 else [])
-    code = _normalise_code(data.get("flaw_code"))
+    code = normalise_code(data.get("flaw_code"))
     if code not in TAXONOMY:
         raise BadOutput(f"'flaw_code' must be one of {', '.join(TAXONOMY)} when 'is_valid' is false, got {code!r}")
     if code == "E1.1" and len(readings) >= 2:
@@ -107,4 +108,4 @@ def assess(llm: LLM, question: str, *, schema: str, dialect: str, definitions: s
     return llm.complete_json(request, stage="assess", validate=validate_assessment)
 
 
-__all__ = ["TAXONOMY", "Assessment", "Reading", "assess", "flaw_name", "validate_assessment"]
+__all__ = ["TAXONOMY", "Assessment", "Reading", "assess", "flaw_name", "normalise_code", "validate_assessment"]

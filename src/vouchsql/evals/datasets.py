@@ -26,14 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserInputError
+from ..premise import TAXONOMY
 from .cases import read_jsonl
 
-FLAW_CODES = ("E1.1", "E1.2", "E2.1", "E2.2", "E3.1", "E3.2", "E3.3", "E4.1", "E4.2")
-FLAW_NAMES = {
-    "E1.1": "Ambiguity", "E1.2": "Unclear intent", "E2.1": "Internal contradiction",
-    "E2.2": "Question–schema contradiction", "E3.1": "Missing constraint", "E3.2": "Missing schema premise",
-    "E3.3": "Semantic gap", "E4.1": "Inexpressible in SQL", "E4.2": "External knowledge required",
-}
+# The nine PremiseSQL flaw codes and their names, as the assess step knows them.
+FLAW_CODES = tuple(TAXONOMY)
+FLAW_NAMES = {code: name for code, (name, _) in TAXONOMY.items()}
 
 
 # ---------------------------------------------------------------------------------------

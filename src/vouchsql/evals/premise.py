@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError, SQLRejected, UserInputError
+from ..premise import assess, normalise_code, validate_assessment
 from ..settings import Config
 from . import metrics as M
 from .cases import DatabaseResolver
@@ -62,7 +63,6 @@ SETTINGS = ("base", "implicit", "explicit", "vouch")
 BUILTIN = Path(__file__).resolve().parents[1] / "data" / "premise_demo.jsonl"
 MAX_TOKENS = 1024
 
-_TAXONOMY_LINES = "\n".join(f"- {code} {FLAW_NAMES[code]}" for code in FLAW_CODES)
 _TAXONOMY_DETAIL = """- E1.1 Ambiguity: references, scopes or targets admit several SQL interpretations.
 - E1.2 Unclear intent: the operation itself is underspecified, so the SQL structure is indeterminate.
 - E2.1 Internal contradiction: the question's conditions cannot hold together.
@@ -159,16 +159,6 @@ def vouch_schema_text(db) -> str:
 # ---------------------------------------------------------------------------------------
 # Reading replies
 # ---------------------------------------------------------------------------------------
-def _code(value) -> str | None:
-    if value is None:
-        return None
-    text = str(value).strip().upper()
-    for code in FLAW_CODES:
-        if text == code or text.startswith(code + " ") or text.startswith(code + ":"):
-            return code
-    return text or None
-
-
 def read_reply(setting: str, text: str | None) -> dict:
     """The structured fields of a paper-setting reply, or ``{"malformed": reason}``."""
     from ..llm import BadOutput, parse_json_object
@@ -191,7 +181,7 @@ def read_reply(setting: str, text: str | None) -> dict:
         if not isinstance(valid, bool):
             return {"malformed": "'is_valid' is not true or false"}
         out["is_valid"] = valid
-        out["flaw_code"] = _code(data.get("flaw_code", data.get("flaw")))
+        out["flaw_code"] = normalise_code(data.get("flaw_code", data.get("flaw")))
     return out
 
 
@@ -200,7 +190,6 @@ def read_assessment(parsed: dict | None, error: str | None) -> dict:
     if parsed is None:
         return {"malformed": error or "no reply"}
     from ..llm import BadOutput
-    from ..premise import validate_assessment
 
     try:
         a = validate_assessment(parsed)
@@ -278,8 +267,6 @@ def _ask(llm, setting: str, item: PremiseItem, schema: str, dialect: str) -> dic
     from ..llm import Request
 
     if setting == "vouch":
-        from ..premise import assess
-
         cap = _Capture(llm)
         try:
             assess(cap, item.question, schema=schema, dialect=dialect, definitions="(none)", hint="(none)")
