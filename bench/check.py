@@ -683,7 +683,7 @@ _STAGES = (
     ("run_checks (incl. probe SQL)", (("vouchsql/checks/__init__.py", "run_checks"),)),
     ("detect_choices (incl. alternative SQL)", (("vouchsql/choices/__init__.py", "detect_choices"),)),
     ("cluster + agreement + strict_clusters", (("vouchsql/agreement.py", "cluster"), ("vouchsql/agreement.py", "agreement"),
-                                               ("vouchsql/pipeline.py", "strict_clusters"))),
+                                               ("vouchsql/agreement.py", "strict_clusters"))),
     ("score", (("vouchsql/score.py", "score"),)),
     ("sqlglot Expression.copy (deepcopy)", (("sqlglot/expressions/core.py", "copy"),)),
     ("sqlglot generator .sql() (probe SQL text)", (("sqlglot/expressions/core.py", "sql"),)),

@@ -19,6 +19,7 @@ from vouchsql.agreement import (
     normalise_value,
     results_match,
     shown_index,
+    strict_clusters,
     strict_match,
 )
 from vouchsql.answer import Agreement, Result, ResultError
@@ -312,6 +313,15 @@ def test_strict_match():
     assert strict_match(R([], ["a"]), R([], ["b"]))
     assert not strict_match(R([], ["a"]), R([], ["a", "b"]))
     assert not strict_match(R([["a"], ["a"], ["b"]]), R([["a"], ["b"], ["b"]]))
+
+
+def test_strict_clusters_split_what_relaxed_matching_joins():
+    a = R([[1, "a"], [2, "b"]])
+    swapped = R([["a", 1], ["b", 2]])  # the same under relaxed matching, not under strict
+    results = [a, swapped, ERR(), R([[2, "b"], [1.0, "a"]]), ERR(), swapped]
+    assert cluster(results) == [0, 0, 1, 0, 2, 0]
+    assert strict_clusters(results) == [0, 1, 2, 0, 3, 1]
+    assert strict_clusters([]) == []
 
 
 # ---------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from collections import Counter
 from dataclasses import dataclass
 from operator import itemgetter
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation, localcontext
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from vouchsql.answer import Agreement, Result
 
@@ -55,6 +55,7 @@ __all__ = [
     "results_match",
     "strict_match",
     "cluster",
+    "strict_clusters",
     "agreement",
     "shown_index",
 ]
@@ -514,7 +515,7 @@ def _prepare_all(results: Sequence[Result]) -> list[_Prepared]:
     return out
 
 
-def _cluster_prepared(prepared: list[_Prepared]) -> list[int]:
+def _cluster_prepared(prepared: list[_Prepared], same: Callable[[_Prepared, _Prepared], bool]) -> list[int]:
     ids: list[int] = []
     reps: list[_Prepared] = []  # first member of each cluster of valid results
     rep_ids: list[int] = []
@@ -523,7 +524,7 @@ def _cluster_prepared(prepared: list[_Prepared]) -> list[int]:
         cid = -1
         if p.ok:
             for rep, rid in zip(reps, rep_ids):
-                if _match(p, rep).matched:
+                if same(p, rep):
                     cid = rid
                     break
         if cid < 0:
@@ -541,7 +542,13 @@ def cluster(results: list[Result]) -> list[int]:
     cluster whose representative (first member) it matches (an undetermined match counts as
     a match), else starts a new cluster. Errored results each get a cluster of their own.
     Ids are 0, 1, 2, … in order of first appearance."""
-    return _cluster_prepared(_prepare_all(results))
+    return _cluster_prepared(_prepare_all(results), lambda a, b: _match(a, b).matched)
+
+
+def strict_clusters(results: list[Result]) -> list[int]:
+    """Cluster ids as :func:`cluster` gives them, under :func:`strict_match` (the entropy
+    layer's clusters); a failed result is its own cluster."""
+    return _cluster_prepared(_prepare_all(results), _strict)
 
 
 def agreement(results: list[Result]) -> Agreement:

@@ -1,13 +1,13 @@
 """Orchestration of ``check``: execute the candidates, cluster them, agree, inspect the shown
 SQL, run the checks and the choice detectors, and score. The model-backed ``ask``
-will call :func:`check_candidates` with its own samples, not a copy of it."""
+(:mod:`vouchsql.asking`) calls :func:`check_candidates` with its own samples, not a copy of it."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
-from .agreement import agreement, cluster, strict_match
+from .agreement import agreement, cluster, strict_clusters
 from .answer import Answer, Candidate, Result, Shown
 from .checks import CHECKS, CheckContext, run_checks
 from .choices import detect_choices, reported
@@ -27,20 +27,6 @@ class Timings:
     check_sql_ms: float = 0.0  # the part of checks_ms spent in the database
     total_ms: float = 0.0
     stages: dict = field(default_factory=dict)
-
-
-def strict_clusters(results: list[Result]) -> list[int]:
-    """Clusters under strict matching, for the entropy layer; a failed sample is its own."""
-    reps: list[tuple[int, Result]] = []
-    ids: list[int] = []
-    for r in results:
-        cid = next((c for c, rep in reps if strict_match(r, rep)), None) if r.error is None else None
-        if cid is None:
-            cid = len(ids) and max(ids) + 1
-            if r.error is None:
-                reps.append((cid, r))
-        ids.append(cid)
-    return ids
 
 
 def check_candidates(db: Database, question: str, candidates: list[str], *, answer_text: str | None = None,
@@ -75,45 +61,40 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
         tree, inspection = None, None
 
     mark = time.perf_counter()
-    sql_before = _db_time(db)
+    sql_before = db.query_ms
     ctx = CheckContext(question=question, db=db, profile=profile, shown=shown, candidates=cands,
                        tree=tree, inspection=inspection, answer_text=answer_text, hint=hint)
     checks = run_checks(ctx, CHECKS)
     t.checks_ms = _ms(mark)
-    t.check_sql_ms = round(_db_time(db) - sql_before, 3)
+    t.check_sql_ms = round(db.query_ms - sql_before, 3)
 
     mark = time.perf_counter()
     choices = detect_choices(question, db, shown.sql, shown.result, tree=tree, profile=profile,
                              inspection=inspection, all_choices=all_choices, stats=t.stages) if tree is not None else []
     t.stages["choices_ms"] = _ms(mark)
 
-    verdict = _verdict(rule, agree.value, results, checks, choices)
+    verdict = _verdict(rule, agree.value, strict_clusters(results), checks, choices)
     t.total_ms = _ms(start)
     return Answer(question=question, shown=Shown(sql=shown.sql, result=shown.result), candidates=cands,
                   agreement=agree.value, agreement_bounds=agree, choices=choices, checks=checks, verdict=verdict,
                   answer_text=answer_text, hint=hint)
 
 
-def _score_input(agreement_value: float | None, results: list[Result], checks) -> ScoreInput:
-    return ScoreInput(agreement=agreement_value or 0.0, k=len(results), checks=checks,
-                      strict_clusters=strict_clusters(results))
-
-
-def _verdict(rule: str, agreement_value: float | None, results: list[Result], checks, choices):
-    verdict = score(rule, _score_input(agreement_value, results, checks))
+def _verdict(rule: str, agreement_value: float | None, strict: list[int], checks, choices):
+    verdict = score(rule, ScoreInput(agreement=agreement_value or 0.0, k=len(strict), checks=checks,
+                                     strict_clusters=strict))
     # An open choice is named in the reasons but never scored: the score and gate stay as they are.
     verdict.reasons.extend(dict.fromkeys(f"open_choice:{c.type}" for c in choices if reported(c)))
     return verdict
 
 
-def rescore(answer: Answer, rule: str):
-    """The verdict another scoring rule gives the same evidence (no query is rerun)."""
-    results = [c.result for c in answer.candidates]
-    return _verdict(rule, answer.agreement, results, answer.checks, answer.choices)
-
-
-def _db_time(db: Database) -> float:
-    return db.query_ms
+def rescore(answer: Answer, rule: str, *, strict: list[int] | None = None):
+    """The verdict another scoring rule gives the same evidence (no query is rerun).
+    ``strict``: the candidates' :func:`~vouchsql.agreement.strict_clusters`, when the caller
+    scores several rules and has them already."""
+    if strict is None:
+        strict = strict_clusters([c.result for c in answer.candidates])
+    return _verdict(rule, answer.agreement, strict, answer.checks, answer.choices)
 
 
 def _ms(start: float) -> float:

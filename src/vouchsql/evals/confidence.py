@@ -27,7 +27,8 @@ import numpy as np
 from ..answer import CheckResult
 from ..choices import reported
 from ..errors import UserInputError, VouchError
-from ..pipeline import check_candidates, rescore, strict_clusters
+from ..agreement import strict_clusters
+from ..pipeline import check_candidates, rescore
 from ..score import RULES, ScoreInput, score
 from ..settings import Config
 from . import metrics as M
@@ -128,6 +129,7 @@ def evaluate_item(db, item: dict, index: int) -> dict:
             return {**base, "skipped": f"gold_sql does not run ({gold_result.error.message})"}
     label = given if given is not None else exec_label
     results = [c.result for c in answer.candidates]
+    strict = strict_clusters(results)
     return {
         **base,
         "hint": item.get("hint"), "answer_text": item.get("answer_text"),
@@ -138,11 +140,11 @@ def evaluate_item(db, item: dict, index: int) -> dict:
         "agreement": answer.agreement,
         "agreement_lower": answer.agreement_bounds.lower_bound if answer.agreement_bounds else None,
         "truncated_pairs": answer.agreement_bounds.truncated_pairs if answer.agreement_bounds else 0,
-        "strict_clusters": strict_clusters(results),
+        "strict_clusters": strict,
         "checks": [c.model_dump(mode="json") for c in answer.checks],
         "fired": [c.name for c in answer.checks if c.fired],
         "choices": [c.type for c in answer.choices if reported(c)],  # open choices named in the reasons
-        "verdicts": {rule: rescore(answer, rule).model_dump(mode="json") for rule in RULES},
+        "verdicts": {rule: rescore(answer, rule, strict=strict).model_dump(mode="json") for rule in RULES},
     }
 
 

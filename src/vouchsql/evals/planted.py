@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from ..agreement import strict_clusters
 from ..answer import Result
 from ..db import connect
 from ..errors import SQLRejected, VouchError
@@ -154,9 +155,10 @@ def _score_plant(db, case, cid: str, planted: Planted, original: Result, sql: st
 
 def _records(cid, kind, mode, answer, rules, own_check, note, sql, text, effective=True) -> list[Record]:
     fired = [c.name for c in answer.checks if c.fired]
+    strict = strict_clusters([c.result for c in answer.candidates])
     out = []
     for rule in rules:
-        verdict = rescore(answer, rule)
+        verdict = rescore(answer, rule, strict=strict)
         out.append(Record(id=cid, kind=kind, mode=mode, rule=rule, gate=verdict.gate, score=verdict.score,
                           fired=fired, own_check=own_check,
                           own_fired=(own_check in fired) if own_check else None,
