@@ -1,4 +1,4 @@
-"""The data model shared by the library, the CLI and (later) the HTTP layer.
+"""The data model shared by the library, the CLI and the HTTP layer.
 
 Everything a user sees is one of these pydantic models, so the JSON contract is their
 ``model_dump(mode="json")``.

@@ -25,9 +25,6 @@ def build_demo(out: "str | os.PathLike | None" = None, *, seed: int | None = Non
     return _build(path, seed=DEFAULT_SEED if seed is None else seed)
 
 
-
-
-
 def check(db: "str | os.PathLike | Database", question: str, candidates: "list[str] | str", *,
           answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
           all_choices: bool = False, **settings):

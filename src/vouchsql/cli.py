@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
 from . import __version__
 from . import api
-from .errors import SQLRejected, UserInputError, VouchError
+from .errors import SQLRejected, VouchError
 from . import ask_cli
 from .evals import cli as evals_cli
 from .server import cli as server_cli

@@ -18,7 +18,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from .answer import CheckResult, Result, Verdict
+from .answer import CheckResult, Verdict
 
 PASS_AT, FLAG_AT = 0.80, 0.60
 VETO_CAP, CAP_CAP = 0.59, 0.79

@@ -18,7 +18,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..answer import Choice
-from ._read import Scope, conjuncts, edit_copy, entity_word, expand_key, from_node, own_nodes, set_from, set_where
+from ._read import Scope, conjuncts, edit_copy, entity_word, expand_key, own_nodes, set_from, set_where
 from .base import ChoiceContext, make_choice
 from .lexicon import Lexicon
 

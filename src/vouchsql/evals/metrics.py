@@ -227,7 +227,6 @@ def ece(scores: Sequence[float], labels: Sequence[bool], bins: int = BINS) -> fl
     if s.size == 0:
         return float("nan")
     b = _bin_index(s, bins)
-    n = np.bincount(b, minlength=bins)
     gap = np.abs(np.bincount(b, weights=y.astype(float), minlength=bins)
                  - np.bincount(b, weights=s, minlength=bins))
     return float(gap.sum() / s.size)  # n_b/n · |Σy/n_b − Σs/n_b| = |Σy − Σs| / n

@@ -55,7 +55,7 @@ from .cases import DatabaseResolver
 from .datasets import FLAW_CODES, FLAW_NAMES, PremiseItem, load_premise
 from .progress import NoProgress
 from .report import Figure, Report, Section, Table, Text, bars_png, manifest_section, with_ci
-from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, sha256_text, write_json
+from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, write_json
 
 HARNESS = "premise"
 RECORDS = "premise.jsonl"
@@ -603,4 +603,4 @@ def replay(run_dir: Path, out_dir: Path, *, settings: list[str] | None = None, r
 
 
 __all__ = ["SETTINGS", "PROMPTS", "BUILTIN", "run_premise", "analyse", "finish", "replay", "read_reply", "measure",
-           "schema_text", "sha256_text"]
+           "schema_text"]

@@ -65,7 +65,7 @@ def parse_db_specs(specs: list[str]) -> dict[str, str]:
 
 
 def resolve_model(option: str | None, config: Config) -> str | None:
-    return option or getattr(config, "model", None) or os.environ.get(MODEL_ENV) or None
+    return option or os.environ.get(MODEL_ENV) or None
 
 
 def check_listen(host: str, token: str | None) -> None:

@@ -27,10 +27,6 @@ def driving_table(select: exp.Select) -> exp.Table | None:
     return node if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) else None
 
 
-def alias_of(table: exp.Table) -> str:
-    return table.alias_or_name
-
-
 def join_equalities(where: exp.Expression | None) -> list[exp.Expression]:
     """The ``a.x = b.y`` conjuncts of a WHERE that join two different tables."""
     out = []
