@@ -83,13 +83,15 @@ def print_profile(console: Console, profile: Profile) -> None:
                           top, Text(stand, style="bold red") if stand else "")
         console.print(table)
     if profile.join_pairs:
+        from .checks.bad_join import RHO_MIN  # the pairs bad_join would veto are marked
+
         jt = Table(title="Join pairs (key overlap ρ over distinct non-null values)", title_justify="left",
                    box=box.SIMPLE, title_style="bold cyan")
         for name in ("left", "right", "source", "ρ", "|Ka|", "|Kb|", "|Ka∩Kb|"):
             jt.add_column(name)
         for p in profile.join_pairs:
             rho = "n/a" if p.rho is None else f"{'≈' if p.estimated else ''}{p.rho:.3f}"
-            style = "bold red" if p.rho is not None and p.rho < 0.85 else None
+            style = "bold red" if p.rho is not None and p.rho < RHO_MIN else None
             jt.add_row(f"{p.left_table}.{p.left_column}", f"{p.right_table}.{p.right_column}", p.source,
                        Text(rho, style=style or ""), f"{p.left_distinct:,}", f"{p.right_distinct:,}",
                        f"{p.overlap:,}")

@@ -19,6 +19,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .answer import CheckResult, Verdict
+from .checks.bad_join import RHO_MIN
+from .errors import UserInputError
 
 PASS_AT, FLAG_AT = 0.80, 0.60
 VETO_CAP, CAP_CAP = 0.59, 0.79
@@ -89,7 +91,7 @@ def _grounded(checks: dict[str, CheckResult]) -> float | None:
     joins = bj.evidence.get("joins") if bj else None
     rated = [j for j in joins or [] if j.get("rho") is not None]
     if rated:
-        parts.append(sum(j["rho"] >= 0.85 for j in rated) / len(rated))
+        parts.append(sum(j["rho"] >= RHO_MIN for j in rated) / len(rated))
     carriers = si.evidence.get("carriers") if si else None
     if carriers:
         bad_columns = {h["column"] for h in si.evidence.get("hits", [])}
@@ -137,8 +139,6 @@ RULES = {"agreement_first": agreement_first, "v3": v3, "designed": designed, "v2
 
 
 def score(rule: str, inp: ScoreInput) -> Verdict:
-    from .errors import UserInputError
-
     if rule not in RULES:
         raise UserInputError(f"unknown scoring rule {rule!r}; choose one of {', '.join(RULES)}")
     value, reasons = RULES[rule](inp)

@@ -12,6 +12,7 @@ from typing import Callable
 from sqlglot import exp
 
 from ..answer import Result
+from ..checks.bad_join import RHO_MIN
 from ..checks.uncited_number import numbers_in
 from ..db.base import Database
 from ..db.profile import Profile, StandIn, key_overlap
@@ -86,7 +87,7 @@ def bad_join(ctx: PlantContext) -> Planted | None:
             if col.name.lower() == right.name.lower() or col.distinct_count == 0:
                 continue
             pair = key_overlap(ctx.db, tables, lt, left.name, target.name, col.name)
-            if pair is None or pair.rho is None or pair.rho >= 0.85:
+            if pair is None or pair.rho is None or pair.rho >= RHO_MIN:
                 continue
             tree = ctx.inspection.qualified.copy()
             for node in tree.find_all(exp.EQ):
