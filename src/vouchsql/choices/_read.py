@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..db.profile import ColumnProfile, Profile, TableProfile
+from ..sql.edit import from_node, set_from  # noqa: F401 - set_from: for the detectors
 
 _INT_TYPES = re.compile(r"INT|BOOL", re.I)
 _NUM_TYPES = re.compile(r"INT|REAL|FLOA|DOUB|NUM|DEC|MONEY|BOOL", re.I)
@@ -70,14 +71,6 @@ def own_nodes(node: exp.Expression, kind) -> list[exp.Expression]:
             stack.append(child)
     out.reverse()
     return out
-
-
-def from_node(select: exp.Select) -> exp.From | None:
-    return select.args.get("from_") or select.args.get("from")
-
-
-def set_from(select: exp.Select, node: exp.From) -> None:
-    select.set("from_" if "from_" in exp.Select.arg_types else "from", node)
 
 
 def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:

@@ -26,7 +26,7 @@ from sqlglot import exp
 from ..answer import Choice
 from ._read import (Scope, edit_copy, entity_key, expand_key, has_aggregate, is_integer_type, is_numeric_type,
                     is_unique, limit_value, name_forms, output_name, own_nodes, projection_for, selects,
-                    unalias, entity_word)
+                    set_from, unalias, entity_word)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon, mentions
 
@@ -280,8 +280,8 @@ class AggregationLevel:
             else:
                 outer_exprs.append(exp.column(output_name(p)))
         outer = exp.Select(expressions=outer_exprs)
-        outer.set("from_" if "from_" in exp.Select.arg_types else "from",
-                  exp.From(this=exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(_INNER_ALIAS)))))
+        alias = exp.TableAlias(this=exp.to_identifier(_INNER_ALIAS))
+        set_from(outer, exp.From(this=exp.Subquery(this=inner, alias=alias)))
         outer.set("group", exp.Group(expressions=[exp.column(output_name(p)) for i, p in enumerate(select.expressions)
                                                   if i != avg_index]))
         if order_keys:

@@ -26,7 +26,8 @@ import re
 from sqlglot import exp
 
 from ..answer import Choice
-from ._read import Scope, conjuncts, edit_copy, entity_word, from_node, own_nodes, selects, set_where, twin
+from ._read import (Scope, conjuncts, edit_copy, entity_word, from_node, own_nodes, selects, set_from, set_where,
+                    twin)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon
 
@@ -182,7 +183,7 @@ class Negation:
         cond = exp.and_(*[c.copy() for c in local])
         c_col = exp.column(c_end.column, table=c_node.alias_or_name)
         sub = exp.Select(expressions=[c_col])
-        sub.set("from_" if "from_" in exp.Select.arg_types else "from", exp.From(this=c_node.copy()))
+        set_from(sub, exp.From(this=c_node.copy()))
         set_where(sub, [exp.Not(this=exp.Paren(this=cond))])
         alt_root, alt = edit_copy(ctx.tree, select)
         alt.set("joins", [j.copy() for j in select.args["joins"] if j is not join] or None)
@@ -221,7 +222,7 @@ class Negation:
                 # Conditions on the first table kept (from its join to p) restrict which of its
                 # rows are related: they go to the subquery's WHERE.
                 sub.set("where", exp.Where(this=exp.and_(*[c.copy() for c in parts])) if parts else None)
-                sub.set("from_" if "from_" in exp.Select.arg_types else "from", exp.From(this=node.copy()))
+                set_from(sub, exp.From(this=node.copy()))
             else:
                 if not parts:
                     return None

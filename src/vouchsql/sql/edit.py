@@ -9,10 +9,19 @@ from sqlglot import exp
 _SHAPE_ARGS = ("group", "having", "order", "limit", "offset", "distinct", "qualify")
 
 
+def from_node(select: exp.Select) -> exp.From | None:
+    """The FROM clause: newer sqlglot names the argument ``from_``, older ``from``."""
+    return select.args.get("from_") or select.args.get("from")
+
+
+def set_from(select: exp.Select, node: exp.From) -> None:
+    select.set("from_" if "from_" in exp.Select.arg_types else "from", node)
+
+
 def base_tables(select: exp.Select) -> list[exp.Table]:
     """The plain tables in this SELECT's FROM and JOINs (not subqueries or functions)."""
     tables = []
-    from_ = select.args.get("from") or select.args.get("from_")
+    from_ = from_node(select)
     nodes = [from_.this] if from_ is not None else []
     nodes += [j.this for j in select.args.get("joins") or []]
     for node in nodes:
@@ -22,7 +31,7 @@ def base_tables(select: exp.Select) -> list[exp.Table]:
 
 
 def driving_table(select: exp.Select) -> exp.Table | None:
-    from_ = select.args.get("from") or select.args.get("from_")
+    from_ = from_node(select)
     node = from_.this if from_ is not None else None
     return node if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) else None
 
