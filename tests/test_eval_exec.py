@@ -152,3 +152,18 @@ def test_cli_bad_input_is_exit_2(tmp_path, capsys, monkeypatch, args, needle):
     monkeypatch.chdir(tmp_path)
     code = main(["eval", "exec", "--cache-dir", str(tmp_path / "cache")] + args)
     assert code == 2 and needle in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, text, needle", [
+    ("list.jsonl", "[1, 2]\n", "list.jsonl:1: not a JSON object"),
+    ("pred.json", "{not json", "pred.json: not valid JSON"),
+    ("pred.json", '{"first": "SELECT 1"}', "keyed by question index"),
+    ("pred.json", '"SELECT 1"', "expected a JSON object of predictions"),
+])
+def test_malformed_input_files_are_exit_2_not_a_traceback(demo_db, tmp_path, capsys, monkeypatch, name, text, needle):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    source = (["--input", name] if name.endswith(".jsonl")
+              else ["--dataset", str(_bird_layout(tmp_path / "bird", demo_db)), "--predictions", name])
+    code = main(["eval", "exec", "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "cache")] + source)
+    assert code == 2 and needle in capsys.readouterr().err

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from vouchsql.cli import main
 
 
@@ -36,3 +38,19 @@ def test_planted_run_has_manifest_html_and_replays(demo_db, tmp_path, capsys, mo
     assert json.loads((out / "replay" / "metrics.json").read_text(encoding="utf-8")) == \
         json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert (out / "replay" / "report.md").read_text(encoding="utf-8").startswith("# Planted errors")
+
+
+@pytest.mark.parametrize("case, args, needle", [
+    ([1, 2], [], "cases.jsonl:1: not a JSON object"),
+    ({"id": "q", "db": "demo", "sql": "SELECT 1"}, [], "case 'q' has no question"),
+    ({"id": "s", "db": "demo", "question": "How many?"}, [], "case 's' has no sql"),
+    # Refused up front: before, an unknown rule surfaced only when a case was scored (never, here).
+    ({"id": "r", "db": "missing.sqlite", "question": "How many?", "sql": "SELECT 1"}, ["--rules", "designed,best"],
+     "unknown scoring rule(s) best"),
+])
+def test_bad_cases_and_rules_are_exit_2_before_any_check(tmp_path, capsys, monkeypatch, case, args, needle):
+    monkeypatch.chdir(tmp_path)
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case) + "\n", encoding="utf-8")
+    code = main(["eval", "planted", "--cases", str(cases), "--cache-dir", str(tmp_path / "cache")] + args)
+    assert code == 2 and needle in capsys.readouterr().err

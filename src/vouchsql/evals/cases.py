@@ -17,6 +17,7 @@ SHARED_NAMES = {"chinook", "sakila", "northwind"}
 
 
 def read_jsonl(path: Path) -> list[dict]:
+    """The JSON objects of a JSONL file, one a line; blank lines and ``#`` comments skipped."""
     if not path.is_file():
         raise UserInputError(f"{path}: no such case file")
     rows = []
@@ -24,9 +25,12 @@ def read_jsonl(path: Path) -> list[dict]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            rows.append(json.loads(line))
+            row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserInputError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise UserInputError(f"{path}:{n}: not a JSON object (each line is one {{...}})")
+        rows.append(row)
     return rows
 
 

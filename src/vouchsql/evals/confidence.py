@@ -77,8 +77,6 @@ def load_items(path: Path, *, need_candidates: bool = True) -> list[dict]:
     seen = set()
     out = []
     for n, row in enumerate(rows, 1):
-        if not isinstance(row, dict):
-            raise UserInputError(f"{path}: item {n} is not a JSON object")
         item_id = str(row.get("id", f"line-{n}"))
         if item_id in seen:
             raise UserInputError(f"{path}: id {item_id!r} appears twice")

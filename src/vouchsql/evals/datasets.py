@@ -93,13 +93,17 @@ def _db_file(root: Path | None, db_id: str) -> Path | None:
     return root / db_id / f"{db_id}.sqlite"  # reported missing by the harness, per question
 
 
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserInputError(f"{path}: not valid JSON ({exc.msg})") from None
+
+
 def load_spider_bird(path: Path, *, split: str | None = None, db_root: Path | None = None) -> list[Question]:
     """Questions of a Spider or BIRD split, each with its gold SQL and database file."""
     qfile = find_questions(Path(path), split)
-    try:
-        data = json.loads(qfile.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserInputError(f"{qfile}: not valid JSON ({exc.msg})") from None
+    data = _read_json(qfile)
     if not isinstance(data, list):
         raise UserInputError(f"{qfile}: expected a JSON list of questions")
     root = find_db_root(qfile.parent, Path(db_root) if db_root else None)
@@ -125,7 +129,7 @@ def load_tables(path: Path) -> dict[str, TableSchema]:
     if not path.is_file():
         raise UserInputError(f"{path}: no such tables.json")
     out = {}
-    for db in json.loads(path.read_text(encoding="utf-8")):
+    for db in _read_json(path):
         tables = db.get("table_names_original") or db.get("table_names") or []
         cols = db.get("column_names_original") or db.get("column_names") or []
         types = db.get("column_types") or []
@@ -150,16 +154,19 @@ def read_predictions(path: Path, n: int | None = None) -> list[str]:
     path = Path(path)
     if not path.is_file():
         raise UserInputError(f"{path}: no such predictions file")
-    text = path.read_text(encoding="utf-8")
     if path.suffix == ".json":
-        data = json.loads(text)
+        data = _read_json(path)
         if isinstance(data, dict):
-            items = [data[k] for k in sorted(data, key=lambda k: int(k))]
+            if not all(k.isdecimal() for k in data):
+                raise UserInputError(f"{path}: a BIRD predictions object is keyed by question index (\"0\", \"1\", …)")
+            items = [data[k] for k in sorted(data, key=int)]
+        elif isinstance(data, list):
+            items = data
         else:
-            items = list(data)
+            raise UserInputError(f"{path}: expected a JSON object of predictions by question index, or a list")
         sqls = [str(s).split("\t----- bird -----\t")[0] for s in items]
     else:
-        sqls = [line.split("\t")[0] for line in text.splitlines()]
+        sqls = [line.split("\t")[0] for line in path.read_text(encoding="utf-8").splitlines()]
     if n is not None and len(sqls) != n:
         raise UserInputError(f"{path}: {len(sqls)} predictions for {n} questions")
     return sqls

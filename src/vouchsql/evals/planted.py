@@ -22,8 +22,9 @@ from typing import Iterable
 from ..agreement import strict_clusters
 from ..answer import Result
 from ..db import connect
-from ..errors import SQLRejected, VouchError
+from ..errors import SQLRejected, UserInputError, VouchError
 from ..pipeline import check_candidates, rescore
+from ..score import RULES
 from ..settings import Config
 from ..sql.inspect import inspect_sql
 from .cases import DatabaseResolver, read_jsonl
@@ -74,9 +75,16 @@ def run_planted(case_file: Path, config: Config, *, k: int = 5, kinds: Iterable[
     kinds = list(kinds or PLANTS)
     unknown = set(kinds) - set(PLANTS)
     if unknown:
-        from ..errors import UserInputError
         raise UserInputError(f"unknown plant kind(s) {', '.join(sorted(unknown))}; known: {', '.join(PLANTS)}")
+    rules = list(rules)
+    unknown = [r for r in rules if r not in RULES]
+    if unknown:
+        raise UserInputError(f"unknown scoring rule(s) {', '.join(unknown)}; choose from {', '.join(RULES)}")
     cases = read_jsonl(case_file)
+    for n, case in enumerate(cases, 1):
+        for key in ("db", "question", "sql"):
+            if not case.get(key):
+                raise UserInputError(f"{case_file}: case {case.get('id', n)!r} has no {key}")
     resolver = DatabaseResolver(case_file, config, datasets)
     records: list[Record] = []
     skipped: list[str] = []
@@ -89,7 +97,7 @@ def run_planted(case_file: Path, config: Config, *, k: int = 5, kinds: Iterable[
                 skipped.append(f"{cid}: database {case.get('db')!r} not found")
                 continue
             db = open_dbs.get(path) or open_dbs.setdefault(path, connect(path, config=config))
-            records.extend(_run_case(db, case, cid, kinds, k, list(rules), skipped))
+            records.extend(_run_case(db, case, cid, kinds, k, rules, skipped))
             if progress:
                 progress(cid)
     finally:
@@ -260,7 +268,6 @@ def write_outputs(out_dir: Path, records: list[Record], summary: dict, report: s
 
 def replay_planted(run_dir: Path, out_dir: Path) -> dict:
     """Recompute the tables of a stored run from planted.jsonl (no SQL)."""
-    from ..errors import UserInputError
     from .report import write_report
     from .runs import read_manifest, write_json
 
