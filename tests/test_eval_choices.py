@@ -140,6 +140,19 @@ def test_cli_command(tmp_path, demo_db, config):
     assert json.loads((tmp_path / "out" / "replay" / "replay.json").read_text())["identical"]
 
 
+@pytest.mark.parametrize("args, needle", [
+    (["--budget-ms", "nan"], "--budget-ms must be a positive number"),
+    (["--budget-ms", "inf"], "--budget-ms must be a positive number"),
+    (["--budget-ms", "0"], "--budget-ms must be a positive number"),
+    (["--types", ","], "--types names no choice type"),
+])
+def test_cli_bad_options_are_exit_2(tmp_path, capsys, monkeypatch, args, needle):
+    monkeypatch.chdir(tmp_path)
+    code = cli.main(["eval", "choices", "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")] + args)
+    assert code == 2 and needle in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_loader_rejects_bad_lines(tmp_path):
     with pytest.raises(UserInputError, match="sql_a"):
         load_choice_file(_write(tmp_path / "a.jsonl", [{"id": "x", "db": "demo", "type": "ties", "open": "q",

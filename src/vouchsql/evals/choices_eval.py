@@ -64,6 +64,7 @@ with every reported alternative's SQL, type, row count and match), ``metrics.jso
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import statistics
 import tempfile
@@ -311,7 +312,7 @@ def _detect(db, question: str, sql: str, result: Result, *, budget_ms: float | N
     out = {"reported": [_choice_record(c, ref, ties) for c in choices],
            "queries": int(stats.get("choices_queries", 0)), "sql_ms": float(stats.get("choices_sql_ms", 0.0)),
            "shown_ms": round(float(result.elapsed_ms or 0.0), 3),
-           "budget_ms": budget_ms if budget_ms is not None else None}
+           "budget_ms": budget_ms}
     if settled_type is not None:
         detector = next((d for d in CHOICES if d.type == settled_type), None)
         out["settling_words"] = detector.lexicon.match(question) if detector is not None else None
@@ -365,12 +366,16 @@ def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Pat
     from ..choices import CHOICES
 
     progress = progress or NoProgress()
+    if budget_ms is not None and not 0 < budget_ms < math.inf:  # NaN fails too
+        raise UserInputError(f"--budget-ms must be a positive number of milliseconds, got {budget_ms!r}")
     sets_path = Path(sets_path)
     sets, cases = load_choice_file(sets_path)
     known = [d.type for d in CHOICES]
     type_filter = None
     if types:
         type_filter = {t.strip() for t in types if t.strip()}
+        if not type_filter:
+            raise UserInputError("--types names no choice type")
         unknown = sorted(type_filter - set(known))
         if unknown:
             raise UserInputError(f"unknown choice type(s) {', '.join(unknown)}; known: {', '.join(known)}")
@@ -597,8 +602,6 @@ def run_choices_command(args, config, out) -> int:
     if args.replay:
         out_dir = _replay_out(args)
         return _report_replay(out, args.replay, out_dir, replay(Path(args.replay), out_dir))
-    if args.budget_ms is not None and args.budget_ms <= 0:
-        raise UserInputError("--budget-ms must be positive")
     sets = Path(args.sets) if args.sets else DEFAULT_SETS
     out_dir = _run_out(args, HARNESS)
     types = args.types.split(",") if args.types else None
