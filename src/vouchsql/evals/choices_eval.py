@@ -64,9 +64,7 @@ with every reported alternative's SQL, type, row count and match), ``metrics.jso
 from __future__ import annotations
 
 import math
-import os
 import statistics
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,7 +75,7 @@ from ..errors import UserInputError
 from ..settings import Config
 from . import metrics as M
 from .cases import DatabaseResolver, read_jsonl
-from .datasets import RequestSet, load_request_sets
+from .datasets import RequestSet, request_sets_from_rows
 from .progress import NoProgress
 from .reference_match import TieContext, match_reference, tie_context
 from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci
@@ -109,8 +107,9 @@ def _truthy(value) -> bool:
 
 
 def load_choice_file(path: Path) -> tuple[list[RequestSet], list[NoDifferenceCase]]:
-    """The request sets (via :func:`load_request_sets`) and the no-difference cases of one
-    file, in file order within each kind. Ids are unique across both kinds."""
+    """The request sets (read as :func:`vouchsql.evals.datasets.load_request_sets` reads them)
+    and the no-difference cases of one file, in file order within each kind. Ids are unique
+    across both kinds."""
     path = Path(path)
     rows = read_jsonl(path)
     full = [r for r in rows if not _truthy(r.get("no_difference"))]
@@ -129,22 +128,7 @@ def load_choice_file(path: Path) -> tuple[list[RequestSet], list[NoDifferenceCas
                  "open_request", "sql_a", "sql"}
         cases.append(NoDifferenceCase(id=str(row.get("id", f"no-difference-{n}")), **values,
                                       extra={k: v for k, v in row.items() if k not in known}))
-    sets: list[RequestSet] = []
-    if full:
-        # load_request_sets reads a file of request sets only: give it this file's sets.
-        fd, tmp = tempfile.mkstemp(suffix=".jsonl", prefix="vouch-sets-")
-        try:
-            import json
-
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                for r in full:
-                    fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-            try:
-                sets = load_request_sets(Path(tmp))
-            except UserInputError as exc:
-                raise UserInputError(exc.message.replace(tmp, f"{path} (request sets)")) from None
-        finally:
-            os.unlink(tmp)
+    sets = request_sets_from_rows(full, f"{path} (request sets)")
     ids = Counter([s.id for s in sets] + [c.id for c in cases])
     twice = sorted(i for i, k in ids.items() if k > 1)
     if twice:

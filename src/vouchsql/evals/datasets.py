@@ -250,17 +250,22 @@ _REQUEST_ALIASES = {
 
 def load_request_sets(path: Path) -> list[RequestSet]:
     path = Path(path)
+    return request_sets_from_rows(read_jsonl(path), str(path))
+
+
+def request_sets_from_rows(rows: list[dict], source: str) -> list[RequestSet]:
+    """The request sets of parsed JSONL rows; ``source`` names them in errors."""
     out, ids = [], set()
-    for n, row in enumerate(read_jsonl(path), 1):
+    for n, row in enumerate(rows, 1):
         values = {}
         for name, aliases in _REQUEST_ALIASES.items():
             value = next((row[a] for a in aliases if row.get(a)), None)
             if value is None:
-                raise UserInputError(f"{path}: line {n}: {name} is missing (also read as {', '.join(aliases[1:])})")
+                raise UserInputError(f"{source}: line {n}: {name} is missing (also read as {', '.join(aliases[1:])})")
             values[name] = str(value)
         set_id = str(row.get("id", f"set-{n}"))
         if set_id in ids:
-            raise UserInputError(f"{path}: line {n}: id {set_id!r} appears twice")
+            raise UserInputError(f"{source}: line {n}: id {set_id!r} appears twice")
         ids.add(set_id)
         used = {a for aliases in _REQUEST_ALIASES.values() for a in aliases} | {"id"}
         out.append(RequestSet(id=set_id, extra={k: v for k, v in row.items() if k not in used}, **values))
