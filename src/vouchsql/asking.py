@@ -214,7 +214,7 @@ class _Run:
     temperature: float
     concurrency: int
     progress: Progress
-    _profile: Profile | None = None
+    _schema: str | None = None  # the prompts' schema text, built once per run
     _known: dict[str, Result] = field(default_factory=dict)  # SQL run in this ask → its result
 
     # -- phases ------------------------------------------------------------------------------
@@ -395,9 +395,9 @@ class _Run:
 
     # -- context for the prompts -------------------------------------------------------------
     def schema_text(self) -> str:
-        if self._profile is None:
-            self._profile = self.db.profile()
-        return schema_text(self._profile)
+        if self._schema is None:
+            self._schema = schema_text(self.db.profile())
+        return self._schema
 
     def definitions_text(self) -> str:
         return self.definitions.prompt_text() if self.definitions else "(none)"
