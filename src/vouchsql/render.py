@@ -134,20 +134,28 @@ def _print_checks(console: Console, answer, show_all: bool) -> None:
         console.print(Text(f"No check fired ({len(answer.checks)} run).", style="green"))
 
 
-def print_answer(console: Console, answer, show_all_checks: bool = False) -> None:
-    """The verdict first, then the result, the SQL, the checks that fired and open choices."""
+def _print_verdict(console: Console, answer, agreement: str) -> None:
+    """The gate badge, the score, ``agreement`` (how it was measured), the reasons and the question."""
     v = answer.verdict
     head = Text()
     head.append(f" {v.gate.upper()} ", style=_GATE_STYLE[v.gate])
     head.append(f"  score {v.score:.2f} ({v.rule}; not a probability)")
-    if len(answer.candidates) < 2:
-        head.append(" · agreement unmeasured (one candidate)")
-    elif answer.agreement is not None:
-        head.append(f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} candidates")
+    head.append(agreement)
     console.print(head)
     for reason in v.reasons:
         console.print(f"  • {reason}", highlight=False)
     console.print(Text(f"\nQuestion: {answer.question}", style="bold"))
+
+
+def print_answer(console: Console, answer, show_all_checks: bool = False) -> None:
+    """The verdict first, then the result, the SQL, the checks that fired and open choices."""
+    if len(answer.candidates) < 2:
+        agreement = " · agreement unmeasured (one candidate)"
+    elif answer.agreement is not None:
+        agreement = f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} candidates"
+    else:
+        agreement = ""
+    _print_verdict(console, answer, agreement)
     _print_shown(console, answer)
     _print_checks(console, answer, show_all_checks)
     for choice in answer.choices:
@@ -195,15 +203,8 @@ def print_ask_answer(console: Console, answer, show_all_checks: bool = False) ->
     from .premise import flaw_name
 
     v = answer.verdict
-    head = Text()
-    head.append(f" {v.gate.upper()} ", style=_GATE_STYLE[v.gate])
-    head.append(f"  score {v.score:.2f} ({v.rule}; not a probability)")
-    if answer.agreement is not None:
-        head.append(f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} sample(s)")
-    console.print(head)
-    for reason in v.reasons:
-        console.print(f"  • {reason}", highlight=False)
-    console.print(Text(f"\nQuestion: {answer.question}", style="bold"))
+    _print_verdict(console, answer, "" if answer.agreement is None
+                   else f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} sample(s)")
     p = answer.premise
     if p is not None and not p.is_valid:
         console.print(Text(f"Premise flawed — {p.flaw_code} {flaw_name(p.flaw_code)}: ", style="bold red")
