@@ -165,7 +165,8 @@ def stage_of(sql: str) -> str:
     if "INTERSECT" in s:
         return "overlap"
     sampled = "vouch_sample" in s or "rowid IN" in s
-    if s.startswith("SELECT * FROM") or (s.startswith("SELECT COUNT(*), COUNT(") and not sampled):
+    if s.startswith("SELECT * FROM") or (
+            s.startswith("SELECT COUNT(*),") and "MIN(" in s and "DISTINCT" not in s and not sampled):
         return "one_pass"
     return "sample"
 

@@ -137,7 +137,17 @@ def _table_profile(db: Database, info: TableInfo) -> TableProfile:
                               for f in info.foreign_keys])
     try:
         # One pass over the whole table: exact row, null, min and max figures.
-        parts = ["COUNT(*)"] + [f"COUNT({q(c.name)}), MIN({q(c.name)}), MAX({q(c.name)})" for c in cols]
+        # A column declared NOT NULL needs no COUNT of its own, and a single-column primary
+        # key's MIN and MAX come from its index as scalar subqueries, not a per-row comparison.
+        pk = info.primary_key[0] if len(info.primary_key) == 1 and not info.is_view else None
+        parts = ["COUNT(*)"]
+        for c in cols:
+            count = f"COUNT({q(c.name)})" if c.nullable else "COUNT(*)"
+            if c.name == pk:
+                parts.append(f"{count}, (SELECT MIN({q(c.name)}) FROM {table}), "
+                             f"(SELECT MAX({q(c.name)}) FROM {table})")
+            else:
+                parts.append(f"{count}, MIN({q(c.name)}), MAX({q(c.name)})")
         row = db.query(f"SELECT {', '.join(parts)} FROM {table}")[0]
         total = int(row[0])
         sampled = total > db.config.sample_threshold

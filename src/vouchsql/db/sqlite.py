@@ -121,7 +121,9 @@ class SQLiteDatabase(Database):
         if not self._has_rowid(table):
             return super().sample_source(table, n, total)
         q = self.quote(table)
-        lo, hi = self._conn.execute(f"SELECT min(rowid), max(rowid) FROM {q}").fetchone()
+        # Two scalar subqueries: SQLite answers a lone min() or max() from the b-tree's ends,
+        # but scans the whole table for both in one SELECT.
+        lo, hi = self._conn.execute(f"SELECT (SELECT min(rowid) FROM {q}), (SELECT max(rowid) FROM {q})").fetchone()
         if lo is None:
             return super().sample_source(table, n, total)
         step = max(1.0, (hi - lo + 1) / n)
