@@ -7,7 +7,12 @@ only here, never by the rest of the package.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["create_app", "ServerOptions"]
+
+# What a client may call a database: ``server.cli`` names databases with it, ``app`` checks them.
+DB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def __getattr__(name: str):  # lazy: importing vouchsql.server must not need FastAPI yet

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -43,11 +42,11 @@ from ..answer import Answer
 from ..db import Database, connect
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
 from ..settings import Config, load_config
+from . import DB_NAME
 
 log = logging.getLogger("vouchsql.server")
 
 STATIC_DIR = Path(__file__).with_name("static")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 DEFAULT_MAX_BODY = 64 * 1024
 DEFAULT_REQUEST_TIMEOUT = 120.0
@@ -161,7 +160,7 @@ class Databases:
 
     def __init__(self, targets: dict[str, str], config: Config) -> None:
         for name in targets:
-            if not NAME_RE.match(name):
+            if not DB_NAME.match(name):
                 raise UserInputError(f"database name {name!r} must be 1–64 letters, digits, '_', '.' or '-', "
                                      f"starting with a letter or digit")
         self.targets = dict(targets)

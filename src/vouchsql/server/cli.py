@@ -12,11 +12,11 @@ from rich.console import Console
 
 from ..errors import UserInputError
 from ..settings import Config
+from . import DB_NAME
 
 TOKEN_ENV = "VOUCH_TOKEN"
 MODEL_ENV = "VOUCH_MODEL"
 MIN_TOKEN_CHARS = 16
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def register(sub, common) -> None:
@@ -52,7 +52,7 @@ def parse_db_specs(specs: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for spec in specs:
         name, sep, target = spec.partition("=")
-        if not sep or not _NAME.match(name):  # a bare path, or a URL whose query holds '='
+        if not sep or not DB_NAME.match(name):  # a bare path, or a URL whose query holds '='
             target = spec
             stem = Path(spec.rstrip("/").split("?", 1)[0]).stem or "db"
             name = re.sub(r"[^A-Za-z0-9_.-]", "_", stem).lstrip("_.-")[:64] or "db"
