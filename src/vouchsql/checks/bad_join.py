@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..db.profile import key_overlap
-from .base import CheckContext, report
+from .base import CheckContext, report, unparsed
 
 RHO_MIN = 0.85
 
@@ -38,7 +38,7 @@ class BadJoin:
 
     def run(self, ctx: CheckContext):
         if ctx.inspection is None:
-            return report(self, False, "not measured: the SQL could not be parsed")
+            return unparsed(self)
         pairs = join_overlaps(ctx)
         bad = [p for p in pairs if p["rho"] is not None and p["rho"] < RHO_MIN]
         if bad:

@@ -45,3 +45,8 @@ class Check(Protocol):
 
 def report(check: Check, fired: bool, detail: str, **evidence: Any) -> CheckResult:
     return CheckResult(name=check.name, kind=check.kind, fired=fired, detail=detail, evidence=evidence)
+
+
+def unparsed(check: Check, **evidence: Any) -> CheckResult:
+    """What a check that reads the SQL reports when the shown SQL did not pass the gate."""
+    return report(check, False, "not measured: the SQL could not be parsed", **evidence)

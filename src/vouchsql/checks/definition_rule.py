@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..definitions import definitions_in_effect
 from ..errors import UserInputError
-from .base import CheckContext, report
+from .base import CheckContext, report, unparsed
 
 
 class DefinitionRule:
@@ -26,7 +26,7 @@ class DefinitionRule:
         if defs is None or not defs.rules:
             return report(self, False, "not measured: no recorded routing rules", rules=[])
         if ctx.inspection is None:
-            return report(self, False, "not measured: the SQL could not be parsed", rules=[])
+            return unparsed(self, rules=[])
         tables = ctx.inspection.tables
         applicable = defs.rules_for(ctx.question)
         broken = []

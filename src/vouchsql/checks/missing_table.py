@@ -3,7 +3,7 @@ the SQLite catalogue and table-valued functions are not tables)."""
 
 from __future__ import annotations
 
-from .base import CheckContext, report
+from .base import CheckContext, report, unparsed
 
 
 class MissingTable:
@@ -12,7 +12,7 @@ class MissingTable:
 
     def run(self, ctx: CheckContext):
         if ctx.inspection is None:
-            return report(self, False, "not measured: the SQL could not be parsed")
+            return unparsed(self)
         missing = [t for t in ctx.inspection.tables if ctx.profile.table(t) is None]
         if missing:
             known = ", ".join(t.name for t in ctx.profile.tables[:12])
