@@ -419,9 +419,7 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str
 
 
 def replay(run_dir: Path, out_dir: Path) -> dict:
-    manifest = read_manifest(run_dir)
-    if manifest.get("harness") != HARNESS:
-        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not a choices run")
+    manifest = read_manifest(run_dir, HARNESS)
     records = load_records(run_dir, RECORDS)
     return finish(out_dir, records, manifest, replay_of=str(run_dir))
 

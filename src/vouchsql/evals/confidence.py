@@ -340,9 +340,7 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, rules: list[str],
 def replay(run_dir: Path, out_dir: Path, *, rules: list[str] | None = None, replicates: int | None = None,
            seed: int | None = None) -> tuple[dict, dict]:
     """Recompute a stored run's numbers into ``out_dir``; returns (manifest, metrics)."""
-    manifest = read_manifest(run_dir)
-    if manifest.get("harness") != HARNESS:
-        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not a confidence run")
+    manifest = read_manifest(run_dir, HARNESS)
     params = manifest.get("parameters", {})
     rules = rules or params.get("rules") or list(DEFAULT_RULES)
     replicates = replicates or params.get("bootstrap") or M.DEFAULT_REPLICATES

@@ -234,8 +234,6 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str
 
 
 def replay(run_dir: Path, out_dir: Path) -> tuple[dict, dict]:
-    manifest = read_manifest(run_dir)
-    if manifest.get("harness") != HARNESS:
-        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not an exec run")
+    manifest = read_manifest(run_dir, HARNESS)
     records = load_records(run_dir, RECORDS)
     return manifest, finish(out_dir, records, manifest, replay_of=str(run_dir))[0]

@@ -271,9 +271,7 @@ def replay_planted(run_dir: Path, out_dir: Path) -> dict:
     from .report import write_report
     from .runs import read_manifest, write_json
 
-    manifest = read_manifest(run_dir)
-    if manifest.get("harness") != "planted":
-        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not a planted run")
+    manifest = read_manifest(run_dir, "planted")
     path = Path(run_dir) / RECORDS
     if not path.is_file():
         raise UserInputError(f"{run_dir}: no {RECORDS}; nothing to replay")

@@ -501,9 +501,7 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, settings: list[st
 
 def replay(run_dir: Path, out_dir: Path, *, settings: list[str] | None = None, replicates: int | None = None,
            seed: int | None = None) -> tuple[dict, dict]:
-    manifest = read_manifest(run_dir)
-    if manifest.get("harness") != HARNESS:
-        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not a premise run")
+    manifest = read_manifest(run_dir, HARNESS)
     params = manifest.get("parameters", {})
     settings = settings or params.get("settings") or list(SETTINGS)
     replicates = replicates or params.get("bootstrap") or M.DEFAULT_REPLICATES

@@ -99,14 +99,19 @@ def _identity(manifest: dict) -> dict:
     }
 
 
-def read_manifest(run_dir: Path) -> dict:
+def read_manifest(run_dir: Path, harness: str | None = None) -> dict:
+    """The run's manifest; with ``harness``, refused unless the run is that harness's."""
     path = Path(run_dir) / MANIFEST
     if not path.is_file():
         raise UserInputError(f"{run_dir}: no {MANIFEST}; is this the --out folder of a vouch eval run?")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserInputError(f"{path}: not valid JSON ({exc.msg})") from None
+    if harness is not None and manifest.get("harness") != harness:
+        article = "an" if harness[0] in "aeiou" else "a"
+        raise UserInputError(f"{run_dir} holds a {manifest.get('harness')!r} run, not {article} {harness} run")
+    return manifest
 
 
 def write_json(path: Path, data) -> None:
