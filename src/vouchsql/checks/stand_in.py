@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from ..agreement import normalise_value
 from ..errors import VouchError
+from ..sql.edit import count_star, reshape
 from .base import CheckContext, report
 
 _AGGREGATES_HIT = {"sum", "avg", "min", "max", "stddev", "variance"}
@@ -26,11 +27,8 @@ def _code_rows(ctx: CheckContext, output_index: int, code: float) -> int | None:
     column = next(agg.find_all(exp.Column), None) if agg is not None else None
     if column is None:
         return None
-    probe = select.copy()
-    for arg in ("group", "having", "order", "limit", "offset", "distinct", "qualify"):
-        probe.set(arg, None)
-    probe.set("expressions", [exp.Count(this=exp.Star())])
-    probe = probe.where(exp.EQ(this=column.copy(), expression=exp.Literal.number(code)), copy=False)
+    is_code = exp.EQ(this=column.copy(), expression=exp.Literal.number(code))
+    probe = reshape(select, [count_star()]).where(is_code, copy=False)
     # Aggregates skip NULL inputs: a code row whose argument is NULL there (AVG(NULLIF(age, -1)),
     # AVG(CASE WHEN age >= 0 THEN age END)) does not feed the aggregate.
     argument = agg.this.expressions[0] if isinstance(agg.this, exp.Distinct) and agg.this.expressions else agg.this
