@@ -54,3 +54,21 @@ def test_bad_cases_and_rules_are_exit_2_before_any_check(tmp_path, capsys, monke
     cases.write_text(json.dumps(case) + "\n", encoding="utf-8")
     code = main(["eval", "planted", "--cases", str(cases), "--cache-dir", str(tmp_path / "cache")] + args)
     assert code == 2 and needle in capsys.readouterr().err
+
+
+def test_manifest_hashes_the_databases_read_from_datasets(demo_db, tmp_path, capsys, monkeypatch):
+    # A shared name ("chinook") is looked up in --datasets; the manifest must hash that file,
+    # not another chinook.sqlite the default search would find.
+    monkeypatch.chdir(tmp_path)
+    datasets = tmp_path / "datasets"
+    datasets.mkdir()
+    (datasets / "chinook.sqlite").write_bytes(demo_db.read_bytes())
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "n", "db": "chinook", "question": "How many stores are there?",
+                                 "sql": "SELECT COUNT(*) AS n FROM stores"}) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code = main(["eval", "planted", "--cases", str(cases), "--out", str(out), "--k", "2", "--kinds", "fake_table",
+                 "--datasets", str(datasets), "--cache-dir", str(tmp_path / "cache")])
+    assert code == 0, capsys.readouterr().err
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["databases"]["chinook"]["path"] == str((datasets / "chinook.sqlite").resolve())

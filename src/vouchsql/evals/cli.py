@@ -156,20 +156,20 @@ def run_planted_command(args, config, out: Console) -> int:
         out_dir = _replay_out(args)
         summary = replay_planted(Path(args.replay), out_dir)
         return _report_replay(out, args.replay, out_dir, summary)
-    if args.k < 1:
-        raise UserInputError("--k must be at least 1")
+    _positive(args.k, "--k")
     cases = Path(args.cases) if args.cases else Path(__file__).parents[1] / "data" / "planted_cases.jsonl"
     kinds = [k.strip() for k in args.kinds.split(",")] if args.kinds else None
     rules = [r.strip() for r in args.rules.split(",") if r.strip()]
+    datasets = _path(args.datasets)
     with RichProgress("planting") as bar:
-        records, skipped = run_planted(cases, config, k=args.k, kinds=kinds, rules=rules,
-                                       datasets=_path(args.datasets), progress=lambda cid: bar.advance(cid))
+        records, skipped = run_planted(cases, config, k=args.k, kinds=kinds, rules=rules, datasets=datasets,
+                                       progress=lambda cid: bar.advance(cid))
     summary = summarise(records)
     command = _command(args)
     report = report_markdown(summary, skipped, command)
     if args.out:
-        write_outputs(Path(args.out), records, summary, report, skipped=skipped, command=command, cases=cases,
-                      parameters={"k": args.k, "kinds": kinds, "rules": rules}, config=config)
+        write_outputs(Path(args.out), records, summary, skipped=skipped, command=command, cases=cases,
+                      parameters={"k": args.k, "kinds": kinds, "rules": rules}, config=config, datasets=datasets)
     out.print(Markdown(report))
     if args.out:
         out.print(f"Wrote {args.out}/planted.jsonl, metrics.json, manifest.json, report.md and report.html")

@@ -241,10 +241,11 @@ def report_markdown(summary: dict, skipped: list[str], command: str, manifest: d
 RECORDS = "planted.jsonl"
 
 
-def write_outputs(out_dir: Path, records: list[Record], summary: dict, report: str | None = None, *,
-                  skipped: list[str] = (), command: str = "", cases: Path | None = None,
-                  parameters: dict | None = None, config: Config | None = None) -> None:
-    """planted.jsonl, metrics.json (the summary), manifest.json, report.md and report.html."""
+def write_outputs(out_dir: Path, records: list[Record], summary: dict, *, skipped: list[str] = (),
+                  command: str = "", cases: Path | None = None, parameters: dict | None = None,
+                  config: Config | None = None, datasets: Path | None = None) -> None:
+    """planted.jsonl, metrics.json (the summary), manifest.json, report.md and report.html.
+    ``datasets`` as given to :func:`run_planted`, so the manifest hashes the databases the run read."""
     from .report import write_report
     from .runs import build_manifest, write_json
 
@@ -255,7 +256,7 @@ def write_outputs(out_dir: Path, records: list[Record], summary: dict, report: s
     (out_dir / "metrics.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     databases = {}
     if cases is not None and config is not None:
-        resolver = DatabaseResolver(cases, config)
+        resolver = DatabaseResolver(cases, config, datasets)
         for case in read_jsonl(cases):
             path = resolver.resolve(str(case.get("db", "")))
             if path is not None and path.is_file():
