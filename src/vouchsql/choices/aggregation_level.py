@@ -88,7 +88,7 @@ class AggregationLevel:
                 num, den = _unwrap_agg(div.this), _unwrap_agg(div.expression)
                 if self._integers(scope, num, den):
                     num = exp.Mul(this=num, expression=exp.Literal.number("1.0"))
-                if self._may_be_zero(ctx, scope, den):
+                if self._may_be_zero(scope, den):
                     den = exp.Nullif(this=den, expression=exp.Literal.number(0))
                 new = exp.Avg(this=_div(num, den, ctx.dialect))
                 text = (f"{div.sql(dialect=ctx.dialect)} divides totals (rows with a larger "
@@ -123,7 +123,7 @@ class AggregationLevel:
         return True
 
     @staticmethod
-    def _may_be_zero(ctx: ChoiceContext, scope: Scope, den: exp.Expression) -> bool:
+    def _may_be_zero(scope: Scope, den: exp.Expression) -> bool:
         if not isinstance(den, exp.Column):
             return True
         ref = scope.resolve(den)

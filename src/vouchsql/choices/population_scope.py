@@ -106,7 +106,7 @@ class PopulationScope:
         alt.set("joins", new_joins)
         set_where(alt, [k.copy() for k in kept])
         last_alias = placed[-1]
-        last_key = self._key(ctx, scope, last_alias)
+        last_key = self._key(scope, last_alias)
         if last_key is None:
             return None
         counted = exp.column(last_key, table=scope.written_alias(last_alias))
@@ -139,7 +139,7 @@ class PopulationScope:
         return aliases.pop() if len(aliases) == 1 else None
 
     @staticmethod
-    def _key(ctx: ChoiceContext, scope: Scope, alias: str) -> str | None:
+    def _key(scope: Scope, alias: str) -> str | None:
         tp = scope.table(alias)
         if tp is None:
             return None

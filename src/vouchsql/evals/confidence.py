@@ -166,7 +166,7 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
     items = load_items(input_path, need_candidates=model is None)
     if model is not None:
         from .model import sample_candidates  # raises a clear UserInputError without `vouch ask`
-        sampler = sample_candidates(model, config, k=k)
+        sampler = sample_candidates(model, k=k)
     else:
         sampler = None
     resolver = DatabaseResolver(input_path, config, datasets)

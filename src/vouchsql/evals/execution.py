@@ -110,7 +110,7 @@ def run_exec(config: Config, out_dir: Path, *, input_path: Path | None = None, d
     if model is not None:
         from .model import sample_candidates
 
-        draw = sample_candidates(model, config)
+        draw = sample_candidates(model)
 
         def predictor(db, item):
             got = draw(db, item)["candidates"]

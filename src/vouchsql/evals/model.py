@@ -51,11 +51,11 @@ def resolve_model(spec: Any):
     raise UserInputError(f"--model {spec}: neither a Model nor a function of the request")
 
 
-def sample_candidates(model, config, *, k: int | None = None):
+def sample_candidates(model, *, k: int | None = None):
     """A function ``(db, item) -> {"candidates", "answer_text", "note"}`` that answers the item's
-    question with ``vouch ask`` (assess, K generate samples, write) and returns its candidates,
-    shown answer first. A question the assess step refuses, or a model failure, gives no
-    candidates and a note saying why."""
+    question with ``vouch ask`` (assess, K generate samples, write; under the database's
+    settings) and returns its candidates, shown answer first. A question the assess step
+    refuses, or a model failure, gives no candidates and a note saying why."""
     try:
         asking = importlib.import_module("vouchsql.asking")
     except ImportError:
