@@ -34,6 +34,24 @@ def read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
+def read_items(path: Path, required: tuple[str, ...]) -> list[dict]:
+    """The items of a JSONL input: each row with its ``id`` (``line-N`` when it has none; ids
+    are unique) and every ``required`` field non-empty."""
+    out, seen = [], set()
+    for n, row in enumerate(read_jsonl(path), 1):
+        item_id = str(row.get("id", f"line-{n}"))
+        if item_id in seen:
+            raise UserInputError(f"{path}: id {item_id!r} appears twice")
+        seen.add(item_id)
+        for key in required:
+            if not row.get(key):
+                raise UserInputError(f"{path}: item {item_id!r} has no {key}")
+        out.append({**row, "id": item_id})
+    if not out:
+        raise UserInputError(f"{path}: no items")
+    return out
+
+
 def default_datasets_dirs(case_file: Path) -> list[Path]:
     here = Path.cwd()
     return [here / "../shared/datasets", here / "shared/datasets",

@@ -32,11 +32,11 @@ from ..pipeline import check_candidates, rescore
 from ..score import RULES, ScoreInput, score
 from ..settings import Config
 from . import metrics as M
-from .cases import DatabaseResolver, read_jsonl
+from .cases import DatabaseResolver, read_items
 from .progress import NoProgress
 from .report import (Figure, Report, Section, Table, Text, manifest_section, pct, pct_ci, reliability_png,
                      risk_coverage_png, with_ci)
-from .runs import build_manifest, load_records, read_manifest, run_items, write_json
+from .runs import build_manifest, load_records, read_manifest, replay_bootstrap, run_items, write_json
 
 HARNESS = "confidence"
 RECORDS = "confidence.jsonl"
@@ -73,25 +73,13 @@ def parse_rules(text: str | None, default=DEFAULT_RULES) -> list[str]:
 
 
 def load_items(path: Path, *, need_candidates: bool = True) -> list[dict]:
-    rows = read_jsonl(path)
-    seen = set()
-    out = []
-    for n, row in enumerate(rows, 1):
-        item_id = str(row.get("id", f"line-{n}"))
-        if item_id in seen:
-            raise UserInputError(f"{path}: id {item_id!r} appears twice")
-        seen.add(item_id)
-        for key in ("db", "question"):
-            if not row.get(key):
-                raise UserInputError(f"{path}: item {item_id!r} has no {key}")
-        cands = row.get("candidates")
+    items = read_items(path, ("db", "question"))
+    for item in items:
+        cands = item.get("candidates")
         if need_candidates and (not isinstance(cands, list) or not cands or not all(isinstance(c, str) for c in cands)):
-            raise UserInputError(f"{path}: item {item_id!r} needs \"candidates\": a non-empty list of SQL strings")
-        parse_label(row.get("label"))  # fail early on a bad label
-        out.append({**row, "id": item_id})
-    if not out:
-        raise UserInputError(f"{path}: no items")
-    return out
+            raise UserInputError(f"{path}: item {item['id']!r} needs \"candidates\": a non-empty list of SQL strings")
+        parse_label(item.get("label"))  # fail early on a bad label
+    return items
 
 
 # ---------------------------------------------------------------------------------------
@@ -341,10 +329,8 @@ def replay(run_dir: Path, out_dir: Path, *, rules: list[str] | None = None, repl
            seed: int | None = None) -> tuple[dict, dict]:
     """Recompute a stored run's numbers into ``out_dir``; returns (manifest, metrics)."""
     manifest = read_manifest(run_dir, HARNESS)
-    params = manifest.get("parameters", {})
-    rules = rules or params.get("rules") or list(DEFAULT_RULES)
-    replicates = replicates or params.get("bootstrap") or M.DEFAULT_REPLICATES
-    seed = params.get("seed", M.DEFAULT_SEED) if seed is None else seed
+    rules = rules or manifest.get("parameters", {}).get("rules") or list(DEFAULT_RULES)
+    replicates, seed = replay_bootstrap(manifest, replicates, seed)
     records = load_records(run_dir, RECORDS)
     metrics, _ = finish(out_dir, records, manifest, rules, replicates=replicates, seed=seed, replay_of=str(run_dir))
     return manifest, metrics

@@ -23,7 +23,7 @@ from ..agreement import results_match
 from ..errors import UserInputError
 from ..settings import Config
 from . import metrics as M
-from .cases import DatabaseResolver, read_jsonl
+from .cases import DatabaseResolver, read_items
 from .progress import NoProgress
 from .report import Report, Section, Table, Text, manifest_section, pct, pct_ci
 from .runs import build_manifest, load_records, read_manifest, run_items, write_json
@@ -44,21 +44,11 @@ def strict_equal(pred, gold) -> bool | None:
 
 
 def _items_from_jsonl(path: Path) -> list[dict]:
-    out, seen = [], set()
-    for n, row in enumerate(read_jsonl(path), 1):
-        item_id = str(row.get("id", f"line-{n}"))
-        if item_id in seen:
-            raise UserInputError(f"{path}: id {item_id!r} appears twice")
-        seen.add(item_id)
-        for key in ("db", "gold_sql"):
-            if not row.get(key):
-                raise UserInputError(f"{path}: item {item_id!r} has no {key}")
-        if "sql" not in row:
-            raise UserInputError(f"{path}: item {item_id!r} has no sql (the prediction; null for none)")
-        out.append({**row, "id": item_id})
-    if not out:
-        raise UserInputError(f"{path}: no items")
-    return out
+    items = read_items(path, ("db", "gold_sql"))
+    for item in items:
+        if "sql" not in item:
+            raise UserInputError(f"{path}: item {item['id']!r} has no sql (the prediction; null for none)")
+    return items
 
 
 def _items_from_dataset(dataset: Path, split: str | None, db_root: Path | None, predictions: Path | None) -> list[dict]:

@@ -55,7 +55,7 @@ from .cases import DatabaseResolver
 from .datasets import FLAW_CODES, PremiseItem, load_premise
 from .premise_report import build_report
 from .progress import NoProgress
-from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, write_json
+from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, replay_bootstrap, write_json
 
 HARNESS = "premise"
 RECORDS = "premise.jsonl"
@@ -502,10 +502,8 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, settings: list[st
 def replay(run_dir: Path, out_dir: Path, *, settings: list[str] | None = None, replicates: int | None = None,
            seed: int | None = None) -> tuple[dict, dict]:
     manifest = read_manifest(run_dir, HARNESS)
-    params = manifest.get("parameters", {})
-    settings = settings or params.get("settings") or list(SETTINGS)
-    replicates = replicates or params.get("bootstrap") or M.DEFAULT_REPLICATES
-    seed = params.get("seed", M.DEFAULT_SEED) if seed is None else seed
+    settings = settings or manifest.get("parameters", {}).get("settings") or list(SETTINGS)
+    replicates, seed = replay_bootstrap(manifest, replicates, seed)
     records = load_records(run_dir, RECORDS)
     metrics, _ = finish(out_dir, records, manifest, settings, replicates=replicates, seed=seed, replay_of=str(run_dir))
     return manifest, metrics

@@ -207,6 +207,15 @@ def run_items(out_dir: Path, manifest: dict, records_name: str, items: list, *, 
     return [r for r in log.records() if r["key"] in keep]
 
 
+def replay_bootstrap(manifest: dict, replicates: int | None, seed: int | None) -> tuple[int, int]:
+    """A replay's bootstrap replicates and seed: as asked, else the stored run's, else the defaults."""
+    from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
+
+    params = manifest.get("parameters", {})
+    return (replicates or params.get("bootstrap") or DEFAULT_REPLICATES,
+            params.get("seed", DEFAULT_SEED) if seed is None else seed)
+
+
 def load_records(run_dir: Path, records_name: str) -> list[dict]:
     path = Path(run_dir) / records_name
     if not path.is_file():
