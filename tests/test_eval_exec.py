@@ -94,6 +94,15 @@ def test_report_and_replay(exec_run, tmp_path, monkeypatch):
     assert json.loads((out / "replay" / "replay.json").read_text(encoding="utf-8"))["identical"] is True
 
 
+def test_replay_takes_other_bootstrap_settings(exec_run, tmp_path):
+    _, metrics, out, _, _ = exec_run
+    assert main(["eval", "exec", "--replay", str(out), "--out", str(tmp_path / "r"), "--seed", "5",
+                 "--bootstrap", "300"]) == 0
+    again = json.loads((tmp_path / "r" / "metrics.json").read_text(encoding="utf-8"))
+    assert again["bootstrap"] == {"replicates": 300, "seed": 5} != metrics["bootstrap"]
+    assert again["strict"]["rate"] == metrics["strict"]["rate"]
+
+
 def _bird_layout(root: Path, demo_db: Path) -> Path:
     """A two-question BIRD-style split on two copies of the demo database."""
     for db_id in ("shop_a", "shop_b"):

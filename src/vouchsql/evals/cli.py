@@ -215,7 +215,7 @@ def run_exec_command(args, config, out: Console) -> int:
     _positive(args.bootstrap, "--bootstrap")
     if args.replay:
         out_dir = _replay_out(args)
-        _, metrics = X.replay(Path(args.replay), out_dir)
+        _, metrics = X.replay(Path(args.replay), out_dir, replicates=args.bootstrap, seed=args.seed)
         return _report_replay(out, args.replay, out_dir, metrics)
     if bool(args.input) == bool(args.dataset):
         raise UserInputError("give either --input PREDICTIONS.jsonl or --dataset (Spider/BIRD) with --predictions or --model")

@@ -211,19 +211,24 @@ def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_o
                   manifest=manifest)
 
 
-def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> dict:
+def finish(out_dir: Path, records: list[dict], manifest: dict, *, replicates: int | None = None,
+           seed: int | None = None, replay_of: str | None = None) -> dict:
+    """Write metrics.json and the reports; ``replicates`` and ``seed`` default to the run's own."""
     from .report import write_report
 
     params = manifest.get("parameters", {})
-    metrics = analyse(records, replicates=params.get("bootstrap") or M.DEFAULT_REPLICATES,
-                      seed=params.get("seed", M.DEFAULT_SEED) if params.get("seed") is not None else M.DEFAULT_SEED)
+    if seed is None:
+        seed = params.get("seed")
+    metrics = analyse(records, replicates=replicates or params.get("bootstrap") or M.DEFAULT_REPLICATES,
+                      seed=M.DEFAULT_SEED if seed is None else seed)
     write_json(Path(out_dir) / "metrics.json", metrics)
     report = build_report(metrics, records, manifest, replay_of=replay_of)
     write_report(out_dir, report)
     return metrics, report
 
 
-def replay(run_dir: Path, out_dir: Path) -> tuple[dict, dict]:
+def replay(run_dir: Path, out_dir: Path, *, replicates: int | None = None,
+           seed: int | None = None) -> tuple[dict, dict]:
     manifest = read_manifest(run_dir, HARNESS)
     records = load_records(run_dir, RECORDS)
-    return manifest, finish(out_dir, records, manifest, replay_of=str(run_dir))[0]
+    return manifest, finish(out_dir, records, manifest, replicates=replicates, seed=seed, replay_of=str(run_dir))[0]
