@@ -18,11 +18,6 @@ def outer_select(ctx: CheckContext) -> exp.Select | None:
     return select if select.args.get("joins") else None
 
 
-def entity_key(ctx: CheckContext, table: str) -> str | None:
-    t = ctx.profile.table(table)
-    return t.primary_key[0] if t is not None and len(t.primary_key) == 1 else None
-
-
 def alias_for(select: exp.Select, table: str) -> str | None:
     """The alias of ``table`` in this SELECT, when it appears exactly once."""
     hits = [t for t in base_tables(select) if t.name.lower() == table.lower()]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..sql.edit import count_distinct, column, driving_table, join_equalities, reshape
-from ._joins import entity_key, outer_select, run_counts
+from ._joins import outer_select, run_counts
 from .base import CheckContext, report
 
 DROP_SHARE = 0.30
@@ -30,7 +30,7 @@ class JoinDrop:
         if select is None or not _has_inner_join(select):
             return report(self, False, "no inner join in the outer query")
         drive = driving_table(select)
-        key = entity_key(ctx, drive.name) if drive is not None else None
+        key = ctx.profile.entity_key(drive.name) if drive is not None else None
         table = ctx.profile.table(drive.name) if drive is not None else None
         if key is None or table is None or not table.row_count:
             return report(self, False, "not measured: the driving table has no single-column key")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..sql.edit import count_distinct, count_star, column, driving_table, reshape
-from ._joins import alias_for, entity_key, outer_select, run_counts
+from ._joins import alias_for, outer_select, run_counts
 from .base import CheckContext, report
 
 _AGGS = {"count", "sum", "avg"}
@@ -42,7 +42,7 @@ class JoinFanout:
             if len(tables) != 1:
                 continue
             table = tables.pop()
-            alias, key = alias_for(select, table), entity_key(ctx, table)
+            alias, key = alias_for(select, table), ctx.profile.entity_key(table)
             if alias is None or key is None:
                 continue
             # Grouped by the entity itself, COUNT(*) counts its related rows and AVG is

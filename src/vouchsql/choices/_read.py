@@ -310,11 +310,6 @@ def is_unique(profile: Profile, table: str, column: str) -> bool:
     return cp.distinct_count == tp.row_count - cp.null_count
 
 
-def entity_key(profile: Profile, table: str) -> str | None:
-    tp = profile.table(table)
-    return tp.primary_key[0] if tp is not None and len(tp.primary_key) == 1 else None
-
-
 def is_key_column(profile: Profile, table: str, column: str) -> bool:
     """A primary key, a declared foreign key, or one end of a profiled join pair."""
     tp = profile.table(table)

@@ -24,9 +24,9 @@ import sqlglot
 from sqlglot import exp
 
 from ..answer import Choice
-from ._read import (Scope, edit_copy, entity_key, expand_key, has_aggregate, is_integer_type, is_numeric_type,
-                    is_unique, limit_value, name_forms, output_name, own_nodes, projection_for, selects,
-                    set_from, unalias, entity_word)
+from ._read import (Scope, edit_copy, expand_key, has_aggregate, is_integer_type, is_numeric_type, is_unique,
+                    limit_value, name_forms, output_name, own_nodes, projection_for, selects, set_from,
+                    unalias, entity_word)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon, mentions
 
@@ -164,7 +164,7 @@ class AggregationLevel:
             return None
         p_alias = entity_aliases.pop()
         p_table = scope.table(p_alias)
-        p_key = entity_key(ctx.profile, p_table.name)
+        p_key = ctx.profile.entity_key(p_table.name)
         if p_key is None or not scope.fans_out(p_alias):
             return None
         settled = next((f for f in sorted(name_forms(c_ref.table), key=len, reverse=True)
@@ -226,7 +226,7 @@ class AggregationLevel:
             ref = scope.resolve(g) if isinstance(g, exp.Column) else None
             if ref is not None:
                 grouped.add((ref.alias.lower(), ref.column.lower()))
-                key = entity_key(ctx.profile, ref.table)
+                key = ctx.profile.entity_key(ref.table)
                 if key and is_unique(ctx.profile, ref.table, ref.column):
                     grouped.add((ref.alias.lower(), key.lower()))  # a unique column groups its entity
         entity = None
@@ -234,7 +234,7 @@ class AggregationLevel:
             for near, far in ((e.left, e.right), (e.right, e.left)):
                 if near.alias.lower() != c_ref.alias.lower():
                     continue
-                far_key = entity_key(ctx.profile, far.table)
+                far_key = ctx.profile.entity_key(far.table)
                 if (far_key and far_key.lower() == far.column.lower()
                         and (far.alias.lower(), far_key.lower()) not in grouped
                         and not is_unique(ctx.profile, near.table, near.column)):

@@ -21,8 +21,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..answer import Choice
-from ._read import (Ref, Scope, edit_copy, entity_key, expand_key, is_key_column, is_unique,
-                    name_forms, own_nodes, selects, words_of, entity_word)
+from ._read import (Ref, Scope, edit_copy, expand_key, is_key_column, is_unique, name_forms, own_nodes,
+                    selects, words_of, entity_word)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon, mentions
 
@@ -62,7 +62,7 @@ class CountingUnit:
         candidates = []
         for alias in scope.order:
             tp = scope.table(alias)
-            key = entity_key(ctx.profile, tp.name)
+            key = ctx.profile.entity_key(tp.name)
             if key and (alias, key.lower()) not in grouped:
                 candidates.append((alias, tp.name, key))
         if not candidates:
@@ -99,7 +99,7 @@ class CountingUnit:
         ref: Ref | None = scope.resolve(inner[0])
         if ref is None or is_unique(ctx.profile, ref.table, ref.column) or is_key_column(ctx.profile, ref.table, ref.column):
             return None
-        key = entity_key(ctx.profile, ref.table)
+        key = ctx.profile.entity_key(ref.table)
         if key is None:
             return None
         names_table = any(mentions(ctx.question, f) for f in name_forms(ref.table))
@@ -137,7 +137,7 @@ def _grouped(select: exp.Select, scope: Scope) -> set[tuple[str, str]]:
             ref = scope.resolve(g)
             if ref is not None:
                 out.add((ref.alias.lower(), ref.column.lower()))
-                key = entity_key(scope.profile, ref.table)
+                key = scope.profile.entity_key(ref.table)
                 if key and is_unique(scope.profile, ref.table, ref.column):
                     # A unique column (a name) groups one row of its table, as its key would.
                     out.add((ref.alias.lower(), key.lower()))

@@ -102,6 +102,11 @@ class Profile(BaseModel):
         t = self.table(table)
         return t.column(column) if t else None
 
+    def entity_key(self, table: str) -> str | None:
+        """The column that identifies one row of ``table``: its single-column primary key."""
+        t = self.table(table)
+        return t.primary_key[0] if t is not None and len(t.primary_key) == 1 else None
+
     def join_pair(self, t1: str, c1: str, t2: str, c2: str) -> JoinPair | None:
         a, b = (t1.lower(), c1.lower()), (t2.lower(), c2.lower())
         for p in self.join_pairs:
