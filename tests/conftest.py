@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,37 @@ def demo_db(tmp_path_factory) -> Path:
 def file_digest():
     """sha256 of a file's bytes, to show a file is byte-identical before and after."""
     return sha256_of
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> str:
+    """One profile cache per test module: each database is profiled once, not once per case."""
+    return str(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="module")
+def databases(request, cache_dir):
+    """``get(name)`` opens demo/chinook/sakila/northwind once per module (skipping where the
+    shared datasets are absent) and closes them at the end."""
+    import vouchsql
+
+    opened: dict = {}
+
+    def get(name: str):
+        if name not in opened:
+            path = request.getfixturevalue("demo_db" if name == "demo" else f"{name}_path")
+            opened[name] = vouchsql.connect(path, cache_dir=cache_dir)
+        return opened[name]
+
+    yield get
+    for db in opened.values():
+        db.close()
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    """No VOUCH_* variable from the caller's shell, and no vouch.toml from its folder."""
+    for name in list(os.environ):
+        if name.startswith("VOUCH_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)

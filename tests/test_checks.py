@@ -42,12 +42,6 @@ def _cases():
             yield pytest.param(name, case, id=f"{name}: {case['title']}")
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> str:
-    # One profile cache for the module: each database is profiled once, not once per case.
-    return str(tmp_path_factory.mktemp("check-cache"))
-
-
 def _db_path(request, name: str) -> Path:
     return request.getfixturevalue("demo_db" if name == "demo" else f"{name}_path")
 

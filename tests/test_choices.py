@@ -43,26 +43,6 @@ def _cases():
             yield pytest.param(path.stem, case, id=f"{path.stem}: {case['title']}")
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("choices-cache"))
-
-
-@pytest.fixture(scope="module")
-def databases(request, cache_dir):
-    opened: dict[str, vouchsql.Database] = {}
-
-    def get(name: str) -> vouchsql.Database:
-        if name not in opened:
-            path = request.getfixturevalue("demo_db" if name == "demo" else f"{name}_path")
-            opened[name] = vouchsql.connect(path, cache_dir=cache_dir)
-        return opened[name]
-
-    yield get
-    for db in opened.values():
-        db.close()
-
-
 def _norm(value):
     if isinstance(value, bool) or value is None:
         return value

@@ -262,27 +262,6 @@ def shipped():
     return load_choice_file(DEFAULT_SETS)
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("choices-eval-cache"))
-
-
-@pytest.fixture(scope="module")
-def databases(request, cache_dir):
-    cache = cache_dir
-    opened: dict[str, vouchsql.Database] = {}
-
-    def get(name: str) -> vouchsql.Database:
-        if name not in opened:
-            path = request.getfixturevalue("demo_db" if name == "demo" else f"{name}_path")
-            opened[name] = vouchsql.connect(path, cache_dir=cache)
-        return opened[name]
-
-    yield get
-    for db in opened.values():
-        db.close()
-
-
 def test_shipped_file_loads_and_covers_every_type(shipped):
     sets, cases = shipped
     assert len(sets) >= 40 and len(cases) >= 20

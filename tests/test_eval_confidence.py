@@ -278,14 +278,6 @@ def test_reports_exist_and_hold_the_numbers(demo_run):
 # ---------------------------------------------------------------------------------------
 # Replay and resume
 # ---------------------------------------------------------------------------------------
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path):
-    for name in list(__import__("os").environ):
-        if name.startswith("VOUCH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-
-
 def test_replay_recomputes_identical_numbers_without_sql(demo_run, tmp_path, capsys, monkeypatch, clean_env):
     _, _, metrics, out, _ = demo_run
     from vouchsql.db.base import Database

@@ -207,14 +207,6 @@ def test_unknown_plant_kind_is_refused(demo_db, tmp_path):
 # ---------------------------------------------------------------------------------------
 # The command
 # ---------------------------------------------------------------------------------------
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path):
-    for name in list(__import__("os").environ):
-        if name.startswith("VOUCH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-
-
 def test_cli_writes_outputs_and_matches_the_library(demo_db, tmp_path, capsys, clean_env, planted):
     # "demo" by name: the harness builds the demo database in the cache folder.
     case_file = _write(tmp_path / "cases.jsonl", _cases(demo_db, db_name="demo"))
