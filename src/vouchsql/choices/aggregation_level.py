@@ -189,9 +189,7 @@ class AggregationLevel:
         text = (f"the query ranks each {p_word} by one {c_word}'s {c_ref.column} (a {p_word} appears once per "
                 f"{c_word}); the alternative ranks each {p_word} by {name}({key.sql(dialect=ctx.dialect)}) "
                 f"over its {c_word} rows")
-        choice = make_choice(self, text, ctx, ctx.to_sql(alt_root), res)
-        choice.settled_by = settled
-        return choice
+        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, settled_by=settled)
 
     # -- pooled average versus average of per-entity averages ------------------------------
     def _pooled_average(self, ctx: ChoiceContext) -> Choice | None:
@@ -295,9 +293,7 @@ class AggregationLevel:
         text = (f"{avg.sql(dialect=ctx.dialect)} pools every {entity_word(c_ref.table)} row, so a {e_words} with more rows "
                 f"weighs more; the alternative averages each {e_words}'s own average first, so every {e_words} "
                 f"counts once")
-        choice = make_choice(self, text, ctx, ctx.to_sql(outer), res)
-        choice.settled_by = settled
-        return choice
+        return make_choice(self, text, ctx, ctx.to_sql(outer), res, settled_by=settled)
 
 
 def _average_of(question: str, table: str) -> str | None:

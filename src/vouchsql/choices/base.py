@@ -128,6 +128,6 @@ def values_note(ctx: ChoiceContext, alt: Result) -> str:
 
 
 def make_choice(detector: Detector, description: str, ctx: ChoiceContext, alt_sql: str, alt: Result,
-                differs: bool | None = None) -> Choice:
+                differs: bool | None = None, settled_by: str | None = None) -> Choice:
     return Choice(type=detector.type, description=description, sql=alt_sql, result=alt,
-                  differs=ctx.differs(alt) if differs is None else differs)
+                  differs=ctx.differs(alt) if differs is None else differs, settled_by=settled_by)
