@@ -17,12 +17,8 @@ LOYALTY = ("SELECT l.tier, COUNT(*) AS n_customers FROM customers c JOIN loyalty
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
+def isolated(clean_env):
     """No vouch.toml or VOUCH_* variable from the developer's machine leaks in."""
-    for name in list(__import__("os").environ):
-        if name.startswith("VOUCH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture

@@ -16,15 +16,9 @@ RESULT_KEYS = {"columns", "rows", "row_count", "truncated", "elapsed_ms", "error
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
+def isolated(clean_env, tmp_path, monkeypatch):
     """No user cache, no stray vouch.toml, no VOUCH_* from the caller's shell."""
-    import os
-
-    for key in list(os.environ):
-        if key.startswith("VOUCH_"):
-            monkeypatch.delenv(key)
     monkeypatch.setenv("VOUCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
 
 
 def run(capsys, *argv):

@@ -10,11 +10,7 @@ import pytest
 from vouchsql.cli import main
 
 
-def test_planted_run_has_manifest_html_and_replays(demo_db, tmp_path, capsys, monkeypatch):
-    for name in list(__import__("os").environ):
-        if name.startswith("VOUCH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
+def test_planted_run_has_manifest_html_and_replays(demo_db, tmp_path, capsys, monkeypatch, clean_env):
     cases = tmp_path / "cases.jsonl"
     cases.write_text(json.dumps({
         "id": "avg", "db": str(demo_db), "question": "What is the average age of customers whose age is known?",

@@ -227,11 +227,7 @@ def test_resume_asks_only_what_is_missing(tmp_path, demo_db):
     assert len(records2) == 8 and len(fake2.requests) == 3
 
 
-def test_cli_with_a_python_model(tmp_path, capsys, monkeypatch, demo_db):
-    for name in list(__import__("os").environ):
-        if name.startswith("VOUCH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
+def test_cli_with_a_python_model(tmp_path, capsys, monkeypatch, demo_db, clean_env):
     # A module of the user's own, named on the command line as py:my_premise_model:fn.
     (tmp_path / "my_premise_model.py").write_text(
         "import importlib.util\n"

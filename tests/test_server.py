@@ -35,11 +35,8 @@ SLOW = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT c
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
-    for name in list(__import__("os").environ):
-        if name.startswith("VOUCH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
+def isolated(clean_env):
+    """No vouch.toml or VOUCH_* variable from the developer's machine leaks in."""
 
 
 @pytest.fixture(scope="module")
