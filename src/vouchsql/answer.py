@@ -29,6 +29,9 @@ class Result(BaseModel):
     rows: list[list[Any]] = Field(default_factory=list)
     row_count: int = 0
     truncated: bool = False
+    # Why the result was cut off: "rows" (the max_rows cap), "bytes" (max_result_bytes
+    # reached while fetching) or "cell" (a single value was cut to fit). None when complete.
+    truncated_reason: Literal["rows", "bytes", "cell"] | None = None
     elapsed_ms: float = 0.0
     error: ResultError | None = None
 

@@ -96,6 +96,7 @@ def _default_cache_dir() -> str:
 SETTINGS: tuple[Setting, ...] = (
     Setting("timeout", 10.0, "Seconds a query may run before it is stopped.", _positive_float),
     Setting("max_rows", 10_000, "Rows fetched per query; more are cut off and the result says truncated.", _positive_int),
+    Setting("max_result_bytes", 33_554_432, "Bytes of cell values fetched per query (32 MiB); the fetch stops there, a larger cell is cut, and the result says truncated and why.", _positive_int),
     Setting("profile_timeout", 120.0, "Seconds each profiling query may run.", _positive_float),
     Setting("sample_threshold", 200_000, "Tables with more rows get distinct counts and top values from a sample (marked as estimates).", _positive_int),
     Setting("sample_rows", 100_000, "Rows in that sample.", _positive_int),
@@ -120,6 +121,7 @@ _BY_NAME = {s.name: s for s in SETTINGS}
 class Config:
     timeout: float = 10.0
     max_rows: int = 10_000
+    max_result_bytes: int = 33_554_432
     profile_timeout: float = 120.0
     sample_threshold: int = 200_000
     sample_rows: int = 100_000
