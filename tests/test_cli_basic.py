@@ -12,7 +12,7 @@ import pytest
 
 from vouchsql.cli import main
 
-RESULT_KEYS = {"columns", "rows", "row_count", "truncated", "elapsed_ms", "error"}
+RESULT_KEYS = {"columns", "rows", "row_count", "truncated", "truncated_reason", "elapsed_ms", "error"}
 
 
 @pytest.fixture(autouse=True)
