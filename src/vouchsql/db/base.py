@@ -1,7 +1,8 @@
 """The one interface every engine implements, and the guarded execution around it.
 
 An engine supplies four things: ``_run`` (execute one already-gated statement on a read-only
-connection within a time limit, fetching at most N rows), ``schema`` (tables, columns, keys),
+connection within a time limit, fetching through :func:`fetch_bounded` so that at most N rows
+and B bytes ever reach Python), ``schema`` (tables, columns, keys),
 ``identity`` (what the profile cache is keyed on) and ``sample_source`` (a FROM-able sample
 of a large table, so the profile never scans what it can estimate).
 """
@@ -16,12 +17,12 @@ import time
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, NamedTuple, Sequence
 
 from sqlglot import exp
 
 from ..answer import Result, ResultError
-from ..errors import ExecutionError, SQLRejected, VouchError
+from ..errors import ExecutionError, QueryTimeout, SQLRejected, VouchError
 from ..settings import Config
 from ..sql.gate import parse_one_select
 
@@ -47,6 +48,75 @@ class TableInfo:
     primary_key: list[str] = field(default_factory=list)
     foreign_keys: list[ForeignKeyInfo] = field(default_factory=list)
     is_view: bool = False
+
+
+class Fetch(NamedTuple):
+    """What an engine's ``_run`` returns: the columns, at most ``max_rows`` rows, and why the
+    rows stop short of the whole result (``None`` when they are the whole result)."""
+
+    columns: list[str]
+    rows: list[tuple]
+    truncated: str | None  # "rows", "bytes", "cell" or None
+
+
+# Bytes counted per value that is not text or binary, and per row: a rough footprint, so
+# that a result of many small numbers is bounded as well as one of a few huge strings.
+_SCALAR_BYTES = 8
+_ROW_BYTES = 16
+
+
+def value_bytes(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    if isinstance(value, memoryview):
+        return value.nbytes
+    return _SCALAR_BYTES
+
+
+def _cut(value: Any, budget: int) -> Any:
+    """``value`` cut to about ``budget`` bytes (text by characters, binary by bytes)."""
+    if isinstance(value, str):
+        return value[:max(0, budget)]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value[:max(0, budget)])
+    return value
+
+
+def fetch_bounded(fetchmany: Callable[[int], Sequence[Sequence[Any]]], max_rows: int, max_bytes: int,
+                  deadline: float | None = None, chunk: int = 256) -> tuple[list[tuple], str | None]:
+    """Pull rows from a cursor in chunks until the result ends, ``max_rows`` rows are in,
+    or the values reach ``max_bytes``; return (rows, why truncated).
+
+    The byte cap is applied as rows arrive, so with a streaming cursor no more than one
+    chunk past the cap is ever held. A first row that alone is over the cap is kept with its
+    large cells cut (``"cell"``): the user sees the row and is told it was cut. ``deadline``
+    (time.monotonic) is checked between chunks; past it, :class:`QueryTimeout` is raised, so
+    the time limit covers fetching as well as running."""
+    rows: list[tuple] = []
+    used = 0
+    while True:
+        if deadline is not None and time.monotonic() > deadline:
+            raise QueryTimeout("the query ran past its time limit while its rows were fetched")
+        want = min(chunk, max_rows + 1 - len(rows))
+        batch = fetchmany(want)
+        if not batch:
+            return rows, None
+        for row in batch:
+            if len(rows) == max_rows:
+                return rows, "rows"
+            size = _ROW_BYTES + sum(value_bytes(v) for v in row)
+            if used + size > max_bytes:
+                if rows:
+                    return rows, "bytes"
+                # One row over the whole budget: share the budget among its cells.
+                share = max(1, (max_bytes - _ROW_BYTES) // max(1, len(row)))
+                rows.append(tuple(_cut(v, share) for v in row))
+                return rows, "cell"
+            used += size
+            rows.append(tuple(row))
+        chunk = min(chunk * 4, 16_384)
 
 
 def jsonable(value: Any) -> Any:
@@ -82,8 +152,10 @@ class Database(ABC):
 
     # -- what engines implement -------------------------------------------------------
     @abstractmethod
-    def _run(self, sql: str, max_rows: int, timeout: float) -> tuple[list[str], list[tuple], bool]:
-        """Run one gated statement; return (columns, rows, truncated). Raise VouchError."""
+    def _run(self, sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
+        """Run one gated statement read-only within ``timeout`` seconds (fetching included),
+        holding at most ``max_rows`` rows and ``max_bytes`` bytes of values (default: the
+        ``max_result_bytes`` setting); raise VouchError."""
 
     @abstractmethod
     def schema(self) -> list[TableInfo]:
@@ -101,6 +173,11 @@ class Database(ABC):
 
     def close(self) -> None:  # pragma: no cover - engines override
         pass
+
+    def role_powers(self):
+        """The server role's powers beyond reading (a ``privileges.RolePowers``); ``None``
+        here, since an embedded engine is opened read-only by construction and has no role."""
+        return None
 
     # -- shared behaviour ------------------------------------------------------------
     def quote(self, name: str) -> str:
@@ -128,9 +205,14 @@ class Database(ABC):
         except VouchError as exc:
             return Result(error=ResultError(kind=exc.kind, message=exc.message),
                           elapsed_ms=_ms(start))
+        except RecursionError:
+            # A tree too deep for the parser or the engine's driver: the SQL, not Vouch, must change.
+            return Result(error=ResultError(kind="rejected", message="the SQL is nested too deeply to "
+                                            "analyse; simplify it (fewer nested parentheses or subqueries)"),
+                          elapsed_ms=_ms(start))
         clean = [[jsonable(v) for v in row] for row in rows]
-        return Result(columns=columns, rows=clean, row_count=len(clean), truncated=truncated,
-                      elapsed_ms=_ms(start))
+        return Result(columns=columns, rows=clean, row_count=len(clean), truncated=truncated is not None,
+                      truncated_reason=truncated, elapsed_ms=_ms(start))
 
     def query(self, sql: str, *, timeout: float | None = None, max_rows: int = 1_000_000,
               from_tree: bool = False) -> list[tuple]:
@@ -170,5 +252,5 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
 
 
-__all__ = ["Database", "TableInfo", "ColumnInfo", "ForeignKeyInfo", "jsonable",
+__all__ = ["Database", "TableInfo", "ColumnInfo", "ForeignKeyInfo", "Fetch", "fetch_bounded", "jsonable",
            "ExecutionError", "SQLRejected"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError
 from ..settings import Config
-from .base import ColumnInfo, Database, ForeignKeyInfo, TableInfo
+from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
 
 DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet"}
 
@@ -109,7 +109,8 @@ class DuckDBDatabase(Database):
             raise ReadOnlyViolation(f"DuckDB refused: {', '.join(kinds) or 'empty'} statement "
                                     f"(Vouch runs exactly one SELECT, read-only)")
 
-    def _run(self, sql: str, max_rows: int, timeout: float):
+    def _run(self, sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
+        max_bytes = self.config.max_result_bytes if max_bytes is None else max_bytes
         self._check_select(sql)
         timer = threading.Timer(timeout, self._conn.interrupt)
         timer.start()
@@ -117,10 +118,10 @@ class DuckDBDatabase(Database):
         try:
             cur = self._conn.execute(sql)
             columns = [d[0] for d in cur.description or []]
-            rows = cur.fetchmany(max_rows + 1)
-        except self._duck_error as exc:
+            rows, truncated = fetch_bounded(cur.fetchmany, max_rows, max_bytes, start + timeout)
+        except (self._duck_error, QueryTimeout) as exc:
             text = str(exc).splitlines()[0]
-            if "INTERRUPT" in text.upper() or time.monotonic() - start >= timeout:
+            if isinstance(exc, QueryTimeout) or "INTERRUPT" in text.upper() or time.monotonic() - start >= timeout:
                 raise QueryTimeout(f"the query ran past the {timeout:g} s time limit and was stopped "
                                    f"(raise it with --timeout or VOUCH_TIMEOUT)") from None
             if "read-only" in text.lower() or "external access" in text.lower():
@@ -128,7 +129,7 @@ class DuckDBDatabase(Database):
             raise ExecutionError(f"DuckDB error: {text}") from None
         finally:
             timer.cancel()
-        return columns, rows[:max_rows], len(rows) > max_rows
+        return Fetch(columns, rows, truncated)
 
     def sample_source(self, table: str, n: int, total: int) -> str:
         return f"(SELECT * FROM {self.quote(table)} USING SAMPLE reservoir({int(n)} ROWS) REPEATABLE (7))"

@@ -1,17 +1,23 @@
 """Any SQLAlchemy URL (optional extra ``[sqlalchemy]``, or ``[postgres]`` / ``[mysql]`` with
 a driver). Every query runs inside a transaction that is read-only where the dialect can
 say so, with a statement timeout where the dialect supports one, and is always rolled back.
+Before that, :mod:`.policy` refuses what a read-only transaction does not cover (functions
+with side effects, executable comments), judged from the server's own catalogue; rows are
+streamed so that the row and byte caps stop the fetch, not only trim its result.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
 
-from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError
+from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError, VouchError
 from ..settings import Config
 from ..sql.gate import SQLGLOT_DIALECTS
-from .base import ColumnInfo, Database, ForeignKeyInfo, TableInfo
+from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
+from .policy import (MYSQL_CATALOGUE_SQL, MYSQL_UDF_SQL, PG_CATALOGUE_SQL, MySQLPolicy,
+                     PostgresPolicy)
 
 
 def _import_sqlalchemy():
@@ -29,18 +35,6 @@ _DRIVER_HINTS = {
     "mysql": "pip install 'vouchsql[mysql]' and use mysql+pymysql://…",
     "mariadb": "pip install 'vouchsql[mysql]' and use mariadb+pymysql://…",
 }
-
-
-def _session_setup(dialect: str, timeout: float) -> list[str]:
-    """Statements that make the current transaction read-only and time-limited."""
-    ms = max(1, int(timeout * 1000))
-    if dialect == "postgresql":
-        return ["SET TRANSACTION READ ONLY", f"SET LOCAL statement_timeout = {ms}"]
-    if dialect in ("mysql", "mariadb"):
-        # SESSION, not just the next transaction: DDL commits implicitly and would then run
-        # in a fresh, writable transaction (CREATE TABLE got through with the plain form).
-        return ["SET SESSION TRANSACTION READ ONLY"]
-    return []
 
 
 class SQLAlchemyDatabase(Database):
@@ -67,10 +61,15 @@ class SQLAlchemyDatabase(Database):
         self.engine = name
         self.dialect = SQLGLOT_DIALECTS.get(name, name)
         super().__init__(self._url.render_as_string(hide_password=True), config)
+        self._policy_cache: PostgresPolicy | MySQLPolicy | None = None
+        self._reader_role: list[str] = []
         try:
             with self._engine.connect() as conn:
                 self._is_mariadb = name == "mariadb" or name == "mysql" and "mariadb" in str(
                     conn.exec_driver_sql("SELECT VERSION()").scalar()).lower()
+                if self._is_postgres:
+                    self._reader_role = _pg_reader_role(conn)
+                conn.rollback()
         except sa.exc.SQLAlchemyError as exc:
             raise UserInputError(f"cannot connect to {self.target}: {_first_line(exc)}") from None
         self._schema: list[TableInfo] | None = None
@@ -82,50 +81,113 @@ class SQLAlchemyDatabase(Database):
         shape = "|".join(f"{t.name}:{','.join(c.name + ' ' + c.type for c in t.columns)}" for t in self.schema())
         return f"{self.target}#{hashlib.sha256(shape.encode()).hexdigest()[:16]}"
 
-    def _run(self, sql: str, max_rows: int, timeout: float):
+    def _run(self, sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
         sa = self._sa
+        max_bytes = self.config.max_result_bytes if max_bytes is None else max_bytes
+        self._check_policy(sql)
         start = time.monotonic()
         with self._engine.connect() as conn:
+            stream = None
             try:
-                for stmt in _session_setup(self.engine, timeout):
+                for stmt in self._session_setup(timeout):
                     conn.exec_driver_sql(stmt)
-                if self.engine in ("mysql", "mariadb"):
-                    # MariaDB takes seconds, MySQL milliseconds (SELECTs only); both are session-scoped.
-                    conn.exec_driver_sql(f"SET SESSION max_statement_time = {timeout:g}" if self._is_mariadb
-                                         else f"SET SESSION max_execution_time = {int(timeout * 1000)}")
-                columns, cur = self._execute(conn, sql)
-                rows = [tuple(r) for r in cur.fetchmany(max_rows + 1)]
-                cur.close()
+                stream = self._stream(conn, sql)
+                rows, truncated = fetch_bounded(stream.fetchmany, max_rows, max_bytes, start + timeout)
+                columns = stream.columns()
+                if truncated and not self._is_postgres:
+                    # PyMySQL's unbuffered cursor would read every remaining row to close;
+                    # dropping the connection stops the server instead.
+                    stream.abandon(conn)
+                    stream = None
             except sa.exc.ResourceClosedError:
                 raise ExecutionError(f"{self.engine}: the statement returned no rows; "
                                      f"Vouch runs only SELECT queries") from None
-            except (sa.exc.DBAPIError, self._engine.dialect.loaded_dbapi.Error) as exc:
-                text = _first_line(exc)
-                low = text.lower()
-                if "timeout" in low or "canceling statement" in low or "max_statement_time" in low \
-                        or "maximum statement execution time" in low or time.monotonic() - start >= timeout:
-                    raise QueryTimeout(f"the query ran past the {timeout:g} s time limit and was stopped "
-                                       f"(raise it with --timeout or VOUCH_TIMEOUT)") from None
-                if "read-only" in low or "read only" in low:
-                    raise ReadOnlyViolation(f"{self.engine} refused: {text}") from None
-                raise ExecutionError(f"{self.engine} error: {text}") from None
+            except (sa.exc.DBAPIError, self._engine.dialect.loaded_dbapi.Error, QueryTimeout) as exc:
+                if stream is not None and not self._is_postgres:
+                    stream.abandon(conn)
+                    stream = None
+                raise self._translate(exc, time.monotonic() - start >= timeout, timeout) from None
             finally:
-                conn.rollback()
-        return columns, rows[:max_rows], len(rows) > max_rows
+                if stream is not None:
+                    stream.close()
+                if not conn.invalidated:
+                    conn.rollback()
+        return Fetch(columns, rows, truncated)
 
-    def _execute(self, conn, sql: str):
-        """Run the caller's statement in the current transaction; (columns, cursor)."""
+    @property
+    def _is_postgres(self) -> bool:
+        return self.engine == "postgresql"
+
+    def _session_setup(self, timeout: float) -> list[str]:
+        """Statements that make the current transaction read-only and time-limited, and on
+        PostgreSQL drop a superuser's powers to reading for its duration."""
+        ms = max(1, int(timeout * 1000))
+        if self._is_postgres:
+            setup = ["SET TRANSACTION READ ONLY", f"SET LOCAL statement_timeout = {ms}"]
+            if self._reader_role:
+                setup += self._reader_role
+            return setup
+        if self.engine in ("mysql", "mariadb"):
+            # SESSION, not just the next transaction: DDL commits implicitly and would then run
+            # in a fresh, writable transaction (CREATE TABLE got through with the plain form).
+            # MariaDB takes seconds, MySQL milliseconds (SELECTs only); both are session-scoped.
+            return ["SET SESSION TRANSACTION READ ONLY",
+                    f"SET SESSION max_statement_time = {timeout:g}" if self._is_mariadb
+                    else f"SET SESSION max_execution_time = {ms}"]
+        return []
+
+    def _translate(self, exc: Exception, past_limit: bool, timeout: float) -> VouchError:
+        text = "" if isinstance(exc, QueryTimeout) else _first_line(exc)
+        low = text.lower()
+        if isinstance(exc, QueryTimeout) or past_limit or "timeout" in low or "canceling statement" in low \
+                or "max_statement_time" in low or "maximum statement execution time" in low:
+            return QueryTimeout(f"the query ran past the {timeout:g} s time limit and was stopped "
+                                f"(raise it with --timeout or VOUCH_TIMEOUT)")
+        if "read-only" in low or "read only" in low:
+            return ReadOnlyViolation(f"{self.engine} refused: {text}")
+        if "permission denied" in low or "must be superuser" in low or "access denied" in low:
+            return ReadOnlyViolation(f"{self.engine} refused: {text} (Vouch reads with the fewest powers it can)")
+        return ExecutionError(f"{self.engine} error: {text}")
+
+    # -- the policy read from the server's catalogue ------------------------------------
+    def _check_policy(self, sql: str) -> None:
+        policy = self._policy()
+        if isinstance(policy, PostgresPolicy) and policy.unknown_calls(sql):
+            # A function created since the catalogue was read, or a typo: read it again once.
+            self._policy_cache = None
+            policy = self._policy()
+        if policy is not None:
+            policy.check(sql)
+
+    def _policy(self):
+        if self._policy_cache is None and self.engine in ("postgresql", "mysql", "mariadb"):
+            with self._engine.connect() as conn:
+                try:
+                    if self._is_postgres:
+                        self._policy_cache = PostgresPolicy.from_rows(
+                            conn.exec_driver_sql(PG_CATALOGUE_SQL).fetchall())
+                    else:
+                        policy = MySQLPolicy()
+                        policy.add_stored(conn.exec_driver_sql(MYSQL_CATALOGUE_SQL).fetchall())
+                        try:
+                            policy.add_udfs(conn.exec_driver_sql(MYSQL_UDF_SQL).fetchall())
+                        except self._sa.exc.DBAPIError:
+                            # A role without SELECT on mysql.func cannot see the server's UDFs;
+                            # it is usually also one that cannot have created any.
+                            conn.rollback()
+                        self._policy_cache = policy
+                finally:
+                    conn.rollback()
+        return self._policy_cache
+
+    def _stream(self, conn, sql: str) -> "_Stream":
+        """Run the caller's statement in the current transaction as a stream of rows."""
+        driver = conn.connection.driver_connection
         if self._engine.dialect.driver == "psycopg":
-            # A prepared statement (extended protocol) holds exactly one command, so
-            # "COMMIT; INSERT …" cannot end the read-only transaction and write after it.
-            cur = conn.connection.driver_connection.cursor()
-            cur.execute(sql, prepare=True)
-            if cur.description is None:
-                cur.close()
-                raise self._sa.exc.ResourceClosedError("no rows")
-            return [d.name for d in cur.description], cur
-        result = conn.exec_driver_sql(sql)
-        return list(result.keys()), result  # keys() raises ResourceClosedError for no rows
+            return _PsycopgStream(driver, sql)
+        if self._engine.dialect.driver == "pymysql":
+            return _PyMySQLStream(driver, sql)
+        return _BufferedStream(conn.exec_driver_sql(sql))
 
     def sample_source(self, table: str, n: int, total: int) -> str:
         if self.engine == "postgresql" and total > 0:
@@ -149,6 +211,129 @@ class SQLAlchemyDatabase(Database):
             tables.append(TableInfo(name, columns, pk, fks, is_view=name in views))
         self._schema = tables
         return tables
+
+    def role_powers(self):
+        """What the connecting role may do beyond reading (:mod:`.privileges`), read once."""
+        if "_role_powers" not in self.__dict__:
+            from .privileges import read_role_powers
+
+            try:
+                self._role_powers = read_role_powers(self._engine, self.engine)
+            except self._sa.exc.SQLAlchemyError as exc:
+                raise ExecutionError(f"cannot read the privileges of the role on {self.target}: "
+                                     f"{_first_line(exc)}") from None
+        return self._role_powers
+
+
+def _pg_reader_role(conn) -> list[str]:
+    """For a superuser on PostgreSQL 14+, the statements that make each query run as the
+    built-in role ``pg_read_all_data``: it reads every table, but cannot read server files,
+    run programs, open dblink sessions without a password, create replication slots or reset
+    statistics — the engine, not Vouch's parser, then refuses what the policy might miss.
+    The search path is pinned to the schemas the login role resolves (``$user`` included),
+    so unqualified names mean the same tables. Other roles keep their own (fewer) powers."""
+    row = conn.exec_driver_sql(
+        "SELECT r.rolsuper, to_regrole('pg_read_all_data') IS NOT NULL, current_schemas(false)::text[] "
+        "FROM pg_catalog.pg_roles r WHERE r.rolname = current_user").fetchone()
+    if not row or not row[0] or not row[1]:
+        return []
+    schemas = ", ".join('"' + s.replace('"', '""') + '"' for s in row[2]) or "pg_catalog"
+    return [f"SET LOCAL search_path TO {schemas}", "SET LOCAL ROLE pg_read_all_data"]
+
+
+class _Stream:
+    """Rows of one running statement, pulled a chunk at a time."""
+
+    def fetchmany(self, n: int) -> list:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def columns(self) -> list[str]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def abandon(self, conn) -> None:
+        """Stop reading for good: the connection is dropped, not drained."""
+        conn.invalidate()
+
+
+class _PsycopgStream(_Stream):
+    """psycopg's ``stream()``: one statement by the extended protocol ("COMMIT; INSERT …"
+    cannot end the read-only transaction and write after it), rows as the server sends them,
+    and the query cancelled when the stream is closed early."""
+
+    def __init__(self, driver, sql: str) -> None:
+        self._cur = driver.cursor()
+        self._rows = self._cur.stream(sql)
+
+    def fetchmany(self, n: int) -> list:
+        return list(itertools.islice(self._rows, n))
+
+    def columns(self) -> list[str]:
+        if self._cur.description is None:
+            raise _resource_closed()
+        return [d.name for d in self._cur.description]
+
+    def close(self) -> None:
+        self._rows.close()
+        self._cur.close()
+
+
+class _PyMySQLStream(_Stream):
+    """PyMySQL's unbuffered cursor, given the statement with no parameters so that the
+    driver never %-formats it (``LIKE 'A%'`` and ``DATE_FORMAT(d, '%Y')`` failed that way)."""
+
+    def __init__(self, driver, sql: str) -> None:
+        import pymysql.cursors
+
+        self._cur = driver.cursor(pymysql.cursors.SSCursor)
+        self._cur.execute(sql)
+        if self._cur.description is None:
+            self._cur.close()
+            raise _resource_closed()
+
+    def fetchmany(self, n: int) -> list:
+        return list(self._cur.fetchmany(n))
+
+    def columns(self) -> list[str]:
+        return [d[0] for d in self._cur.description]
+
+    def close(self) -> None:
+        self._cur.close()
+
+    def abandon(self, conn) -> None:
+        result = getattr(self._cur, "_result", None)
+        conn.invalidate()
+        if result is not None:
+            # The socket is closed: the result must not try to drain it when collected.
+            result.unbuffered_active = False
+
+
+class _BufferedStream(_Stream):
+    """Any other driver through SQLAlchemy: rows as its cursor gives them."""
+
+    def __init__(self, result) -> None:
+        self._result = result
+        self._columns = list(result.keys())  # raises ResourceClosedError for no rows
+
+    def fetchmany(self, n: int) -> list:
+        return [tuple(r) for r in self._result.fetchmany(n)]
+
+    def columns(self) -> list[str]:
+        return self._columns
+
+    def close(self) -> None:
+        self._result.close()
+
+    def abandon(self, conn) -> None:
+        self.close()
+
+
+def _resource_closed():
+    from sqlalchemy.exc import ResourceClosedError
+
+    return ResourceClosedError("no rows")
 
 
 def _first_line(exc: Exception) -> str:

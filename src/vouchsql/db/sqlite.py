@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError
 from ..settings import Config
-from .base import ColumnInfo, Database, ForeignKeyInfo, TableInfo
+from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -28,6 +28,9 @@ _READ_PRAGMAS = {
 }
 # Functions that reach outside the database or change the connection.
 _DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+
+# Below this, SQLite could not even hold the statement text or an ordinary group_concat.
+_MIN_LENGTH_LIMIT = 1_000_000
 
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE}
 
@@ -92,17 +95,26 @@ class SQLiteDatabase(Database):
         st = self.path.stat()
         return f"sqlite:{self.path}:{st.st_size}:{st.st_mtime_ns}"
 
-    def _run(self, sql: str, max_rows: int, timeout: float):
+    def _run(self, sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
+        max_bytes = self.config.max_result_bytes if max_bytes is None else max_bytes
         deadline = time.monotonic() + timeout
         # Called every N virtual-machine steps; a non-zero return interrupts the query.
         self._conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        # SQLite builds a whole string or blob in one step, which no progress handler can
+        # interrupt (zeroblob(400000000) ran 8.5 s past a 3 s limit and took 1.6 GB), so the
+        # largest value it may build is bounded too, at the byte cap.
+        self._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(_MIN_LENGTH_LIMIT, max_bytes))
         cur = self._conn.cursor()
         try:
             cur.execute(sql)
-            rows = cur.fetchmany(max_rows + 1)
             columns = [d[0] for d in cur.description or []]
+            rows, truncated = fetch_bounded(cur.fetchmany, max_rows, max_bytes, deadline)
+        except QueryTimeout:
+            raise QueryTimeout(_timeout_message(timeout)) from None
         except sqlite3.OperationalError as exc:
             raise _translate(exc, time.monotonic() > deadline, timeout) from None
+        except sqlite3.DataError as exc:
+            raise _translate(exc, False, timeout, max_bytes) from None
         except sqlite3.DatabaseError as exc:
             # The authorizer's denials arrive as a plain DatabaseError ("not authorized").
             raise _translate(exc, False, timeout) from None
@@ -111,8 +123,7 @@ class SQLiteDatabase(Database):
         finally:
             cur.close()
             self._conn.set_progress_handler(None, 0)
-        truncated = len(rows) > max_rows
-        return columns, rows[:max_rows], truncated
+        return Fetch(columns, rows, truncated)
 
     def sample_source(self, table: str, n: int, total: int) -> str:
         # Evenly spaced rowids through an index lookup: a deterministic systematic sample
@@ -182,11 +193,20 @@ class SQLiteDatabase(Database):
         return self._conn.execute(f"PRAGMA {pragma}({self.quote(table)})").fetchall()
 
 
-def _translate(exc: sqlite3.DatabaseError, timed_out: bool, timeout: float) -> Exception:
+def _timeout_message(timeout: float) -> str:
+    return (f"the query ran past the {timeout:g} s time limit and was stopped "
+            f"(raise it with --timeout or VOUCH_TIMEOUT)")
+
+
+def _translate(exc: sqlite3.DatabaseError, timed_out: bool, timeout: float,
+               max_bytes: int | None = None) -> Exception:
     text = str(exc)
     if timed_out or text == "interrupted":
-        return QueryTimeout(f"the query ran past the {timeout:g} s time limit and was stopped "
-                            f"(raise it with --timeout or VOUCH_TIMEOUT)")
+        return QueryTimeout(_timeout_message(timeout))
+    if "too big" in text:
+        limit = f"{max_bytes:,} bytes" if max_bytes else "the byte cap"
+        return ExecutionError(f"SQLite stopped the query: it built a value larger than max_result_bytes "
+                              f"({limit}); select less, or raise --max-result-bytes / VOUCH_MAX_RESULT_BYTES")
     if ("not authorized" in text or "authorization denied" in text
             or "readonly" in text.replace("-", "") or "read-only" in text):
         return ReadOnlyViolation(f"SQLite refused: {text} (Vouch opens databases read-only)")
