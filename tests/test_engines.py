@@ -11,7 +11,6 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -27,8 +26,7 @@ except ImportError:
 
 needs_duckdb = pytest.mark.skipif(duckdb is None, reason="DuckDB is not installed (pip install 'vouchsql[duckdb]')")
 
-PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-MARIADB_URL = "mysql+pymysql://root@127.0.0.1:3306/test"
+from conftest import MARIADB_URL, PG_URL  # noqa: E402  (the servers the fixtures reach)
 
 
 # -- SQLite ---------------------------------------------------------------------------------
@@ -211,64 +209,6 @@ def test_folder_identity_follows_the_files(data_folder, tmp_path):
 
 
 # -- real servers: PostgreSQL and MariaDB --------------------------------------------------
-
-def _unique(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:10]}"
-
-
-@pytest.fixture
-def pg(tmp_path):
-    """A fresh schema on the PostgreSQL server, with owners/pets tables; yields
-    (url, raw connection, schema). The URL puts the schema first on the search path."""
-    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'vouchsql[postgres]')")
-    pytest.importorskip("sqlalchemy")
-    try:
-        raw = psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=test",
-                              autocommit=True, connect_timeout=3)
-    except psycopg.Error as exc:
-        pytest.skip(f"PostgreSQL is not reachable at {PG_URL}: {str(exc).strip().splitlines()[0]}")
-    schema = _unique("vouch_test")
-    try:
-        raw.execute(f"CREATE SCHEMA {schema}")
-        raw.execute(f"CREATE TABLE {schema}.owners (id INTEGER PRIMARY KEY, name TEXT)")
-        raw.execute(f"CREATE TABLE {schema}.pets (id INTEGER PRIMARY KEY, "
-                    f"owner_id INTEGER REFERENCES {schema}.owners(id), age INTEGER NOT NULL, nick TEXT)")
-        raw.execute(f"INSERT INTO {schema}.owners SELECT i, 'o' || i FROM generate_series(1, 50) i")
-        raw.execute(f"INSERT INTO {schema}.pets SELECT i, 1 + i % 25, "
-                    f"CASE WHEN i % 10 = 0 THEN -1 ELSE i % 15 END, "
-                    f"CASE WHEN i % 4 = 0 THEN NULL ELSE 'n' || i END FROM generate_series(1, 200) i")
-        yield f"{PG_URL}?options=-csearch_path%3D{schema}", raw, schema
-    finally:
-        raw.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        raw.close()
-
-
-@pytest.fixture
-def mariadb(tmp_path):
-    """A fresh database on the MariaDB server with owners/pets; yields (url, raw cursor, name)."""
-    pymysql = pytest.importorskip("pymysql", reason="PyMySQL is not installed (pip install 'vouchsql[mysql]')")
-    pytest.importorskip("sqlalchemy")
-    try:
-        raw = pymysql.connect(host="127.0.0.1", port=3306, user="root", database="test",
-                              autocommit=True, connect_timeout=3)
-    except pymysql.Error as exc:
-        pytest.skip(f"MariaDB/MySQL is not reachable at {MARIADB_URL}: {exc}")
-    name = _unique("vouch_test")
-    cur = raw.cursor()
-    try:
-        cur.execute(f"CREATE DATABASE {name}")
-        cur.execute(f"CREATE TABLE {name}.owners (id INT PRIMARY KEY, name VARCHAR(20)) ENGINE=InnoDB")
-        cur.execute(f"CREATE TABLE {name}.pets (id INT PRIMARY KEY, owner_id INT, age INT NOT NULL, "
-                    f"nick VARCHAR(20), FOREIGN KEY (owner_id) REFERENCES {name}.owners(id)) ENGINE=InnoDB")
-        cur.executemany(f"INSERT INTO {name}.owners VALUES (%s, %s)", [(i, f"o{i}") for i in range(1, 51)])
-        cur.executemany(f"INSERT INTO {name}.pets VALUES (%s, %s, %s, %s)",
-                        [(i, 1 + i % 25, -1 if i % 10 == 0 else i % 15, None if i % 4 == 0 else f"n{i}")
-                         for i in range(1, 201)])
-        yield MARIADB_URL.rsplit("/", 1)[0] + "/" + name, cur, name
-    finally:
-        cur.execute(f"DROP DATABASE IF EXISTS {name}")
-        raw.close()
-
 
 def _server_counts(cur_exec, schema: str) -> tuple:
     return tuple(cur_exec(f"SELECT COUNT(*) FROM {schema}.{t}") for t in ("owners", "pets"))

@@ -21,10 +21,11 @@ from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 # PRAGMAs that only read the schema; every other PRAGMA (journal_mode, writable_schema,
-# user_version=…, and so on) is denied even when it would only read.
+# user_version=…, and so on) is denied even when it would only read. database_list is denied
+# too: it tells a client of `vouch serve` the server-side path the server hides.
 _READ_PRAGMAS = {
     "table_info", "table_xinfo", "table_list", "foreign_key_list", "index_list",
-    "index_info", "index_xinfo", "database_list", "collation_list", "function_list",
+    "index_info", "index_xinfo", "collation_list", "function_list",
 }
 # Functions that reach outside the database or change the connection.
 _DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}

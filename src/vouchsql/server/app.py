@@ -14,6 +14,12 @@ Safety rules, each enforced here rather than left to the caller:
   connections never cross threads) and closes it after. Every query is bounded by the query
   timeout setting and by what is left of the request's own time limit; a request past its
   limit is answered 504.
+- Responses are bounded in bytes (``max_response``): serialised in the worker thread, inside
+  the request's time limit, with result rows cut to fit (see ``body``); each query of a check
+  gets a share of ``max_result_bytes``, so one request holds a bounded amount of data.
+- Server-side paths never reach a client: SQLite's ``database_list`` pragma is refused by the
+  engine, and any remaining mention of a database's path (a DuckDB view definition, an error
+  message) is replaced by the database's name in every response.
 - Errors are JSON ``{"error": {"kind", "message", ...}}``; a traceback never reaches a client.
 """
 
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 import threading
 import time
@@ -31,7 +38,7 @@ from typing import Any, Callable, Optional
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,12 +50,14 @@ from ..db import Database, connect
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
 from ..settings import Config, load_config
 from . import DB_NAME
+from .body import dumps, fit
 
 log = logging.getLogger("vouchsql.server")
 
 STATIC_DIR = Path(__file__).with_name("static")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 DEFAULT_MAX_BODY = 64 * 1024
+DEFAULT_MAX_RESPONSE = 32 * 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT = 120.0
 # After the request's own limit, how long the async side waits for a worker thread to notice
 # (its next query fails at once) before answering 504 and leaving the thread behind.
@@ -80,6 +89,7 @@ class ServerOptions:
     model: str | None = None
     examples: dict[str, list[dict]] = field(default_factory=dict)
     max_body: int = DEFAULT_MAX_BODY
+    max_response: int = DEFAULT_MAX_RESPONSE
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     max_concurrent: int = 4
     # Host header allow-list (None: any). ``server.cli`` sets the loopback names when it
@@ -140,17 +150,19 @@ class _Deadline:
                 f"(start the server with a larger --request-timeout)")
 
 
-def _bound_by(db: Database, deadline: _Deadline) -> None:
+def _bound_by(db: Database, deadline: _Deadline, max_bytes: int | None = None) -> None:
     """Every query this connection runs from now on gets at most what is left of the
-    request's time, and none starts once it is spent. ``_run`` is the one method every engine
-    executes through (see ``db.base``), so this covers every engine."""
+    request's time, and none starts once it is spent; with ``max_bytes``, none holds more
+    bytes than that. ``_run`` is the one method every engine executes through (see
+    ``db.base``), so this covers every engine."""
     run = db._run
 
-    def bounded(sql: str, max_rows: int, timeout: float):
+    def bounded(sql: str, max_rows: int, timeout: float, max_bytes_asked: int | None = None):
         left = deadline.left()
         if left <= 0:
             raise QueryTimeout(deadline.message())
-        return run(sql, max_rows, min(timeout, left))
+        caps = [b for b in (max_bytes_asked, max_bytes) if b is not None]
+        return run(sql, max_rows, min(timeout, left), min(caps) if caps else None)
 
     db._run = bounded  # type: ignore[method-assign]
 
@@ -333,9 +345,12 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
     app.state.databases = dbs
     bearer = HTTPBearer(auto_error=False, description="VOUCH_TOKEN, when the server has one")
 
-    async def run_on(name: str, fn: Callable[[Database], Any]) -> Any:
-        """Open ``name`` in a worker thread, run ``fn`` there within the request's limit."""
-        dbs.target(name)  # 404 before any thread is used
+    async def run_on(name: str, fn: Callable[[Database], Any], *, queries: int = 1, raw: bool = False) -> Any:
+        """Open ``name`` in a worker thread, run ``fn`` there within the request's limit and
+        serialise what it returns there too, bounded in bytes (``raw``: return what ``fn``
+        returns instead, for the server's own use). ``queries``: how many results the answer
+        holds at most, so each query gets that share of ``max_result_bytes``."""
+        target = dbs.target(name)  # 404 before any thread is used
         deadline = _Deadline(options.request_timeout)
 
         def job():
@@ -344,12 +359,19 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
             try:
                 db = dbs.open(name)
                 try:
-                    _bound_by(db, deadline)
-                    return fn(db)
+                    _bound_by(db, deadline, max(1, dbs.config.max_result_bytes // max(1, queries)))
+                    data = fn(db)
                 finally:
                     db.close()
             finally:
                 slots.release()
+            if raw:
+                return data
+            body = fit(_hide_path(data, target, name), options.max_response)
+            if body is None:
+                raise ApiError(500, "too_large", f"the answer does not fit the server's {options.max_response}-byte "
+                                                 f"response limit even without result rows")
+            return body
 
         try:
             with anyio.fail_after(options.request_timeout + _GRACE_S):
@@ -371,7 +393,7 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
             raise ApiError(500, "internal", "the server failed on this request; the server log has the details") from None
         if deadline.passed:
             raise ApiError(504, "timeout", deadline.message())
-        return result
+        return result if raw else Response(result, media_type="application/json")
 
     # -- errors ----------------------------------------------------------------------
     @app.exception_handler(ApiError)
@@ -425,10 +447,31 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
                        "query_timeout_s": dbs.config.timeout, "max_rows": dbs.config.max_rows},
         }
 
-    @router.get("/databases", tags=["databases"], summary="the configured databases, by name")
+    # Each database's role powers, read at the first listing after start (``vouch serve`` has
+    # refused a privileged role unless told to allow it, so what is left here is shown, not refused).
+    roles: dict[str, Any] = {}
+
+    @router.get("/databases", tags=["databases"],
+                summary="the configured databases, by name, with a warning where the role can do more than read")
     async def databases():
+        for name in dbs.names:
+            if name not in roles:
+                try:
+                    roles[name] = await run_on(name, lambda db: db.role_powers(), raw=True)
+                except ApiError:  # unavailable now: list it without its role, and read it next time
+                    continue
+
+        def role_fields(name: str) -> dict:
+            powers = roles.get(name)
+            if powers is None:  # an embedded engine (read-only by construction), or not read yet
+                return {"role": None, "warning": None}
+            # The role's name, like the URL it comes from, stays on the server.
+            return {"role": powers.model_dump(include={"powers", "can_write", "can_reach_server"}),
+                    "warning": powers.warning(who="the role this database is opened as")}
+
         return {"databases": [
-            {"name": name, **dbs.meta.get(name, {}), "examples": len(options.examples.get(name, []))}
+            {"name": name, **dbs.meta.get(name, {}), "examples": len(options.examples.get(name, [])),
+             **role_fields(name)}
             for name in dbs.names]}
 
     @router.get("/profile/{name}", tags=["databases"], summary="the schema-and-data profile of a configured database")
@@ -440,7 +483,7 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
             data["identity"] = hashlib.sha256(str(data.get("identity", "")).encode()).hexdigest()[:16]
             return data
 
-        return JSONResponse(await run_on(name, work))
+        return await run_on(name, work)
 
     @router.get("/examples/{name}", tags=["databases"], summary="example questions and SQL for a database")
     async def examples(name: str):
@@ -466,7 +509,8 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
                                rule=body.rule or dbs.config.rule, all_choices=body.all_choices)
             return answer.model_dump(mode="json")
 
-        return JSONResponse(await run_on(body.db, work))
+        # The candidates' results, the choices' results and their totals: one share each.
+        return await run_on(body.db, work, queries=len(candidates) + 4)
 
     @router.post("/ask", tags=["answers"], summary="answer a question with the configured model",
                  responses={200: {"description": "the `vouch ask --json` Answer"},
@@ -489,11 +533,25 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
             answer = api.ask(db, body.question, **kwargs)
             return answer.model_dump(mode="json") if hasattr(answer, "model_dump") else answer
 
-        return JSONResponse(await run_on(body.db, work))
+        return await run_on(body.db, work, queries=(body.k or dbs.config.samples) + 4)
 
     app.include_router(router)
     app.add_middleware(_Guard, options=options)
     return app
+
+
+def _hide_path(data: Any, target: str, name: str) -> Any:
+    """``data`` with every mention of a file database's server-side path (and its folder)
+    replaced by the database's name. URLs are left alone: their password is never shown."""
+    if "://" in target:
+        return data
+    path = Path(target).expanduser().resolve()
+    secrets = sorted({str(path), str(path.parent)} - {"/", ""}, key=len, reverse=True)
+    text = dumps(data).decode("utf-8")
+    hidden = text
+    for secret in secrets:
+        hidden = hidden.replace(json.dumps(secret)[1:-1], f"<{name}>")
+    return data if hidden == text else json.loads(hidden)
 
 
 def _ask_status(model: str | None) -> tuple[bool, str | None, str | None]:

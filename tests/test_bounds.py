@@ -1,0 +1,265 @@
+"""Results are bounded in bytes as well as rows, on every engine; the server engines refuse,
+from their own catalogue, what a READ ONLY transaction does not cover; and everyday reads
+(LIKE patterns, `%` in format strings) run.
+
+The large hostile corpus lives in tests/isolation/; these are the engine layer's own tests,
+each naming the mechanism it pins down.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+import vouchsql
+from vouchsql.db.base import fetch_bounded
+from vouchsql.errors import SQLRejected
+from vouchsql.server.body import fit
+
+MiB = 1024 * 1024
+
+
+# -- the shared fetch ----------------------------------------------------------------------
+
+def _feeder(rows):
+    it = iter(rows)
+    return lambda n: [r for _, r in zip(range(n), it)]
+
+
+def test_fetch_bounded_stops_at_rows_bytes_and_cuts_a_huge_first_cell():
+    rows = [(i, "x" * 100) for i in range(1000)]
+    got, why = fetch_bounded(_feeder(rows), max_rows=10, max_bytes=10 * MiB)
+    assert (len(got), why) == (10, "rows")
+    got, why = fetch_bounded(_feeder(rows), max_rows=5000, max_bytes=10 * MiB)
+    assert (len(got), why) == (1000, None)
+    # Each row costs 16 + 8 + 100 bytes: 1,240 bytes hold exactly ten.
+    got, why = fetch_bounded(_feeder(rows), max_rows=5000, max_bytes=1240)
+    assert (len(got), why) == (10, "bytes")
+    got, why = fetch_bounded(_feeder([(1, "y" * 5000, b"z" * 5000)]), max_rows=10, max_bytes=1000)
+    assert why == "cell" and len(got) == 1
+    assert got[0][0] == 1 and 0 < len(got[0][1]) < 500 and 0 < len(got[0][2]) < 500
+
+
+def test_fetch_bounded_checks_the_deadline_between_chunks():
+    def slow(n):
+        time.sleep(0.05)
+        return [(1,)] * n
+    started = time.monotonic()
+    with pytest.raises(vouchsql.errors.QueryTimeout):
+        fetch_bounded(slow, max_rows=10**9, max_bytes=10**12, deadline=time.monotonic() + 0.3)
+    assert time.monotonic() - started < 1.0
+
+
+# -- SQLite and DuckDB ---------------------------------------------------------------------
+
+def test_sqlite_byte_cap_and_cell_cut(chinook_path, tmp_path):
+    with vouchsql.connect(chinook_path, cache_dir=str(tmp_path), max_result_bytes=20_000) as db:
+        r = db.execute("SELECT * FROM Track")
+        assert r.error is None and r.truncated and r.truncated_reason == "bytes"
+        assert 50 < r.row_count < 200  # 3,503 rows exist
+        r = db.execute("SELECT 1 AS a, printf('%.*c', 300000, 'x') AS big")
+        assert r.truncated_reason == "cell" and r.rows[0][0] == 1 and len(r.rows[0][1]) < 20_000
+        r = db.execute("SELECT COUNT(*) FROM Track")
+        assert (r.rows, r.truncated, r.truncated_reason) == ([[3503]], False, None)
+
+
+def test_sqlite_cannot_build_a_value_past_the_cap(chinook_path, tmp_path):
+    # zeroblob(400000000) once ran 8.5 s past a 3 s limit and took 1.6 GB.
+    with vouchsql.connect(chinook_path, cache_dir=str(tmp_path), timeout=3) as db:
+        started = time.monotonic()
+        r = db.execute("SELECT zeroblob(400000000)")
+        assert time.monotonic() - started < 1.0
+        assert r.error is not None and r.error.kind == "execution"
+        assert "max_result_bytes" in r.error.message and "\n" not in r.error.message
+
+
+def test_sqlite_database_list_pragma_is_refused(chinook_path, tmp_path):
+    # It tells a client of `vouch serve` the server-side path the server hides.
+    with vouchsql.connect(chinook_path, cache_dir=str(tmp_path)) as db:
+        for sql in ("SELECT file FROM pragma_database_list", "SELECT * FROM pragma_database_list()"):
+            r = db.execute(sql)
+            assert r.error is not None and r.error.kind == "read_only", sql
+            assert str(chinook_path) not in json.dumps(r.model_dump())
+
+
+def test_duckdb_byte_cap(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    path = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE t AS SELECT range AS id, repeat('x', 1000) AS s FROM range(5000)")
+    con.close()
+    with vouchsql.connect(path, cache_dir=str(tmp_path / "c"), max_result_bytes=100_000) as db:
+        r = db.execute("SELECT * FROM t ORDER BY id")
+        assert r.truncated_reason == "bytes" and 50 < r.row_count < 110
+        assert r.rows[0] == [0, "x" * 1000]
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------
+
+def test_postgres_everyday_reads_and_streaming(pg, tmp_path):
+    url, raw, schema = pg
+    with vouchsql.connect(url, cache_dir=str(tmp_path), max_result_bytes=64_000) as db:
+        r = db.execute("SELECT COUNT(*) FROM owners WHERE name LIKE 'o1%' AND name NOT ILIKE '%x%'")
+        assert r.error is None and r.rows == [[11]]
+        r = db.execute("SELECT to_char(date '2024-03-05', 'YYYY-MM'), date_trunc('year', date '2024-03-05')::date, "
+                       "age(date '2024-03-05', date '2024-01-01')::text, 7 % 3")
+        assert r.rows == [["2024-03", "2024-01-01", "2 mons 4 days", 1]]
+        # Rows are streamed: 20M generated rows stop at the cap without fetching them all.
+        started = time.monotonic()
+        r = db.execute("SELECT g, repeat('y', 100) FROM generate_series(1, 20000000) g", max_rows=100_000)
+        assert r.truncated_reason == "bytes" and 400 < r.row_count < 600
+        assert time.monotonic() - started < 8
+        r = db.execute("SELECT 1 AS a, repeat('z', 5000000) AS big")
+        assert r.truncated_reason == "cell" and len(r.rows[0][1]) < 64_000
+
+
+def test_postgres_superuser_reads_as_pg_read_all_data(pg, tmp_path):
+    url, raw, schema = pg
+    assert raw.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0]
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        r = db.execute("SELECT current_user, COUNT(*) FROM pets")  # unqualified: the search path is kept
+        assert r.rows == [["pg_read_all_data", 200]]
+
+
+@pytest.mark.parametrize("sql,named", [
+    ("SELECT pg_read_file('/etc/passwd')", "pg_read_file"),
+    ("SELECT pg_catalog.pg_ls_dir('/')", "pg_ls_dir"),
+    ("SELECT lo_import('/etc/passwd')", "lo_import"),
+    ("SELECT lo_export(1, '/tmp/vouch_never')", "lo_export"),
+    ("SELECT pg_advisory_lock(42)", "pg_advisory_lock"),
+    ("SELECT pg_stat_reset()", "pg_stat_reset"),
+    ("SELECT set_config('statement_timeout', '0', true)", "set_config"),
+    ("SELECT nextval('vouch_seq')", "nextval"),
+    ("SELECT pg_create_physical_replication_slot('vouch_slot')", "pg_create_physical_replication_slot"),
+    ("SELECT pg_terminate_backend(1)", "pg_terminate_backend"),
+    ("SELECT * FROM query_to_xml('SELECT 1', true, true, '')", "query_to_xml"),
+    ("SELECT rolpassword FROM pg_authid", "pg_authid"),
+    ("SELECT \"pg_read_file\" ('/etc/passwd')", "pg_read_file"),
+    ("SELECT PG_READ_FILE/* a comment */('/etc/passwd')", "pg_read_file"),
+    ('SELECT U&"\\0070g_read_file"(\'/etc/passwd\')', "Unicode"),
+])
+def test_postgres_policy_names_the_function(pg, tmp_path, sql, named):
+    url, raw, _ = pg
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        r = db.execute(sql)
+        assert r.error is not None and r.error.kind == "forbidden", (sql, r.error)
+        assert named in r.error.message
+        # The engine layer refuses with the gate bypassed, too.
+        with pytest.raises(SQLRejected):
+            db._run(sql, 10, 5.0)
+    assert raw.execute("SELECT COUNT(*) FROM pg_replication_slots").fetchone()[0] == 0
+
+
+def test_postgres_policy_reads_user_functions_from_the_catalogue(pg, tmp_path):
+    url, raw, schema = pg
+    raw.execute(f"CREATE FUNCTION {schema}.double_it(x int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 2 * x'")
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        assert db.execute("SELECT double_it(21)").rows == [[42]]
+        # Created after the catalogue was read: the unknown call makes Vouch read it again.
+        raw.execute(f"CREATE FUNCTION {schema}.bump() RETURNS int VOLATILE LANGUAGE sql AS 'SELECT 1'")
+        r = db.execute("SELECT bump()")
+        assert r.error is not None and r.error.kind == "forbidden"
+        assert f"{schema}.bump" in r.error.message and "volatile" in r.error.message
+        # Volatile functions on the reviewed list run.
+        r = db.execute("SELECT random() < 2, clock_timestamp() IS NOT NULL, gen_random_uuid() IS NOT NULL")
+        assert r.rows == [[True, True, True]]
+
+
+# -- MariaDB / MySQL ----------------------------------------------------------------------------
+
+def test_mariadb_everyday_reads_with_percent_signs(mariadb, tmp_path):
+    url, cur, name = mariadb
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        r = db.execute("SELECT COUNT(*) FROM owners WHERE name LIKE 'o1%'")
+        assert r.error is None and r.rows == [[11]]
+        r = db.execute("SELECT DATE_FORMAT('2024-03-05', '%Y-%m'), 7 % 3, 7 DIV 2, TRUNCATE(2.567, 1), "
+                       "'100%' AS pct -- a comment; with a semicolon\n")
+        assert r.rows == [["2024-03", 1, 3, 2.5, "100%"]]
+        r = db.execute("SELECT `name` FROM owners # a hash comment\nORDER BY id LIMIT 2, 1")
+        assert r.rows == [["o3"]]
+
+
+@pytest.mark.parametrize("sql,named", [
+    ("SELECT 1 /*!INTO OUTFILE '/tmp/vouch_never_a'*/", "executable comment"),
+    ("/*!SET GLOBAL max_connect_errors=(*/SELECT 101/*!)*/", "executable comment"),
+    ("SELECT 1 /*!50000 INTO OUTFILE '/tmp/vouch_never_b' */", "executable comment"),
+    ("SELECT 1 /*M!100000 INTO OUTFILE '/tmp/vouch_never_c' */", "executable comment"),
+    ("SELECT LOAD_FILE('/etc/passwd')", "LOAD_FILE"),
+    ("SELECT GET_LOCK('vouch', 1)", "GET_LOCK"),
+    ("SELECT @v := 1", ":="),
+    ("SELECT id FROM owners INTO/**/@v", "INTO @variable"),
+    ("SELECT NEXT VALUE FOR s", "NEXT VALUE FOR"),
+    ("SELECT id FROM owners INTO OUTFILE '/tmp/vouch_never_d'", "OUTFILE"),
+])
+def test_mariadb_policy_refuses_and_nothing_changes(mariadb, tmp_path, sql, named):
+    url, cur, name = mariadb
+    cur.execute("SELECT @@GLOBAL.max_connect_errors")
+    before = cur.fetchone()[0]
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        r = db.execute(sql)
+        assert r.error is not None and r.error.kind in {"forbidden", "not_select", "parse"}, (sql, r.error)
+        if r.error.kind == "forbidden":
+            assert named in r.error.message
+        with pytest.raises(SQLRejected):
+            db._run(sql, 10, 5.0)
+    cur.execute("SELECT @@GLOBAL.max_connect_errors")
+    assert cur.fetchone()[0] == before
+    assert not any(Path(f"/tmp/vouch_never_{c}").exists() for c in "abcd")
+
+
+def test_mariadb_stream_stops_early(mariadb, tmp_path):
+    url, cur, name = mariadb
+    with vouchsql.connect(url, cache_dir=str(tmp_path), max_result_bytes=50_000) as db:
+        started = time.monotonic()
+        r = db.execute("SELECT a.id, b.id, c.id, d.id FROM owners a, owners b, owners c, owners d")  # 6.25M rows
+        assert r.truncated_reason == "bytes" and r.row_count < 2000
+        assert time.monotonic() - started < 5
+        # The connection that was dropped mid-stream is not reused: the next query works.
+        assert db.execute("SELECT COUNT(*) FROM pets").rows == [[200]]
+
+
+# -- the HTTP layer ---------------------------------------------------------------------------
+
+def test_response_fit_cuts_rows_and_keeps_everything_else():
+    data = {"verdict": {"gate": "pass"},
+            "shown": {"result": {"rows": [[i, "x" * 50] for i in range(2000)], "truncated": False}},
+            "candidates": [{"result": {"rows": [[i] for i in range(10)], "truncated": False}}]}
+    body = fit(json.loads(json.dumps(data)), 20_000)
+    assert body is not None and len(body) <= 20_000
+    out = json.loads(body)
+    assert out["verdict"] == {"gate": "pass"}
+    shown = out["shown"]["result"]
+    assert shown["truncated"] and shown["truncated_reason"] == "bytes" and 50 < len(shown["rows"]) < 2000
+    assert shown["rows"][:2] == [[0, "x" * 50], [1, "x" * 50]]
+    assert fit({"sql": "x" * 5000}, 1000) is None
+
+
+def test_server_bounds_its_body_and_hides_paths(tmp_path, clean_env):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from vouchsql.server.app import ServerOptions, create_app
+    from vouchsql.settings import load_config
+
+    path = tmp_path / "secret_place" / "wide.sqlite"
+    path.parent.mkdir()
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(i, "w" * 1000) for i in range(3000)])
+    con.execute("CREATE TABLE note (where_from TEXT)")
+    con.execute("INSERT INTO note VALUES (?)", (str(path),))
+    con.commit()
+    con.close()
+    config = load_config(env={}, cwd=tmp_path, cache_dir=str(tmp_path / "cache"))
+    client = TestClient(create_app(ServerOptions(databases={"w": str(path)}, max_response=200_000), config))
+    resp = client.post("/api/check", json={"db": "w", "question": "all rows?", "candidates": ["SELECT * FROM t"]})
+    assert resp.status_code == 200 and len(resp.content) <= 200_000
+    shown = resp.json()["shown"]["result"]
+    assert shown["truncated"] and shown["truncated_reason"] == "bytes" and 0 < len(shown["rows"]) < 200
+    resp = client.post("/api/check", json={"db": "w", "question": "where?", "candidates": ["SELECT where_from FROM note"]})
+    assert resp.status_code == 200
+    assert "secret_place" not in resp.text and resp.json()["shown"]["result"]["rows"] == [["<w>"]]
