@@ -263,3 +263,35 @@ def test_server_bounds_its_body_and_hides_paths(tmp_path, clean_env):
     resp = client.post("/api/check", json={"db": "w", "question": "where?", "candidates": ["SELECT where_from FROM note"]})
     assert resp.status_code == 200
     assert "secret_place" not in resp.text and resp.json()["shown"]["result"]["rows"] == [["<w>"]]
+
+
+# -- values built past the cap are refused before they are built -------------------------------
+
+@pytest.mark.parametrize("sql", [
+    "SELECT repeat('x', 400000000)",
+    "SELECT repeat(repeat('x', 20000), 20000)",
+    "SELECT lpad('a', 400000000, 'b')",
+    "SELECT rpad('x', 1000 * 1000 * 1000)",
+    "SELECT 'a' || repeat('x', 40000000)",
+])
+def test_duckdb_huge_values_refused_before_building(tmp_path, sql):
+    duckdb = pytest.importorskip("duckdb")
+    path = tmp_path / "t.duckdb"
+    duckdb.connect(str(path)).close()
+    # DuckDB builds repeat('x', 400000000) in one step no interrupt reaches: 1.5 s past a
+    # 3 s limit and 1.6 GB before this check.
+    with vouchsql.connect(path, cache_dir=str(tmp_path / "c"), timeout=3) as db:
+        started = time.monotonic()
+        r = db.execute(sql)
+        assert time.monotonic() - started < 0.5
+        assert r.error is not None and r.error.kind == "too_large", r.error
+        assert "max_result_bytes" in r.error.message
+
+
+def test_built_size_leaves_ordinary_formatting_alone(chinook_path, tmp_path):
+    with vouchsql.connect(chinook_path, cache_dir=str(tmp_path)) as db:
+        r = db.execute("SELECT printf('%d', 100000000), printf('%08.2f', 3.14159), "
+                       "substr(replace(hex(zeroblob(4)), '0', 'ab'), 1, 4), 'x' || 'y'")
+        assert r.error is None and r.rows == [["100000000", "00003.14", "abab", "xy"]]
+        r = db.execute("SELECT printf('%.*c', 400000000, 'x')")
+        assert r.error.kind == "too_large"

@@ -25,6 +25,7 @@ from ..answer import Result, ResultError
 from ..errors import ExecutionError, QueryTimeout, SQLRejected, VouchError
 from ..settings import Config
 from ..sql.gate import parse_one_select
+from .policy import check_built_sizes
 
 
 @dataclass
@@ -200,7 +201,7 @@ class Database(ABC):
         start = time.perf_counter()
         try:
             if not from_tree:
-                self.parse(sql)
+                check_built_sizes(self.parse(sql), self.config.max_result_bytes)
             columns, rows, truncated = self._run(sql, max_rows, timeout)
         except VouchError as exc:
             return Result(error=ResultError(kind=exc.kind, message=exc.message),

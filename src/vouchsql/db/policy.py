@@ -224,3 +224,98 @@ class MySQLPolicy:
             raise forbidden("SELECT … INTO @variable", "it changes session state")
         for word in sorted(words(sql) & self.refused.keys()):
             raise forbidden(word.upper(), self.refused[word])
+
+
+# -- values built larger than the byte cap ----------------------------------------------------
+
+# Functions that build a value far larger than their arguments. DuckDB and PostgreSQL build
+# such a value in one step that no interrupt reaches (DuckDB's repeat('x', 400000000) ran
+# 1.5 s past a 3 s limit and took 1.6 GB); SQLite is bounded by its length limit and MariaDB
+# by max_allowed_packet, but the same clear refusal is given on every engine.
+_BLOB_BUILDERS = {"zeroblob", "randomblob", "space", "array_fill", "list_repeat"}
+_FORMATTERS = {"printf", "format"}
+
+
+def _constant(node) -> float | None:
+    """The value of a constant numeric expression (literals and + - * /, ^), else None."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return float(node.this)
+        except ValueError:
+            return None
+    if isinstance(node, (exp.Paren, exp.Cast)):
+        return _constant(node.this)
+    if isinstance(node, exp.Neg):
+        value = _constant(node.this)
+        return None if value is None else -value
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Pow)):
+        a, b = _constant(node.this), _constant(node.expression)
+        if a is None or b is None:
+            return None
+        try:
+            if isinstance(node, exp.Add):
+                return a + b
+            if isinstance(node, exp.Sub):
+                return a - b
+            if isinstance(node, exp.Mul):
+                return a * b
+            if isinstance(node, exp.Div):
+                return a / b if b else None
+            return float(a) ** float(b) if abs(b) < 64 else float("inf")
+        except OverflowError:
+            return float("inf")
+    return None
+
+
+def built_size(node) -> float:
+    """A lower bound on the bytes ``node`` builds (0 when it cannot tell)."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Literal):
+        return len(node.this) if node.is_string else 8
+    if isinstance(node, exp.Repeat):
+        times = _constant(node.args.get("times"))
+        return max(1.0, built_size(node.this)) * times if times and times > 0 else 0
+    if isinstance(node, exp.Pad):
+        length = _constant(node.expression)
+        return length if length and length > 0 else 0
+    if isinstance(node, (exp.DPipe, exp.Concat)):
+        return sum(built_size(child) for child in node.iter_expressions())
+    name = (node.name if isinstance(node, exp.Anonymous) else getattr(node, "key", "")).lower()
+    if isinstance(node, exp.Space) or name in _BLOB_BUILDERS:
+        sizes = [_constant(a) for a in node.iter_expressions()]
+        counts = [s for s in sizes if s and s > 0]
+        if name == "array_fill":  # array_fill(value, ARRAY[d1, d2 …]): the product of the dims
+            dims = [_constant(e) for arr in node.iter_expressions() if isinstance(arr, exp.Array)
+                    for e in arr.expressions]
+            product = 1.0
+            for d in dims:
+                product *= d if d and d > 0 else 1
+            return product * 8 if dims else 0
+        return max(counts) if counts else 0
+    if isinstance(node, exp.Format) or name in _FORMATTERS:
+        # A width or precision in the format string, or given by '*' as an argument.
+        formats = [a.this for a in node.iter_expressions() if isinstance(a, exp.Literal) and a.is_string]
+        widths = [float(w) for f in formats for pair in re.findall(r"%[-+ #0]*(\d+)?(?:\.(\d+))?", f)
+                  for w in pair if w]
+        if any("*" in f for f in formats):  # only then is a number argument a width, not a value
+            widths += [c for c in (_constant(a) for a in node.iter_expressions()) if c and c > 0]
+        return max(widths) if widths else 0
+    return 0
+
+
+def check_built_sizes(tree, max_bytes: int) -> None:
+    """Refuse a statement with an expression that certainly builds more than ``max_bytes``."""
+    from sqlglot import exp
+
+    for node in tree.find_all(exp.Repeat, exp.Pad, exp.Space, exp.Format, exp.Anonymous, exp.DPipe):
+        size = built_size(node)
+        if size > max_bytes:
+            shown = node.sql()
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise SQLRejected(
+                f"{shown} builds a value of about {size:,.0f} bytes, more than max_result_bytes "
+                f"({max_bytes:,}); select less, or raise --max-result-bytes / VOUCH_MAX_RESULT_BYTES",
+                kind="too_large")
