@@ -415,8 +415,8 @@ def test_definitions_are_given_to_the_model_and_checked_on_the_sql(ask, defs_pat
         answer = ask(srv, REVENUE_Q, k=2, definitions=defs_path)
     for call in srv.calls:
         if call.stage in {"assess", "generate"}:
-            assert "- revenue: the sum of order_items.line_total" in call.user
-            assert "Rule revenue_from_order_lines" in call.user
+            assert "- 'revenue' means 'the sum of order_items.line_total" in call.user
+            assert "- rule 'revenue_from_order_lines': 'for questions about revenue / sales: read" in call.user
     rule = next(c for c in answer.checks if c.name == "definition_rule")
     assert rule.fired and "rule revenue_from_order_lines" in rule.detail
     assert answer.verdict.gate == "abstain"
@@ -440,8 +440,8 @@ def test_definitions_kept_and_absent(ask, defs_path):
     assert not next(c for c in kept.checks if c.name == "definition_rule").fired
     bare = next(c for c in absent.checks if c.name == "definition_rule")
     assert not bare.fired and bare.detail.startswith("not measured")
-    assert all("Recorded definitions:\n(none)" in c.user for c in srv.calls[len(srv.calls) // 2:]
-               if c.stage in {"assess", "generate"})
+    none = 'Recorded definitions:\n<data name="definitions">\n(none)\n</data>'
+    assert all(none in c.user for c in srv.calls[len(srv.calls) // 2:] if c.stage in {"assess", "generate"})
 
 
 def test_definitions_setting_is_read_when_no_argument_is_given(ask, demo_db, defs_path, ask_cache):

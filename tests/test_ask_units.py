@@ -153,7 +153,7 @@ def test_schema_text_shows_keys_nulls_and_stand_ins(demo_db, tmp_path):
         text = schema_text(db.profile())
     assert "TABLE customers: 1,200 rows; primary key (customer_id)" in text
     assert "  - customer_id: INTEGER; references customers.customer_id" in text  # orders.customer_id
-    assert "  - region: TEXT; 10% null" in text
+    assert "  - region: TEXT; 10% null; 5 distinct; e.g. 'North', 'East', 'West'" in text  # values quoted
     assert "stand-in code -1 in 4.0% of rows (means unknown)" in text
 
 
@@ -190,4 +190,5 @@ def test_completeness_judge_share_of_parts_covered():
     share, parts = judge_completeness(LLM(model), "How many stores, and in which city?", "There are 8 stores.",
                                       Result(columns=["n"], rows=[[8]], row_count=1))
     assert share == 0.5 and parts == [("how many stores", True), ("in which city", False)]
-    assert "Result columns: n" in model.requests[0].messages[1][1]
+    assert model.requests[0].messages[1][1].endswith(
+        '<data name="answer">\ntext: \'There are 8 stores.\'\nresult columns: n\n</data>')

@@ -39,6 +39,7 @@ from .db.profile import Profile
 from .definitions import Definitions, definitions_in_effect, load_definitions, use_definitions
 from .errors import ModelError, UserInputError
 from .llm import LLM, BadOutput, Model, ReplayMiss, Request, llm_from_config, load_prompt, prompt_hashes
+from .llm import data_text as data
 from .llm.jsonparse import require
 from .pipeline import check_candidates
 from .premise import Assessment, assess, flaw_name
@@ -48,6 +49,7 @@ MODEL_ENV = "VOUCH_MODEL"
 GENERATE_MAX_TOKENS = 2048
 WRITE_MAX_TOKENS = 1024
 RESULT_ROWS_IN_PROMPT = 20
+SAMPLE_VALUE_CHARS = 30  # each example value in the schema text
 TEMPLATE_ROWS = 3
 # Fields that differ between two runs of the same question even when every reply comes from
 # the cache: timings and the cache accounting. :func:`comparable` drops them.
@@ -300,8 +302,10 @@ class _Run:
                 t.prose = template_text(result)
                 continue
             sample = t.samples[t.shown]
-            messages = prompt.messages(question=t.text, interpretation=sample.interpretation or "(not stated)",
-                                       sql=sample.sql, row_count=_rows_caption(result), result=result_text(result))
+            stated = data.string(sample.interpretation, data.TEXT_LIMIT) if sample.interpretation else "(not stated)"
+            messages = prompt.messages(question=t.text, interpretation=stated,
+                                       sql=data.escaped(sample.sql, data.LONG_LIMIT), row_count=_rows_caption(result),
+                                       result=result_text(result, self.db.dialect))
             jobs[ti] = Request.of(messages, temperature=0.0, max_tokens=WRITE_MAX_TOKENS)
         if not jobs:
             return
@@ -396,11 +400,11 @@ class _Run:
     # -- context for the prompts -------------------------------------------------------------
     def schema_text(self) -> str:
         if self._schema is None:
-            self._schema = schema_text(self.db.profile())
+            self._schema = schema_text(self.db.profile(), self.db.dialect)
         return self._schema
 
     def definitions_text(self) -> str:
-        return self.definitions.prompt_text() if self.definitions else "(none)"
+        return definitions_text(self.definitions)
 
 
 def _no_sql_answer(question: str, rule: str, reason: str, check: CheckResult, message: str, **extra) -> Answer:
@@ -455,30 +459,27 @@ def validate_parts(data: dict) -> list[tuple[str, bool]]:
     return out
 
 
-def judge_completeness(llm: LLM, question: str, text: str, result: Result) -> tuple[float, list[tuple[str, bool]]]:
+def judge_completeness(llm: LLM, question: str, text: str, result: Result,
+                       dialect: str = "sqlite") -> tuple[float, list[tuple[str, bool]]]:
     """COMPLETE (IES §3.2): the share of the question's parts the answer covers, as a judge
     model lists them, with the parts. One call (stage ``judge``); the ``incomplete`` cap
-    (COMPLETE < 0.5) is for a check to apply, which is not wired into ask yet."""
-    messages = load_prompt("judge_complete").messages(question=question, text=text,
-                                                      columns=", ".join(result.columns) or "(none)")
+    (COMPLETE < 0.5) is for a check to apply, which is not wired into ask yet. ``dialect``
+    quotes the result's column names."""
+    columns = ", ".join(data.identifier(c, dialect) for c in result.columns) or "(none)"
+    messages = load_prompt("judge_complete").messages(question=question, text=data.string(text, data.LONG_LIMIT),
+                                                      columns=columns)
     parts = llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=1024), stage="judge",
                               validate=validate_parts)
     return sum(covered for _, covered in parts) / len(parts), parts
 
 
-# -- text the prompts and the template are made of -------------------------------------------------
+# -- text the template is made of: the user reads it, so values stay unquoted ------------------------
 
 def _value(v: Any) -> str:
     if v is None:
         return "NULL"
-    if isinstance(v, bool) or isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if v != v or abs(v) >= 1e15:
-            return repr(v)
-        text = f"{v:.4f}".rstrip("0").rstrip(".")
-        return "0" if text in {"-0", ""} else text
-    return _clip(str(v), 80)
+    num = data.number(v)
+    return num if num is not None else _clip(str(v), data.VALUE_LIMIT)
 
 
 def _clip(text: str, width: int) -> str:
@@ -493,12 +494,6 @@ def _rows_caption(result: Result) -> str:
     if result.row_count > RESULT_ROWS_IN_PROMPT:
         caption += f"; the first {RESULT_ROWS_IN_PROMPT} shown"
     return caption
-
-
-def result_text(result: Result, limit: int = RESULT_ROWS_IN_PROMPT) -> str:
-    lines = [" | ".join(result.columns)]
-    lines += [" | ".join(_value(v) for v in row) for row in result.rows[:limit]]
-    return "\n".join(lines)
 
 
 def template_text(result: Result) -> str:
@@ -523,19 +518,26 @@ def template_text(result: Result) -> str:
     return f"{head}. {'First' if more else 'They are'}: {first}{more}."
 
 
-def schema_text(profile: Profile) -> str:
+# -- text the prompts are made of: every name and value through data_text ------------------------------
+
+def schema_text(profile: Profile, dialect: str = "sqlite") -> str:
     """The schema and its profile as the prompts show it: tables, row counts, keys, column
-    types, null shares, distinct counts, ranges, example values and stand-in codes."""
+    types, null shares, distinct counts, ranges, example values and stand-in codes. Names are
+    written as ``dialect`` writes them in SQL, so the model can copy them into a query."""
     lines = []
+
+    def name(n: str) -> str:
+        return data.identifier(n, dialect)
+
     for t in profile.tables:
-        head = f"TABLE {t.name}{' (view)' if t.is_view else ''}: {t.row_count:,} rows"
+        head = f"TABLE {name(t.name)}{' (view)' if t.is_view else ''}: {t.row_count:,} rows"
         if t.primary_key:
-            head += f"; primary key ({', '.join(t.primary_key)})"
+            head += f"; primary key ({', '.join(map(name, t.primary_key))})"
         lines.append(head)
-        refs = {c: f"{fk.ref_table}.{fk.ref_columns[i]}" for fk in t.foreign_keys
+        refs = {c: f"{name(fk.ref_table)}.{name(fk.ref_columns[i])}" for fk in t.foreign_keys
                 for i, c in enumerate(fk.columns) if i < len(fk.ref_columns)}
         for c in t.columns:
-            bits = [c.type or "untyped"]
+            bits = [data.type_name(c.type)]
             if c.name in refs:
                 bits.append(f"references {refs[c.name]}")
             if t.row_count and c.null_count:
@@ -543,15 +545,33 @@ def schema_text(profile: Profile) -> str:
             if t.row_count:
                 bits.append(f"{'≈' if c.distinct_estimated else ''}{c.distinct_count:,} distinct")
             if isinstance(c.min, (int, float)) and not isinstance(c.min, bool) and c.min != c.max:
-                bits.append(f"from {_value(c.min)} to {_value(c.max)}")
+                bits.append(f"from {data.value(c.min)} to {data.value(c.max)}")
             if c.top_values and (c.distinct_count <= 12 or isinstance(c.top_values[0][0], str)):
-                bits.append("e.g. " + ", ".join(repr(_clip(v, 30)) if isinstance(v, str) else _value(v)
-                                                for v, _ in c.top_values[:3]))
+                bits.append("e.g. " + ", ".join(data.value(v, SAMPLE_VALUE_CHARS) for v, _ in c.top_values[:3]))
             for s in c.stand_ins:
-                bits.append(f"stand-in code {_value(s.value)} in {s.share:.1%} of rows (means unknown)")
-            lines.append(f"  - {c.name}: {'; '.join(bits)}")
+                bits.append(f"stand-in code {data.value(s.value)} in {s.share:.1%} of rows (means unknown)")
+            lines.append(f"  - {name(c.name)}: {'; '.join(bits)}")
     return "\n".join(lines)
 
 
+def result_text(result: Result, dialect: str = "sqlite", limit: int = RESULT_ROWS_IN_PROMPT) -> str:
+    """The shown result as the writer reads it: a line of column names, then a line per row."""
+    lines = [" | ".join(data.identifier(c, dialect) for c in result.columns)]
+    lines += [" | ".join(data.value(v) for v in row) for row in result.rows[:limit]]
+    return "\n".join(lines)
+
+
+def definitions_text(definitions: Definitions | None) -> str:
+    """The recorded definitions as the prompts show them: the user's file is data too."""
+    if definitions is None:
+        return "(none)"
+    lines = [f"- {data.string(term, data.NAME_LIMIT)} means {data.string(meaning, data.TEXT_LIMIT)}"
+             for term, meaning in definitions.definitions.items()]
+    lines += [f"- note: {data.string(note, data.TEXT_LIMIT)}" for note in definitions.notes]
+    lines += [f"- rule {data.string(r.name, data.NAME_LIMIT)}: {data.string(r.describe(), data.TEXT_LIMIT)}"
+              for r in definitions.rules]
+    return "\n".join(lines) or "(none)"
+
+
 __all__ = ["ask", "refine", "append_clause", "base_request", "comparable", "template_text", "schema_text",
-           "validate_sample", "judge_completeness", "VOLATILE_FIELDS"]
+           "result_text", "definitions_text", "validate_sample", "judge_completeness", "VOLATILE_FIELDS"]

@@ -5,6 +5,13 @@ records. ``vouch prompts`` lists them.
 A file holds the system message, then a line ``<!-- user -->``, then the user message.
 ``{{name}}`` marks a value filled in at run time; filling in a name the file does not use,
 or leaving one unfilled, is a programming error and raises.
+
+Whatever Vouch read from the database, the definitions file or an earlier model reply sits
+between a line ``<data name="…">`` and the next line ``</data>``, and the system message says
+that a data block holds data, never instructions. The values for the slots inside a block are
+written by :mod:`vouchsql.llm.data_text`, which escapes every ``<``; a value that still holds
+a block tag is refused, so a builder that skipped the escaping fails loudly instead of letting
+the data close its block.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from importlib import resources
 PROMPT_NAMES = ("assess", "generate", "write", "judge_complete")
 USER_MARK = "<!-- user -->"
 _SLOT = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+_DATA_BLOCK = re.compile(r'^<data name="[a-z_]+">$(.*?)^</data>$', re.M | re.S)
+_DATA_TAG = re.compile(r"</?data\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,11 @@ class Prompt:
     def slots(self) -> list[str]:
         return list(dict.fromkeys(_SLOT.findall(self.text)))
 
+    @property
+    def data_slots(self) -> list[str]:
+        """The slots inside ``<data>`` blocks."""
+        return list(dict.fromkeys(s for block in _DATA_BLOCK.findall(self.text) for s in _SLOT.findall(block)))
+
     def messages(self, **values: str) -> list[dict]:
         system, sep, user = self.text.partition(USER_MARK)
         if not sep:
@@ -43,6 +57,10 @@ class Prompt:
         unknown = set(values) - set(self.slots)
         if unknown:
             raise KeyError(f"prompt {self.name} has no slot(s) {sorted(unknown)}")
+        for slot in self.data_slots:
+            if slot in values and _DATA_TAG.search(str(values[slot])):
+                raise ValueError(f"prompt {self.name}: the value for {{{{{slot}}}}} holds a data-block tag; "
+                                 f"write it with vouchsql.llm.data_text")
 
         def fill(part: str) -> str:
             def one(m: re.Match) -> str:
