@@ -118,6 +118,25 @@ def test_postgres_everyday_reads_and_streaming(pg, tmp_path):
         assert r.truncated_reason == "cell" and len(r.rows[0][1]) < 64_000
 
 
+def test_postgres_server_cuts_huge_cells_before_sending(pg, tmp_path):
+    url, raw, schema = pg
+    with vouchsql.connect(url, cache_dir=str(tmp_path), max_result_bytes=100_000) as db:
+        # Text and bytea are cut by the server (left/substring) to their share of the cap.
+        r = db.execute("SELECT id, repeat('t', (SELECT 3000000)) AS t, decode(repeat('ab', (SELECT 2000000)), 'hex') AS b "
+                       "FROM owners ORDER BY id LIMIT 2;")
+        assert r.truncated_reason == "cell" and r.columns == ["id", "t", "b"]
+        assert r.rows[0][0] == 1 and 0 < len(r.rows[0][1]) <= 50_000 and len(r.rows[0][2]) <= 50_000
+        # A huge array cannot be cut and keep its type: it comes back NULL, the result marked.
+        r = db.execute("SELECT 7 AS k, array_agg(g) AS a FROM generate_series(1, (SELECT 3000000)) g")
+        assert r.rows == [[7, None]] and r.truncated_reason == "cell"
+        # Small values of the same types come back whole and unmarked; order and names kept.
+        r = db.execute("SELECT name, ARRAY[id, id] AS pair, '{\"a\": 1}'::jsonb AS j FROM owners "
+                       "ORDER BY id DESC LIMIT 2 -- a trailing comment")
+        assert r.error is None and r.truncated_reason is None
+        assert r.rows == [["o50", "[50, 50]", "{'a': 1}"], ["o49", "[49, 49]", "{'a': 1}"]]
+        assert db.execute("SELECT nope FROM owners").error.message.startswith("postgresql error: column")
+
+
 def test_postgres_superuser_reads_as_pg_read_all_data(pg, tmp_path):
     url, raw, schema = pg
     assert raw.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0]

@@ -62,6 +62,7 @@ class SQLAlchemyDatabase(Database):
         self.dialect = SQLGLOT_DIALECTS.get(name, name)
         super().__init__(self._url.render_as_string(hide_password=True), config)
         self._policy_cache: PostgresPolicy | MySQLPolicy | None = None
+        self._pg_type_lengths: dict[int, int] = {}  # type oid → typlen (-1: variable length)
         self._reader_role: list[str] = []
         try:
             with self._engine.connect() as conn:
@@ -91,9 +92,10 @@ class SQLAlchemyDatabase(Database):
             try:
                 for stmt in self._session_setup(timeout):
                     conn.exec_driver_sql(stmt)
-                stream = self._stream(conn, sql)
+                stream = self._stream(conn, sql, max_bytes)
                 rows, truncated = fetch_bounded(stream.fetchmany, max_rows, max_bytes, start + timeout)
                 columns = stream.columns()
+                truncated = truncated or ("cell" if stream.cut else None)
                 if truncated and not self._is_postgres:
                     # PyMySQL's unbuffered cursor would read every remaining row to close;
                     # dropping the connection stops the server instead.
@@ -180,11 +182,11 @@ class SQLAlchemyDatabase(Database):
                     conn.rollback()
         return self._policy_cache
 
-    def _stream(self, conn, sql: str) -> "_Stream":
+    def _stream(self, conn, sql: str, max_bytes: int) -> "_Stream":
         """Run the caller's statement in the current transaction as a stream of rows."""
         driver = conn.connection.driver_connection
         if self._engine.dialect.driver == "psycopg":
-            return _PsycopgStream(driver, sql)
+            return _PsycopgStream(driver, sql, max_bytes, self._pg_type_lengths)
         if self._engine.dialect.driver == "pymysql":
             return _PyMySQLStream(driver, sql)
         return _BufferedStream(conn.exec_driver_sql(sql))
@@ -242,7 +244,10 @@ def _pg_reader_role(conn) -> list[str]:
 
 
 class _Stream:
-    """Rows of one running statement, pulled a chunk at a time."""
+    """Rows of one running statement, pulled a chunk at a time. ``cut``: a cell was cut to
+    fit before it reached Python."""
+
+    cut = False
 
     def fetchmany(self, n: int) -> list:  # pragma: no cover - interface
         raise NotImplementedError
@@ -258,26 +263,136 @@ class _Stream:
         conn.invalidate()
 
 
+# Text types whose values the server can cut with left(); bytea with substring(). Other
+# variable-length values (json, arrays, xml …) cannot be cut and keep their type: one that is
+# over its share is sent as NULL and the row marked cut. bpchar is left alone: left() would
+# turn it into text and drop its padding, and its declared length bounds it anyway.
+_PG_TEXT_TYPES = {25, 1043, 705}
+_PG_BYTEA = 17
+_PG_FIXED_OR_BOUNDED = {16, 18, 19, 20, 21, 23, 26, 700, 701, 1042, 1082, 1083, 1114, 1184, 1186, 1266,
+                        1700, 2950, 869, 650, 829, 774}
+
+
 class _PsycopgStream(_Stream):
     """psycopg's ``stream()``: one statement by the extended protocol ("COMMIT; INSERT …"
     cannot end the read-only transaction and write after it), rows as the server sends them,
-    and the query cancelled when the stream is closed early."""
+    and the query cancelled when the stream is closed early.
 
-    def __init__(self, driver, sql: str) -> None:
+    libpq receives a row whole, so a single 400 MB cell would land in this process before any
+    cap could look at it. The statement is therefore described first (parsed and planned,
+    not run) and, when it returns variable-length columns, wrapped so that the server cuts
+    each such cell to its share of ``max_bytes`` before sending it."""
+
+    def __init__(self, driver, sql: str, max_bytes: int, type_lengths: dict[int, int]) -> None:
+        import psycopg
+
         self._cur = driver.cursor()
-        self._rows = self._cur.stream(sql)
+        self._share = 0
+        self._cut_columns: list[int] = []
+        self._flag = False
+        pgconn = driver.pgconn
+        described = pgconn.prepare(b"", sql.encode(driver.info.encoding))
+        if described.status == psycopg.pq.ExecStatus.FATAL_ERROR:
+            # The same error the statement itself would raise; raised now, as the failed
+            # Parse has already ended the transaction.
+            raise psycopg.Error(described.error_message.decode(driver.info.encoding, "replace").strip())
+        shape = pgconn.describe_prepared(b"")
+        names = [shape.fname(i).decode(driver.info.encoding) for i in range(shape.nfields)]
+        oids = [shape.ftype(i) for i in range(shape.nfields)]
+        wrapped = self._wrap(driver, sql, names, oids, max_bytes, type_lengths)
+        self._rows = self._cur.stream(wrapped or sql)
+
+    def _wrap(self, driver, sql, names, oids, max_bytes, type_lengths) -> str | None:
+        unknown = sorted({o for o in oids if o not in type_lengths and o not in _PG_FIXED_OR_BOUNDED
+                          and o not in _PG_TEXT_TYPES and o != _PG_BYTEA})
+        if unknown:
+            with driver.cursor() as cur:
+                cur.execute("SELECT oid::int, typlen FROM pg_catalog.pg_type WHERE oid = ANY(%s)", (unknown,))
+                type_lengths.update(dict(cur.fetchall()))
+        variable = [i for i, o in enumerate(oids) if o in _PG_TEXT_TYPES or o == _PG_BYTEA
+                    or (o not in _PG_FIXED_OR_BOUNDED and type_lengths.get(o, -1) < 0)]
+        if not variable:
+            return None
+        share = max(1024, max_bytes // len(variable))
+        aliases = [f"c{i}" for i in range(len(names))]
+        columns, flags = [], []
+        for i, (name, oid) in enumerate(zip(names, oids)):
+            ref = f"vouch_q.{aliases[i]}"
+            if i not in variable:
+                expr = ref
+            elif oid in _PG_TEXT_TYPES:
+                expr = f"left({ref}::text, {share + 1})"
+                self._cut_columns.append(i)
+            elif oid == _PG_BYTEA:
+                expr = f"substring({ref} from 1 for {share + 1})"
+                self._cut_columns.append(i)
+            else:
+                expr = f"CASE WHEN pg_column_size({ref}) > {share} THEN NULL ELSE {ref} END"
+                flags.append(f"pg_column_size({ref}) > {share}")
+            columns.append(f'{expr} AS "{name.replace(chr(34), chr(34) * 2)}"')
+        if flags:
+            columns.append(f"COALESCE({' OR '.join(flags)}, false) AS vouch_cut")
+            self._flag = True
+        self._share = share
+        body = sql.rstrip().rstrip(";")
+        wrapped = (f"SELECT {', '.join(columns)} FROM (\n{body}\n) AS vouch_q({', '.join(aliases)})")
+        # A statement the wrapper cannot hold (a trailing comment after a ';', say) is run as
+        # it was given, with the client-side byte cap only.
+        with _savepoint(driver) as ok:
+            ok(driver.pgconn.prepare(b"", wrapped.encode(driver.info.encoding)))
+        if not ok.worked:
+            self._cut_columns, self._flag = [], False
+            return None
+        return wrapped
 
     def fetchmany(self, n: int) -> list:
-        return list(itertools.islice(self._rows, n))
+        rows = list(itertools.islice(self._rows, n))
+        if not (self._cut_columns or self._flag):
+            return rows
+        out = []
+        for row in rows:
+            row = list(row)
+            if self._flag:
+                self.cut = self.cut or bool(row.pop())
+            for i in self._cut_columns:
+                value = row[i]
+                if value is not None and len(value) > self._share:
+                    row[i] = value[:self._share]
+                    self.cut = True
+            out.append(tuple(row))
+        return out
 
     def columns(self) -> list[str]:
         if self._cur.description is None:
             raise _resource_closed()
-        return [d.name for d in self._cur.description]
+        names = [d.name for d in self._cur.description]
+        return names[:-1] if self._flag else names
 
     def close(self) -> None:
         self._rows.close()
         self._cur.close()
+
+
+class _savepoint:
+    """Try one step inside a savepoint: a failure rolls back to it, leaving the read-only
+    transaction usable. ``ok(result)`` records a libpq result's success."""
+
+    def __init__(self, driver) -> None:
+        self._pgconn = driver.pgconn
+        self.worked = False
+
+    def __enter__(self):
+        self._pgconn.exec_(b"SAVEPOINT vouch_wrap")
+        return self
+
+    def __call__(self, result) -> None:
+        import psycopg
+
+        self.worked = result.status != psycopg.pq.ExecStatus.FATAL_ERROR
+
+    def __exit__(self, *exc) -> None:
+        self._pgconn.exec_(b"RELEASE SAVEPOINT vouch_wrap" if self.worked and not exc[0]
+                           else b"ROLLBACK TO SAVEPOINT vouch_wrap")
 
 
 class _PyMySQLStream(_Stream):
