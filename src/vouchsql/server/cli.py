@@ -9,14 +9,17 @@ import re
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
-from ..errors import UserInputError
+from ..db.privileges import DOCS, RolePowers
+from ..errors import UserInputError, VouchError
 from ..settings import Config
 from . import DB_NAME
 
 TOKEN_ENV = "VOUCH_TOKEN"
 MODEL_ENV = "VOUCH_MODEL"
 MIN_TOKEN_CHARS = 16
+ALLOW_PRIVILEGED_FLAG = "--allow-privileged-role"
 
 
 def register(sub, common) -> None:
@@ -27,6 +30,9 @@ def register(sub, common) -> None:
                                    "never send paths. Off loopback a token is required: set VOUCH_TOKEN.")
     p.add_argument("--db", action="append", default=[], metavar="NAME=PATH",
                    help="a database to serve under NAME (repeatable); a bare PATH is served under its file name")
+    p.add_argument(ALLOW_PRIVILEGED_FLAG, action="store_true",
+                   help="serve a database whose role may write or reach the server's files (warned about on "
+                        "the page); without it such a database is refused, see docs/security.md")
     _add_listen_options(p)
     p.set_defaults(handler=run_serve_command)
 
@@ -81,9 +87,34 @@ def check_listen(host: str, token: str | None) -> None:
                              f"string (clients send 'Authorization: Bearer <token>'), or listen on 127.0.0.1")
 
 
+def check_roles(databases: dict[str, str], config: Config, *,
+                allow_privileged: bool = False) -> dict[str, RolePowers]:
+    """Open each database once and read its role's powers (``db.privileges``). A role that may
+    write or reach the server's files is refused (UserInputError, exit 2) unless
+    ``allow_privileged``; then those roles are returned, {name: RolePowers}, to be warned about."""
+    from ..db import connect
+
+    privileged: dict[str, RolePowers] = {}
+    for name, target in databases.items():
+        try:
+            with connect(target, config=config) as db:
+                powers = db.role_powers()
+        except VouchError as exc:
+            raise UserInputError(f"database {name!r}: {exc.message}") from None
+        if powers is not None and powers.privileged:
+            privileged[name] = powers
+    if privileged and not allow_privileged:
+        named = "; ".join(f"database {name!r}: {powers.summary}" for name, powers in privileged.items())
+        raise UserInputError(f"refusing to serve a database whose role can do more than read: {named}. Connect "
+                             f"as a read-only role (see {DOCS}), or start with {ALLOW_PRIVILEGED_FLAG} to "
+                             f"serve it anyway")
+    return privileged
+
+
 def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", port: int = 8000, *,
           model: str | None = None, examples: dict[str, list[dict]] | None = None,
-          request_timeout: float | None = None, console: Console | None = None) -> int:
+          request_timeout: float | None = None, allow_privileged_role: bool = False,
+          console: Console | None = None) -> int:
     """Start the server and block until it stops. Returns an exit code."""
     out = console or Console()
     token = os.environ.get(TOKEN_ENV) or None
@@ -107,6 +138,10 @@ def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", po
         allowed_hosts=[*LOOPBACK_NAMES, host] if is_loopback(host) else None,
     )
     out.print(f"Opening {len(databases)} database(s): {', '.join(databases)} …", highlight=False)
+    err = Console(stderr=True, soft_wrap=True)
+    for name, powers in check_roles(databases, config, allow_privileged=allow_privileged_role).items():
+        err.print(Text("warning: ", style="bold yellow") + Text(f"database {name!r}: {powers.warning()}"),
+                  highlight=False)
     app = create_app(options, config)
     shown = f"[{host}]" if ":" in host else host
     out.print(f"[bold green]Vouch[/] on http://{shown}:{port}/  (API docs: /docs)", highlight=False)
@@ -142,7 +177,8 @@ def serve_demo(config: Config, host: str = "127.0.0.1", port: int = 8000, *, mod
 
 def run_serve_command(args, config: Config, console: Console) -> int:
     return serve(parse_db_specs(args.db), config, args.host, args.port,
-                 model=resolve_model(args.model, config), request_timeout=args.request_timeout, console=console)
+                 model=resolve_model(args.model, config), request_timeout=args.request_timeout,
+                 allow_privileged_role=args.allow_privileged_role, console=console)
 
 
 def run_demo_serve(args, config: Config, console: Console) -> int:

@@ -6,7 +6,7 @@
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
   const MAX_TABLE_ROWS = 200;
-  const state = { info: null, token: sessionStorage.getItem("vouch-token") || "", busy: false };
+  const state = { info: null, token: sessionStorage.getItem("vouch-token") || "", busy: false, warnings: {} };
 
   // ---- DOM helpers ---------------------------------------------------------------------
   function el(tag, attrs, ...children) {
@@ -93,7 +93,7 @@
         run(sqlTexts().length ? "check" : "ask");
       }
     });
-    $("db").addEventListener("change", loadExamples);
+    $("db").addEventListener("change", () => { showRoleWarning(); loadExamples(); });
     $("token-form").addEventListener("submit", (e) => {
       e.preventDefault();
       state.token = $("token").value.trim();
@@ -126,7 +126,25 @@
     $("ask-note").textContent = info.ask.available
       ? "Ask sends the question to " + info.ask.model + " and vouches for its answer."
       : "Ask is off: " + info.ask.reason;
+    await loadWarnings();
     await loadExamples();
+  }
+
+  // A database opened as a role that may write or reach the server's files is served only
+  // when the operator allowed it; the page says so for as long as that database is chosen.
+  async function loadWarnings() {
+    state.warnings = {};
+    try {
+      const data = await api("GET", "/api/databases");
+      for (const d of data.databases) if (d.warning) state.warnings[d.name] = d.warning;
+    } catch (err) { /* the listing is advisory; checks still report their own errors */ }
+    showRoleWarning();
+  }
+
+  function showRoleWarning() {
+    const box = $("db-warning"), text = state.warnings[$("db").value];
+    box.hidden = !text;
+    box.textContent = text ? "Warning: database " + $("db").value + ": " + text : "";
   }
 
   async function loadExamples() {
