@@ -295,7 +295,7 @@ class _PsycopgStream(_Stream):
         if described.status == psycopg.pq.ExecStatus.FATAL_ERROR:
             # The same error the statement itself would raise; raised now, as the failed
             # Parse has already ended the transaction.
-            raise psycopg.Error(described.error_message.decode(driver.info.encoding, "replace").strip())
+            raise psycopg.errors.error_from_result(described, encoding=driver.info.encoding)
         shape = pgconn.describe_prepared(b"")
         names = [shape.fname(i).decode(driver.info.encoding) for i in range(shape.nfields)]
         oids = [shape.ftype(i) for i in range(shape.nfields)]
