@@ -315,3 +315,9 @@ def test_built_size_leaves_ordinary_formatting_alone(chinook_path, tmp_path):
         assert r.error is None and r.rows == [["100000000", "00003.14", "abab", "xy"]]
         r = db.execute("SELECT printf('%.*c', 400000000, 'x')")
         assert r.error.kind == "too_large"
+
+
+def test_serve_refuses_an_absurd_response_limit(clean_env, chinook_path):
+    from vouchsql.cli import main
+
+    assert main(["serve", "--db", f"c={chinook_path}", "--max-response-bytes", "10"]) == 2

@@ -51,6 +51,8 @@ def _add_listen_options(p) -> None:
                    help="model for /api/ask (default: VOUCH_MODEL); without one only check is served")
     p.add_argument("--request-timeout", type=float, default=None, metavar="SECONDS",
                    help="time limit of one request, all its queries and model calls together (default 120)")
+    p.add_argument("--max-response-bytes", type=int, default=None, metavar="BYTES",
+                   help="largest response body; result rows are cut to fit (default 33554432, 32 MiB)")
 
 
 def parse_db_specs(specs: list[str]) -> dict[str, str]:
@@ -114,7 +116,7 @@ def check_roles(databases: dict[str, str], config: Config, *,
 def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", port: int = 8000, *,
           model: str | None = None, examples: dict[str, list[dict]] | None = None,
           request_timeout: float | None = None, allow_privileged_role: bool = False,
-          console: Console | None = None) -> int:
+          max_response_bytes: int | None = None, console: Console | None = None) -> int:
     """Start the server and block until it stops. Returns an exit code."""
     out = console or Console()
     token = os.environ.get(TOKEN_ENV) or None
@@ -125,16 +127,20 @@ def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", po
         raise UserInputError(f"--port {port} is not a port number (1–65535)")
     if request_timeout is not None and not (0 < request_timeout < float("inf")):
         raise UserInputError("--request-timeout must be a number of seconds > 0")
+    if max_response_bytes is not None and not (64 * 1024 <= max_response_bytes <= 2**40):
+        raise UserInputError("--max-response-bytes must be between 65536 and 2**40")
     try:
         import uvicorn
 
-        from .app import DEFAULT_REQUEST_TIMEOUT, LOOPBACK_NAMES, ServerOptions, create_app, is_loopback
+        from .app import (DEFAULT_MAX_RESPONSE, DEFAULT_REQUEST_TIMEOUT, LOOPBACK_NAMES, ServerOptions,
+                          create_app, is_loopback)
     except ImportError as exc:
         raise UserInputError(f"the server needs FastAPI and uvicorn: pip install 'vouchsql[server]' ({exc})") from None
 
     options = ServerOptions(
         databases=databases, token=token, model=model, examples=examples or {},
         request_timeout=request_timeout or DEFAULT_REQUEST_TIMEOUT,
+        max_response=max_response_bytes or DEFAULT_MAX_RESPONSE,
         allowed_hosts=[*LOOPBACK_NAMES, host] if is_loopback(host) else None,
     )
     out.print(f"Opening {len(databases)} database(s): {', '.join(databases)} …", highlight=False)
@@ -165,23 +171,26 @@ def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", po
 
 def serve_demo(config: Config, host: str = "127.0.0.1", port: int = 8000, *, model: str | None = None,
                out: str | None = None, seed: int | None = None, request_timeout: float | None = None,
-               console: Console | None = None) -> int:
+               max_response_bytes: int | None = None, console: Console | None = None) -> int:
     """Build the demo database and serve it as ``demo`` with its examples ready to click."""
     from .. import api
     from ..demo import EXAMPLES
 
     path = api.build_demo(out, seed=seed, config=config)
     return serve({"demo": str(path)}, config, host, port, model=resolve_model(model, config),
-                 examples={"demo": EXAMPLES}, request_timeout=request_timeout, console=console)
+                 examples={"demo": EXAMPLES}, request_timeout=request_timeout,
+                 max_response_bytes=max_response_bytes, console=console)
 
 
 def run_serve_command(args, config: Config, console: Console) -> int:
     return serve(parse_db_specs(args.db), config, args.host, args.port,
                  model=resolve_model(args.model, config), request_timeout=args.request_timeout,
-                 allow_privileged_role=args.allow_privileged_role, console=console)
+                 allow_privileged_role=args.allow_privileged_role,
+                 max_response_bytes=args.max_response_bytes, console=console)
 
 
 def run_demo_serve(args, config: Config, console: Console) -> int:
     """What ``vouch demo --serve`` runs (``args`` from a parser given ``add_demo_options``)."""
     return serve_demo(config, args.host, args.port, model=args.model, out=getattr(args, "out", None),
-                      seed=getattr(args, "seed", None), request_timeout=args.request_timeout, console=console)
+                      seed=getattr(args, "seed", None), request_timeout=args.request_timeout,
+                      max_response_bytes=args.max_response_bytes, console=console)
