@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vouchsql.demo import DEFAULT_SEED, DESCRIPTION, EXAMPLES, build_demo
+from vouchsql.demo import DEFAULT_SEED, DESCRIPTION, EXAMPLES, build_demo, is_demo_database
+from vouchsql.errors import UserInputError
 
 
 def _sha256(path: Path) -> str:
@@ -67,14 +68,15 @@ def test_rebuild_over_existing_file_is_identical(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.sqlite"]
 
 
-def test_overwrite_false_refuses_existing_file(tmp_path):
+def test_an_existing_file_that_is_not_a_demo_database_is_replaced_only_with_force(tmp_path):
     path = tmp_path / "demo.sqlite"
     path.write_bytes(b"keep me")
-    with pytest.raises(FileExistsError):
-        build_demo(path, overwrite=False)
+    with pytest.raises(UserInputError, match="not a Vouch demo database"):
+        build_demo(path)
     assert path.read_bytes() == b"keep me"
-    assert build_demo(path, overwrite=True) == path
+    assert build_demo(path, force=True) == path
     assert path.read_bytes()[:16] == b"SQLite format 3\x00"
+    assert is_demo_database(path)
 
 
 def test_returns_path_and_accepts_str(tmp_path):

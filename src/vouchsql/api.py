@@ -16,13 +16,14 @@ def demo_path(config: Config | None = None) -> Path:
 
 
 def build_demo(out: "str | os.PathLike | None" = None, *, seed: int | None = None,
-               config: Config | None = None) -> Path:
-    """Build the demo database (deterministic for a seed) and return its path."""
+               config: Config | None = None, force: bool = False) -> Path:
+    """Build the demo database (deterministic for a seed) and return its path. A file at
+    ``out`` is replaced only when it is a Vouch demo database, or with ``force``; the default
+    path, in Vouch's cache folder, is always rebuilt."""
     from .demo import DEFAULT_SEED, build_demo as _build
 
     path = Path(out) if out else demo_path(config)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return _build(path, seed=DEFAULT_SEED if seed is None else seed)
+    return _build(path, seed=DEFAULT_SEED if seed is None else seed, force=force or not out)
 
 
 def check(db: "str | os.PathLike | Database", question: str, candidates: "list[str] | str", *,

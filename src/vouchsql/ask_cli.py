@@ -17,6 +17,10 @@ from rich.text import Text
 
 from .errors import UserInputError
 
+# Each sample is a model call, per interpretation: a K beyond this is a typo, not a plan, and
+# would queue calls without end rather than fail.
+MAX_SAMPLES = 100
+
 
 def register(sub, common) -> None:
     p = sub.add_parser("ask", parents=[common], help="answer a question with a model, and vouch for the answer",
@@ -48,17 +52,21 @@ def register(sub, common) -> None:
 
 
 def run_ask(args, config, out: Console) -> int:
-    from . import api
     from .asking import ask, refine
+    from .cli import open_database  # here: cli imports this module
     from .render import dumps, print_ask_answer
 
     if args.k is not None and args.k < 1:
         raise UserInputError("--k must be at least 1")
+    k = args.k if args.k is not None else config.samples
+    if k > MAX_SAMPLES:
+        raise UserInputError(f"--k (or the samples setting) is {k}; Vouch draws at most {MAX_SAMPLES} "
+                             f"SQL samples per interpretation")
     if args.pick is not None and args.pick < 1:
         raise UserInputError("--pick counts from 1 (the first interpretation listed)")
     err = Console(stderr=True)
     options = dict(model=args.model, k=args.k, hint=args.hint, no_prose=args.no_prose, record=args.record)
-    with api.connect(args.db, config=config) as db, _spinner(err) as progress:
+    with open_database(args.db, config) as db, _spinner(err) as progress:
         answer = ask(db, args.question, progress=progress, **options)
         if args.pick is not None:
             if len(answer.interpretations) < 2:

@@ -6,11 +6,13 @@ import argparse
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from . import __version__
 from . import api
-from .errors import SQLRejected, VouchError
+from .definitions import load_definitions
+from .errors import SQLRejected, UserInputError, VouchError
 from . import ask_cli
 from .evals import cli as evals_cli
 from .server import cli as server_cli
@@ -41,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="where to write the demo database (default: the cache folder)")
     p.add_argument("--seed", type=int, default=None, help="seed of the generated data")
     p.add_argument("--no-examples", action="store_true", help="only build the database")
+    p.add_argument("--force", action="store_true",
+                   help="replace the file at --out even when it is not a Vouch demo database")
     server_cli.add_demo_options(p)
 
     p = sub.add_parser("profile", parents=[common], help="profile a database's schema and data")
@@ -96,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         out = Console(width=160)
     err = Console(stderr=True, soft_wrap=True)  # errors stay one line
     try:
+        _require_utf8(args)
         config = _config_from(args)
+        if config.definitions and args.command != "config":  # `vouch config` still shows the setting
+            load_definitions(config.definitions)  # a file that cannot be read is exit 2, not ignored
         handler = getattr(args, "handler", None) or _COMMANDS[args.command]
         return handler(args, config, out)
     except VouchError as exc:
@@ -107,16 +114,49 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+# Arguments that are text for the database or a model; paths may hold any bytes the system allows.
+_TEXT_ARGS = ("query", "sql", "question", "hint", "answer_text")
+
+
+def _require_utf8(args) -> None:
+    """A shell hands bytes that are not UTF-8 to Python as lone surrogates, which no driver,
+    model or JSON output can carry: name the argument instead of failing later."""
+    for name in _TEXT_ARGS:
+        values = getattr(args, name, None)
+        for i, value in enumerate(values if isinstance(values, list) else [values], 1):
+            try:
+                (value or "").encode("utf-8")
+            except UnicodeEncodeError as exc:
+                which = f"--{name.replace('_', '-')}" + (f" number {i}" if isinstance(values, list) else "")
+                raise UserInputError(f"{which} is not valid UTF-8 text (character {exc.start + 1} is an "
+                                     f"undecodable byte); give it as UTF-8") from None
+
+
 def _print_error(console: Console, message: str) -> None:
     # Messages hold literal brackets (pip install 'vouchsql[postgres]'): never parse them as markup.
     console.print(Text("error: ", style="bold red") + Text(message), highlight=False)
+
+
+def open_database(target, config):
+    """``api.connect`` for a command. Every command opens its database here, once, so a role
+    that may write or reach the server's files (docs/security.md) is warned about once."""
+    db = api.connect(target, config=config)
+    try:
+        powers = db.role_powers()
+    except VouchError:
+        db.close()
+        raise
+    if powers is not None and powers.privileged:
+        Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(powers.warning()),
+                                                   highlight=False)
+    return db
 
 
 def _cmd_profile(args, config, out: Console) -> int:
     from .db.profile import profile_json
     from .render import print_profile
 
-    with api.connect(args.db, config=config) as db:
+    with open_database(args.db, config) as db:
         profile = db.profile(refresh=args.refresh)
     if args.json:
         print(profile_json(profile))
@@ -128,7 +168,7 @@ def _cmd_profile(args, config, out: Console) -> int:
 def _cmd_sql(args, config, out: Console) -> int:
     from .render import dumps, print_result, result_csv
 
-    with api.connect(args.db, config=config) as db:
+    with open_database(args.db, config) as db:
         result = db.execute(args.query)
     if args.json:
         print(dumps(result.model_dump(mode="json")))
@@ -147,7 +187,10 @@ def _cmd_sql(args, config, out: Console) -> int:
 def _cmd_check(args, config, out: Console) -> int:
     from .render import dumps, print_answer
 
-    with api.connect(args.db, config=config) as db:
+    empty = next((i for i, sql in enumerate(args.sql, 1) if not sql.strip()), None)
+    if empty is not None:
+        raise UserInputError(f"--sql number {empty} is empty; give one SELECT statement in each --sql")
+    with open_database(args.db, config) as db:
         answer = api.check(db, args.question, args.sql, answer_text=args.answer_text, hint=args.hint,
                            rule=config.rule, all_choices=args.all_choices)
     if args.json:
@@ -164,8 +207,8 @@ def _cmd_demo(args, config, out: Console) -> int:
     if args.serve:
         return server_cli.run_demo_serve(args, config, out)
 
-    path = api.build_demo(args.out, seed=args.seed, config=config)
-    out.print(f"[bold green]Demo database ready:[/] {path}")
+    path = api.build_demo(args.out, seed=args.seed, config=config, force=args.force)
+    out.print(f"[bold green]Demo database ready:[/] {escape(str(path))}")
     if not args.no_examples:
         out.print("\nVouch checks each example's SQL; where the example has a second plausible SQL, it is "
                   "passed as another sample, so agreement is measured.\n")
@@ -175,10 +218,12 @@ def _cmd_demo(args, config, out: Console) -> int:
                 answer = api.check(db, ex["question"], sqls, rule=config.rule)
                 print_answer_brief(out, ex["title"], answer)
     out.print("\nTry next:")
-    out.print(f"  vouch profile --db {path}", highlight=False)
+    # markup=False: a path may hold brackets, which rich would read as markup.
+    out.print(f"  vouch profile --db {path}", highlight=False, markup=False)
     ex = EXAMPLES[0]
-    out.print(f"  vouch check --db {path} -q \"{ex['question']}\" --sql \"{ex['sql']}\"", highlight=False)
-    out.print(f"  vouch sql --db {path} \"SELECT * FROM customers LIMIT 5\"", highlight=False)
+    out.print(f"  vouch check --db {path} -q \"{ex['question']}\" --sql \"{ex['sql']}\"", highlight=False,
+              markup=False)
+    out.print(f"  vouch sql --db {path} \"SELECT * FROM customers LIMIT 5\"", highlight=False, markup=False)
     return 0
 
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Iterator
 
 from .errors import UserInputError
@@ -171,8 +172,12 @@ def load_definitions(source: "str | os.PathLike | dict | Definitions | None") ->
     path = Path(source).expanduser()
     try:
         stat = path.stat()
-    except OSError:
+    except FileNotFoundError:
         raise UserInputError(f"no definitions file at {path}") from None
+    except OSError as exc:  # a symlink loop, a path through a file, no permission
+        raise UserInputError(f"cannot read definitions file {path}: {exc.strerror}") from None
+    if not S_ISREG(stat.st_mode):  # a folder, or a device such as /dev/zero that never ends
+        raise UserInputError(f"cannot read definitions file {path}: not a regular file")
     return _load_file(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
@@ -182,7 +187,10 @@ def _load_file(path: str, _mtime: int, _size: int) -> Definitions:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise UserInputError(f"cannot read definitions file {p}: {exc}") from None
+        raise UserInputError(f"cannot read definitions file {p}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UserInputError(f"cannot read definitions file {p}: not UTF-8 text "
+                             f"(byte {exc.object[exc.start]:#04x} at offset {exc.start})") from None
     if p.suffix.lower() in {".yaml", ".yml"}:
         try:
             import yaml
@@ -191,8 +199,8 @@ def _load_file(path: str, _mtime: int, _size: int) -> Definitions:
                                  f"or write the definitions as TOML") from None
         try:
             data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            raise UserInputError(f"cannot read definitions file {p}: {exc}") from None
+        except yaml.YAMLError as exc:  # its message spans lines; the CLI prints one
+            raise UserInputError(f"cannot read definitions file {p}: {' '.join(str(exc).split())}") from None
     else:
         try:
             data = tomllib.loads(text)

@@ -33,9 +33,14 @@ import tempfile
 from datetime import date, timedelta
 from pathlib import Path
 
-__all__ = ["DEFAULT_SEED", "DESCRIPTION", "EXAMPLES", "build_demo"]
+from .errors import UserInputError
+
+__all__ = ["DEFAULT_SEED", "DESCRIPTION", "EXAMPLES", "build_demo", "is_demo_database"]
 
 DEFAULT_SEED = 7
+# "Vouc" in the SQLite header's application id: how a demo database is recognised, so that
+# rebuilding one replaces it but a user's own database is never overwritten.
+DEMO_APPLICATION_ID = int.from_bytes(b"Vouc", "big")
 
 # --------------------------------------------------------------------------
 # Fixed shape of the data (the seed changes values, not these counts).
@@ -459,6 +464,7 @@ def _write(conn: sqlite3.Connection, rows: dict[str, list[tuple]]) -> None:
     conn.execute("PRAGMA journal_mode=DELETE")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA user_version=1")
+    conn.execute(f"PRAGMA application_id={DEMO_APPLICATION_ID}")
     conn.execute("BEGIN")
     for statement in SCHEMA.split(";"):
         if statement.strip():
@@ -474,39 +480,64 @@ def _write(conn: sqlite3.Connection, rows: dict[str, list[tuple]]) -> None:
     conn.execute("VACUUM")
 
 
-def build_demo(path: str | Path, seed: int = DEFAULT_SEED, *,
-               overwrite: bool = True) -> Path:
+def is_demo_database(path: str | Path) -> bool:
+    """Whether ``path`` is a file :func:`build_demo` wrote: a SQLite file whose header holds
+    the demo's application id. Read from the header's bytes, so nothing is opened as a
+    database."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError:
+        return False
+    return (len(head) == 100 and head[:16] == b"SQLite format 3\x00"
+            and int.from_bytes(head[68:72], "big") == DEMO_APPLICATION_ID)
+
+
+def build_demo(path: str | Path, seed: int = DEFAULT_SEED, *, force: bool = False) -> Path:
     """Write the demo retailer database to ``path`` and return that path.
 
     The same ``seed`` always yields the same bytes (with the same SQLite
     library); a different seed yields different data. The file is built under
     a temporary name in the same folder and moved into place atomically, so a
-    half-built file never appears at ``path``.
+    half-built file never appears at ``path``. A file already at ``path`` is
+    replaced only when it is a demo database (:func:`is_demo_database`) or
+    ``force`` is given, so a user's own database is never overwritten by mistake.
     """
     target = Path(path)
-    if target.exists() and not overwrite:
-        raise FileExistsError(f"{target} already exists (pass overwrite=True to replace it)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    rows = _generate(int(seed))
-
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                    dir=target.parent)
+    if target.is_dir():
+        raise UserInputError(f"{target} is a folder; give the demo database a file name "
+                             f"(e.g. {target / 'vouch_demo.sqlite'})")
+    if target.exists() and not force and not is_demo_database(target):
+        raise UserInputError(f"{target} exists and is not a Vouch demo database; not overwriting it "
+                             f"(use --force to replace it)")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next(p for p in target.parents if p.exists())
+        raise UserInputError(f"cannot write the demo database to {target}: {blocker} is not a folder") from None
+    except OSError as exc:  # a folder without write permission, a read-only file system
+        raise UserInputError(f"cannot write the demo database to {target}: {exc.strerror}") from None
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         tmp.unlink()  # let SQLite create the file itself
+        rows = _generate(int(seed))
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
             _write(conn, rows)
         finally:
             conn.close()
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         for leftover in (tmp, Path(f"{tmp}-journal")):
             try:
                 leftover.unlink()
             except FileNotFoundError:
                 pass
+        if isinstance(exc, (OSError, sqlite3.Error)):  # a full disk, a folder that went away
+            raise UserInputError(f"cannot write the demo database to {target}: "
+                                 f"{getattr(exc, 'strerror', None) or exc}") from None
         raise
     return target
 

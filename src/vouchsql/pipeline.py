@@ -12,8 +12,10 @@ from .answer import Answer, Candidate, Result, Shown
 from .checks import CHECKS, CheckContext, run_checks
 from .choices import detect_choices, reported
 from .db.base import Database
+from .definitions import definitions_in_effect
 from .errors import SQLRejected, UserInputError
 from .score import RULES, ScoreInput, score
+from .sql.gate import TOO_DEEP
 from .sql.inspect import inspect_sql
 
 
@@ -39,6 +41,9 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
         raise UserInputError("the question is empty; give the question the SQL answers")
     if not candidates:
         raise UserInputError("no SQL to check; give at least one candidate (--sql)")
+    # A definitions file that cannot be read is the caller's to fix, not a rule check that
+    # quietly measures nothing.
+    definitions_in_effect(db.config)
     t = timings or Timings()
     start = time.perf_counter()
     profile = db.profile()
@@ -54,6 +59,23 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
     agree = agreement(results)
     cands = [Candidate(sql=sql, result=r, cluster=c) for sql, r, c in zip(candidates, results, ids)]
     shown = cands[0]
+    try:
+        checks, choices = _inspect(db, question, profile, shown, cands, answer_text, hint, all_choices, t)
+    except RecursionError:
+        # The gate bounds nesting, but a flat chain the engine accepts (2,000 ANDs) is still a
+        # tree 2,000 levels deep to the checks that walk it: no vouching without the checks.
+        raise SQLRejected(TOO_DEEP, kind="rejected") from None
+
+    verdict = _verdict(rule, agree.value, strict_clusters(results), checks, choices)
+    t.total_ms = _ms(start)
+    return Answer(question=question, shown=Shown(sql=shown.sql, result=shown.result), candidates=cands,
+                  agreement=agree.value, agreement_bounds=agree, choices=choices, checks=checks, verdict=verdict,
+                  answer_text=answer_text, hint=hint)
+
+
+def _inspect(db: Database, question: str, profile, shown: Candidate, cands: list[Candidate],
+             answer_text: str | None, hint: str | None, all_choices: bool, t: Timings):
+    """The checks and the choice detectors on the shown SQL: every stage that walks its tree."""
     try:
         tree = db.parse(shown.sql)
         inspection = inspect_sql(tree, profile, db.dialect)
@@ -72,12 +94,7 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
     choices = detect_choices(question, db, shown.sql, shown.result, tree=tree, profile=profile,
                              inspection=inspection, all_choices=all_choices, stats=t.stages) if tree is not None else []
     t.stages["choices_ms"] = _ms(mark)
-
-    verdict = _verdict(rule, agree.value, strict_clusters(results), checks, choices)
-    t.total_ms = _ms(start)
-    return Answer(question=question, shown=Shown(sql=shown.sql, result=shown.result), candidates=cands,
-                  agreement=agree.value, agreement_bounds=agree, choices=choices, checks=checks, verdict=verdict,
-                  answer_text=answer_text, hint=hint)
+    return checks, choices
 
 
 def _verdict(rule: str, agreement_value: float | None, strict: list[int], checks, choices):

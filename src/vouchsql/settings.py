@@ -35,47 +35,84 @@ class Setting:
         return "--" + self.name.replace("_", "-")
 
 
+def _clip(text: str) -> str:
+    text = str(text)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _bool(text: str) -> bool:
     low = str(text).strip().lower()
     if low in {"1", "true", "yes", "on"}:
         return True
     if low in {"0", "false", "no", "off"}:
         return False
-    raise ValueError(f"expected true/false, got {text!r}")
+    raise ValueError(f"expected true/false, got {_clip(text)!r}")
+
+
+# Upper bounds: a time limit over a day is no limit (and overflows engines that keep it in
+# milliseconds), and counts beyond a 64-bit integer cannot reach SQL (LIMIT, counters).
+MAX_SECONDS = 86_400.0
+MAX_COUNT = 2**63 - 1
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"must be a number, got {_clip(text)!r}") from None
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(str(text).strip())
+    except ValueError:  # also 1e20, 1.5 and numbers of thousands of digits
+        raise ValueError(f"must be a whole number, got {_clip(text)!r}") from None
+
+
+def _seconds(value: float, text: str) -> float:
+    if value > MAX_SECONDS:
+        raise ValueError(f"must be at most {MAX_SECONDS:g} seconds (one day), got {_clip(text)!r}")
+    return value
+
+
+def _count(value: int, text: str) -> int:
+    if value > MAX_COUNT:
+        raise ValueError(f"must be at most {MAX_COUNT}, got {_clip(text)!r}")
+    return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not (0 < value < float("inf")):  # also refuses nan and inf
-        raise ValueError(f"must be a number > 0, got {text!r}")
-    return value
+        raise ValueError(f"must be a number > 0, got {_clip(text)!r}")
+    return _seconds(value, text)
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value <= 0:
-        raise ValueError(f"must be > 0, got {text!r}")
-    return value
+        raise ValueError(f"must be > 0, got {_clip(text)!r}")
+    return _count(value, text)
 
 
 def _non_negative_int(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 0:
-        raise ValueError(f"must be >= 0, got {text!r}")
-    return value
+        raise ValueError(f"must be >= 0, got {_clip(text)!r}")
+    return _count(value, text)
 
 
 def _non_negative_float(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not (0 <= value < float("inf")):
-        raise ValueError(f"must be a number >= 0, got {text!r}")
-    return value
+        raise ValueError(f"must be a number >= 0, got {_clip(text)!r}")
+    return _seconds(value, text)
 
 
 def _temperature(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not (0 <= value <= 2):
-        raise ValueError(f"must be between 0 and 2, got {text!r}")
+        raise ValueError(f"must be between 0 and 2, got {_clip(text)!r}")
     return value
 
 
@@ -85,7 +122,7 @@ RULES = ("designed", "v2", "agreement_first", "v3")
 def _rule(text: str) -> str:
     value = str(text).strip()
     if value not in RULES:
-        raise ValueError(f"expected one of {', '.join(RULES)}, got {text!r}")
+        raise ValueError(f"expected one of {', '.join(RULES)}, got {_clip(text)!r}")
     return value
 
 
@@ -164,7 +201,7 @@ def _coerce(setting: Setting, value: Any, source: str) -> Any:
 def _toml_values(path: Path) -> dict[str, Any]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UserInputError(f"cannot read config file {path}: {exc}") from None
     section = data.get("vouch", data)
     unknown = set(section) - set(_BY_NAME) - {"vouch"}

@@ -32,14 +32,27 @@ def connect(target: "str | os.PathLike | Database", config: Config | None = None
             return _open_path(Path(local), config)
         if scheme == "duckdb":
             from .duckdb import DuckDBDatabase
-            return DuckDBDatabase(local, config)
+            return DuckDBDatabase(_reachable(Path(local)), config)
         from .sqlalchemy import SQLAlchemyDatabase
         return SQLAlchemyDatabase(text, config)
     return _open_path(Path(text), config)
 
 
-def _open_path(path: Path, config: Config) -> Database:
+def _reachable(path: Path) -> Path:
+    """``path`` with ``~`` expanded, once the system can follow it: a symlink loop or a path
+    through a file is the user's to fix (a missing file is named by the engine)."""
     path = path.expanduser()
+    try:
+        path.stat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise UserInputError(f"{path}: {exc.strerror}") from None
+    return path
+
+
+def _open_path(path: Path, config: Config) -> Database:
+    path = _reachable(path)
     if path.is_dir():
         from .duckdb import DuckDBDatabase, data_files
         if not data_files(path):
@@ -47,8 +60,11 @@ def _open_path(path: Path, config: Config) -> Database:
                                  f"give a database file or a folder of data files")
         return DuckDBDatabase(path, config)
     if path.is_file():
-        with open(path, "rb") as fh:
-            head = fh.read(16)
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(16)
+        except OSError as exc:  # no permission to read it
+            raise UserInputError(f"{path}: {exc.strerror}") from None
         if head[8:12] == _DUCKDB_MAGIC or (path.suffix.lower() in {".duckdb", ".ddb"} and head[:16] != SQLITE_HEADER):
             from .duckdb import DuckDBDatabase
             return DuckDBDatabase(path, config)

@@ -10,7 +10,9 @@ import logging
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
 
 from ..errors import SQLRejected
 
@@ -32,6 +34,16 @@ _WRITES: tuple[type[exp.Expression], ...] = tuple(
 )
 
 _QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
+
+# Nesting deeper than this is refused before parsing. sqlglot's parser recurses 20-27 Python
+# frames per level of parentheses or CASE, so about 37 levels exhaust Python's default limit
+# of 1,000 frames, less when the caller's stack is deep (a web server, a test runner); real
+# analytical SQL nests 10-20 levels.
+MAX_NESTING = 25
+_OPEN = {TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.L_BRACE, TokenType.CASE}
+_CLOSE = {TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE, TokenType.END}
+TOO_DEEP = ("the SQL is nested too deeply for Vouch to read (Python's recursion limit); "
+            "flatten it, e.g. with a CTE, or an IN list instead of a long chain of OR conditions")
 
 SQLGLOT_DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgresql": "postgres",
                     "postgres": "postgres", "mysql": "mysql", "mariadb": "mysql",
@@ -56,7 +68,25 @@ def parse_one_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression
     if sql is None or not str(sql).strip():
         raise SQLRejected("the query is empty; give one SELECT statement", kind="empty")
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        sql.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # A shell passes bytes that are not UTF-8 as lone surrogates, which no driver can send.
+        raise SQLRejected(f"the SQL is not valid UTF-8 text (character {exc.start + 1} is an undecodable byte); "
+                          f"give the SQL as UTF-8", kind="parse") from None
+    try:
+        return _parse_one_select(sql, dialect)
+    except RecursionError:
+        # Shapes the nesting limit does not count (a long run of NOT, say) can still exhaust
+        # the stack; the caller gets a rejection, never the error.
+        raise SQLRejected(TOO_DEEP, kind="rejected") from None
+
+
+def _parse_one_select(sql: str, dialect: str | None) -> exp.Expression:
+    try:
+        reader = Dialect.get_or_raise(dialect)
+        tokens = reader.tokenize(sql)
+        _check_nesting(tokens)
+        statements = [s for s in reader.parser().parse(tokens, sql) if s is not None]
     except (ParseError, TokenError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise SQLRejected(f"could not parse the SQL ({first}); give one SELECT statement",
@@ -82,6 +112,19 @@ def parse_one_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression
             f"Vouch only runs read-only SELECT queries",
             kind="not_select")
     return tree
+
+
+def _check_nesting(tokens: list[Token]) -> None:
+    depth = deepest = 0
+    for token in tokens:
+        if token.token_type in _OPEN:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.token_type in _CLOSE:
+            depth = max(0, depth - 1)
+    if deepest > MAX_NESTING:
+        raise SQLRejected(f"the SQL nests {deepest} levels deep (parentheses and CASE); Vouch reads at most "
+                          f"{MAX_NESTING}: flatten it, e.g. with a CTE", kind="rejected")
 
 
 def _first_keyword(sql: str, dialect: str | None) -> str:
