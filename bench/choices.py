@@ -39,9 +39,9 @@ repeats is taken):
 * ``slow``    ``detect / shown`` over the queries whose own time is at least 5 ms (their
   number in brackets): where the engine, not Python, sets the cost.
 
-The detectors' default budget is kept (database time ≤ 2× the shown query's, with a 50 ms
-floor, so a sub-millisecond query still gets its probes); ``--budget-ms`` overrides it. The
-machine may be shared: the load average is printed.
+The detectors' default budget is kept (counted, not timed: 8× the rows the shown query reads
+by the profile, at least 1,000,000, in at most 40 queries); ``--budget-rows`` overrides it.
+The machine may be shared: the load average is printed.
 
     python bench/choices.py [--repeat 7] [--warmup 1] [--demo] [--sets FILE] [--per-query]
 """
@@ -61,7 +61,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import vouchsql  # noqa: E402
-from vouchsql.choices import detect_choices  # noqa: E402
+from vouchsql.choices import Budget, detect_choices  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "datasets"
 DEFAULT_SETS = ROOT / "src" / "vouchsql" / "data" / "request_sets.jsonl"
@@ -114,7 +114,7 @@ class Meter:
 
 
 def bench_db(name: str, path: Path, items: list[tuple[str, str, str]], *, repeat: int, warmup: int,
-             cache: str, budget_ms: float | None) -> dict:
+             cache: str, budget_rows: int | None) -> dict:
     db = vouchsql.connect(path, cache_dir=cache)
     try:
         profile = db.profile()
@@ -134,7 +134,7 @@ def bench_db(name: str, path: Path, items: list[tuple[str, str, str]], *, repeat
                 stats: dict = {}
                 start = time.perf_counter()
                 detect_choices(question, db, sql, result, tree=trees[item_id], profile=profile,
-                               budget_ms=budget_ms, stats=stats)
+                               budget=Budget(rows=budget_rows), stats=stats)
                 detect_ms = (time.perf_counter() - start) * 1000
                 engine, gate = meter.take()
                 if r < warmup:
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", type=Path, default=DEFAULT_SETS, help="request sets JSONL (default: the shipped sets)")
     ap.add_argument("--datasets", type=Path, default=SHARED, help="folder of chinook/sakila/northwind .sqlite")
     ap.add_argument("--demo", action="store_true", help="also the demo database (not a shared database)")
-    ap.add_argument("--budget-ms", type=float, default=None, help="override the detectors' database-time budget")
+    ap.add_argument("--budget-rows", type=int, default=None, help="override the detectors' budget of rows read")
     ap.add_argument("--per-query", action="store_true", help="print every query's numbers")
     ap.add_argument("--json", type=Path, help="also write the numbers as JSON")
     args = ap.parse_args(argv)
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"skipping {name}: no request sets on it")
                 continue
             results.append(bench_db(name, path, items, repeat=args.repeat, warmup=args.warmup, cache=tmp,
-                                    budget_ms=args.budget_ms))
+                                    budget_rows=args.budget_rows))
 
     head = (f"{'database':10} {'n':>3} {'shown':>8} {'detect':>8} {'engine':>8} {'gate':>7} {'python':>8} "
             f"{'ratio':>6} {'eng_ratio':>9} {'q/req':>6} {'med q-ratio':>11} {'>2x':>4} {'slow':>9}  "

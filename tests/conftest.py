@@ -9,8 +9,19 @@ from pathlib import Path
 
 import pytest
 
+import vouchsql.choices
+from fakes import no_network  # noqa: F401 - autouse for every test: no vendor keys, no sockets off loopback
+
 # The public sample databases live beside the checkout, never inside it.
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def strict_detectors():
+    """A detector that crashes fails the test that ran it, instead of reporting nothing."""
+    vouchsql.choices.STRICT = True
+    yield
+    vouchsql.choices.STRICT = False
 
 
 def sha256_of(path: Path) -> str:

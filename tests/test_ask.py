@@ -9,7 +9,7 @@ import json
 import pytest
 
 import vouchsql
-from fakes import ask_cache, demo_profile, no_network  # noqa: F401 - fixtures; no_network is autouse
+from fakes import ask_cache, demo_profile  # noqa: F401 - fixtures
 from fakes.servers import Script, ScriptedServer, assess_reply, sample_reply
 from vouchsql.asking import VOLATILE_FIELDS, append_clause, comparable, template_text
 from vouchsql.db.base import Database

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import vouchsql
-from fakes import ask_cache, demo_profile, no_network  # noqa: F401 - fixtures; no_network is autouse
+from fakes import ask_cache, demo_profile  # noqa: F401 - fixtures
 from fakes.servers import Reply, Script, ScriptedServer, assess_reply
 
 STORES = "SELECT COUNT(*) AS n FROM stores"

@@ -9,7 +9,6 @@ import json
 import pytest
 
 import vouchsql
-from fakes import no_network  # noqa: F401 - autouse: no vendor keys, no sockets off loopback
 from vouchsql.asking import clean_sql, schema_text, validate_sample
 from vouchsql.definitions import Definitions, Rule, definitions_from_dict, load_definitions, use_definitions
 from vouchsql.errors import UserInputError

@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-from fakes import no_network  # noqa: F401 - autouse: no vendor keys, no sockets off loopback
 from fakes.servers import Reply, ScriptedServer
 from vouchsql.errors import ModelError, UserInputError
 from vouchsql.llm import (LLM, BadOutput, Cassette, Completion, FakeModel, ReplayMiss, ReplayModel, Request,

@@ -16,7 +16,6 @@ import sqlglot
 from sqlglot import exp
 
 import vouchsql
-from fakes import no_network  # noqa: F401 - autouse: no test here may reach a model
 from vouchsql.answer import Result
 from vouchsql.asking import judge_completeness
 from vouchsql.llm import LLM, FakeModel, load_prompt

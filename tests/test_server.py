@@ -19,7 +19,6 @@ pytest.importorskip("httpx", reason="httpx is needed by FastAPI's TestClient")
 import jsonschema  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
-from fakes import no_network  # noqa: E402,F401 - autouse: no vendor keys, no sockets off loopback
 from fakes.servers import Script, ScriptedServer, assess_reply  # noqa: E402
 from vouchsql import api, schemas  # noqa: E402
 from vouchsql.demo import EXAMPLES  # noqa: E402

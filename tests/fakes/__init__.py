@@ -1,9 +1,9 @@
 """Test doubles for the model layer: scripted OpenAI- and Anthropic-protocol servers on
 loopback (:mod:`.servers`) and a guard that keeps every model test off the network.
 
-Import ``no_network`` into a test module (``from fakes import no_network``) to make it
-autouse there: vendor keys and base URLs are removed from the environment, and any socket
-connection to an address other than loopback fails the test.
+``no_network`` is autouse for every test (``tests/conftest.py`` imports it): vendor keys and
+base URLs are removed from the environment, and any socket connection to an address other
+than loopback fails the test.
 
 ``ask_cache`` (import it with ``demo_profile``) is a fresh cache folder for one test that
 already holds the demo database's profile, so each test keeps its own response cache without

@@ -8,16 +8,19 @@ budget: the types that most often change an answer come first.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Sequence
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from ..answer import Choice, Result
 from ..db.base import Database
 from ..db.profile import Profile
+from ..errors import VouchError
 from ..sql.inspect import Inspection
 from .aggregation_level import AggregationLevel
-from .base import ChoiceContext, Detector
+from .base import Budget, ChoiceContext, Detector
 from .counting_unit import CountingUnit
 from .lexicon import Lexicon
 from .missing_values import MissingValues
@@ -41,10 +44,23 @@ CHOICES: tuple[Detector, ...] = (
 )
 
 
-def run_detectors(ctx: ChoiceContext, detectors: Sequence[Detector] = CHOICES) -> list[Choice]:
+# Errors a detector may meet on odd SQL: a rewrite sqlglot cannot build or print, a
+# statement the gate or the engine refuses. Anything else is a bug in the detector.
+EXPECTED_ERRORS = (VouchError, SqlglotError)
+
+
+# Strict mode (``VOUCH_STRICT_DETECTORS=1``, or set ``STRICT`` as the test suite does): a
+# detector's unexpected error is raised, not logged, so a crashing detector fails its test.
+STRICT = os.environ.get("VOUCH_STRICT_DETECTORS", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def run_detectors(ctx: ChoiceContext, detectors: Sequence[Detector] = CHOICES,
+                  failed: list[str] | None = None) -> list[Choice]:
     """Every choice the detectors find, settled or not, differing or not (``all_choices``
     decides what is kept). Wording that settles a type skips its detector unless
-    ``ctx.all_choices`` asks to see settled choices too."""
+    ``ctx.all_choices`` asks to see settled choices too. A detector that meets an expected
+    error (:data:`EXPECTED_ERRORS`) reports nothing; one that fails otherwise is logged as a
+    warning and named in ``failed`` (raised in :data:`STRICT` mode)."""
     found: list[Choice] = []
     seen_sql: set[str] = set()
     for detector in detectors:
@@ -56,8 +72,15 @@ def run_detectors(ctx: ChoiceContext, detectors: Sequence[Detector] = CHOICES) -
             break
         try:
             choices = detector.detect(ctx)
-        except Exception:  # noqa: BLE001 - detection must never break a check; a form it cannot read gives nothing
-            log.debug("choice detector %s failed", detector.type, exc_info=True)
+        except EXPECTED_ERRORS:
+            log.debug("choice detector %s could not read this SQL", detector.type, exc_info=True)
+            choices = []
+        except Exception:
+            if STRICT:
+                raise
+            log.warning("choice detector %s failed; its choice is not reported", detector.type, exc_info=True)
+            if failed is not None:
+                failed.append(detector.type)
             choices = []
         for choice in choices:
             if choice.sql in seen_sql:
@@ -77,27 +100,31 @@ def reported(choice: Choice) -> bool:
 def detect_choices(question: str, db: Database, sql: str, result: Result, *, tree: exp.Expression | None = None,
                    profile: Profile | None = None, inspection: Inspection | None = None,
                    all_choices: bool = False, detectors: Sequence[Detector] = CHOICES,
-                   budget_ms: float | None = None, stats: dict | None = None) -> list[Choice]:
+                   budget: Budget | None = None, stats: dict | None = None) -> list[Choice]:
     """The open calculation choices of the shown SQL. By default only the reported ones
     (the alternative differs and no word settles it); with ``all_choices`` every choice a
-    detector read, with ``differs`` and ``settled_by`` telling them apart. ``budget_ms``
-    overrides the database time the detectors may spend (default: twice the shown query's
-    time, at least ``MIN_BUDGET_MS``); ``stats`` receives ``choices_sql_ms`` and
-    ``choices_queries``."""
+    detector read, with ``differs`` and ``settled_by`` telling them apart. ``budget``
+    overrides what the detectors may spend (:class:`~.base.Budget`; by default
+    ``BUDGET_FACTOR`` times the rows the shown query reads, in at most ``MAX_QUERIES``
+    queries); ``stats`` receives ``choices_queries``, ``choices_rows`` and, when a detector
+    failed, ``choices_failed``."""
     if result is None or not result.ok:
         return []
     if tree is None:
         try:
             tree = db.parse(sql)
-        except Exception:  # noqa: BLE001 - unparseable SQL has no choices to read
+        except VouchError:  # unparseable SQL has no choices to read
             return []
     ctx = ChoiceContext(question=question or "", db=db, profile=profile or db.profile(), sql=sql, result=result,
-                        tree=tree, inspection=inspection, all_choices=all_choices, budget_ms=budget_ms)
-    choices = run_detectors(ctx, detectors)
+                        tree=tree, inspection=inspection, all_choices=all_choices, budget=budget or Budget())
+    failed: list[str] = []
+    choices = run_detectors(ctx, detectors, failed)
     if stats is not None:
-        stats["choices_sql_ms"] = round(ctx.spent_ms, 3)
         stats["choices_queries"] = ctx.queries
+        stats["choices_rows"] = ctx.spent_rows
+        if failed:
+            stats["choices_failed"] = failed
     return choices if all_choices else [c for c in choices if reported(c)]
 
 
-__all__ = ["CHOICES", "ChoiceContext", "Detector", "Lexicon", "detect_choices", "reported", "run_detectors"]
+__all__ = ["CHOICES", "Budget", "ChoiceContext", "Detector", "Lexicon", "detect_choices", "reported", "run_detectors"]

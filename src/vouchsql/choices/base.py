@@ -8,16 +8,20 @@ it read-only through :meth:`ChoiceContext.run` and returns the choice with the a
 result and whether it differs from the shown result. A form it cannot read gives nothing;
 detectors never raise for odd SQL (:func:`vouchsql.choices.detect_choices` also guards).
 
-Detection is meant to be cheap (about the cost of running the shown query once more): a
-detector first rules a choice out from the profile (no NULLs in a column, every entity has
+Detection is meant to be cheap (about the cost of running the shown query a few times more):
+a detector first rules a choice out from the profile (no NULLs in a column, every entity has
 related rows, nothing cut by the LIMIT) and, where a filter decides it, with one COUNT over
-the boundary rows, before it runs an alternative. :class:`ChoiceContext` keeps a budget of
-database time; once it is spent, later detectors are skipped.
+the boundary rows, before it runs an alternative. :class:`ChoiceContext` keeps the budget.
+
+The budget is counted in queries and in rows read, never in time, so the same input gives
+the same choices on any machine under any load. A query's cost is the rows of the tables it
+reads, from the profile (a table read twice counts twice); the detectors may read
+``BUDGET_FACTOR`` times what the shown query reads (at least ``MIN_BUDGET_ROWS``) in at most
+``MAX_QUERIES`` queries. A query the budget cannot cover is not started.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,14 +35,27 @@ from ..errors import VouchError
 from ..sql.inspect import Inspection
 from .lexicon import Lexicon
 
-# Database time the detectors may spend: a multiple of the shown query's own time, with a
-# floor so that a sub-millisecond query still gets its probes. An alternative is expected to
-# cost about what the shown query cost, and is not started when that would pass the budget.
-BUDGET_FACTOR = 2.0
-MIN_BUDGET_MS = 50.0
-# One alternative may run this many times the shown query's time (within these bounds, s).
-TIMEOUT_FACTOR = 4.0
-MIN_TIMEOUT_S, MAX_TIMEOUT_S = 1.0, 30.0
+BUDGET_FACTOR = 8
+MIN_BUDGET_ROWS = 1_000_000
+MAX_QUERIES = 40
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the detectors may spend: rows read (``None``: derived from the shown query) and queries."""
+    rows: int | None = None
+    queries: int = MAX_QUERIES
+
+
+def rows_read(tree: exp.Expression, profile: Profile) -> int:
+    """The rows of every table ``tree`` reads, by the profile: the deterministic cost of a query.
+    Names the profile does not know (a CTE's, a derived table's) cost nothing themselves; the
+    tables inside them are counted where they are read."""
+    total = 0
+    for table in tree.find_all(exp.Table):
+        known = profile.table(table.name) if table.name else None
+        total += known.row_count if known is not None else 0
+    return total
 
 
 @dataclass
@@ -51,14 +68,15 @@ class ChoiceContext:
     tree: exp.Expression  # the shown SQL, parsed; detectors edit copies of it
     inspection: Inspection | None = None
     all_choices: bool = False
-    budget_ms: float | None = None
-    spent_ms: float = 0.0
+    budget: Budget = field(default_factory=Budget)
+    budget_rows: int = 0  # set from ``budget`` (and the shown query's cost when it gives none)
+    spent_rows: int = 0
     queries: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.budget_ms is None:
-            self.budget_ms = max(BUDGET_FACTOR * (self.result.elapsed_ms or 0.0), MIN_BUDGET_MS)
+        self.budget_rows = self.budget.rows if self.budget.rows is not None else max(
+            BUDGET_FACTOR * rows_read(self.tree, self.profile), MIN_BUDGET_ROWS)
 
     @property
     def dialect(self) -> str:
@@ -66,39 +84,44 @@ class ChoiceContext:
 
     @property
     def over_budget(self) -> bool:
-        return self.spent_ms >= (self.budget_ms or 0.0)
+        return self.queries >= self.budget.queries or self.spent_rows >= self.budget_rows
 
-    def _timeout(self) -> float:
-        shown_s = (self.result.elapsed_ms or 0.0) / 1000
-        return min(max(TIMEOUT_FACTOR * shown_s, MIN_TIMEOUT_S), MAX_TIMEOUT_S, self.db.config.timeout)
+    def _afford(self, tree: exp.Expression | None) -> bool:
+        """Charge one query reading ``tree``'s tables, when the budget covers it."""
+        cost = rows_read(tree, self.profile) if tree is not None else 0
+        if self.queries >= self.budget.queries or self.spent_rows + cost > self.budget_rows:
+            return False
+        self.queries += 1
+        self.spent_rows += cost
+        return True
 
     def to_sql(self, tree: exp.Expression) -> str:
         return tree.sql(dialect=self.dialect)
 
     def run(self, tree: exp.Expression | str) -> Result | None:
         """Run an alternative read-only. ``None`` when the budget cannot cover it or it failed."""
-        if self.spent_ms + (self.result.elapsed_ms or 0.0) > (self.budget_ms or 0.0) and self.queries:
-            return None
-        if self.over_budget:
-            return None
-        sql = tree if isinstance(tree, str) else self.to_sql(tree)
-        result = self.db.execute(sql, timeout=self._timeout(), from_tree=not isinstance(tree, str))
-        self.spent_ms += result.elapsed_ms
-        self.queries += 1
+        if isinstance(tree, str):
+            try:
+                parsed = self.db.parse(tree)
+            except VouchError:
+                return None
+            if not self._afford(parsed):
+                return None
+            result = self.db.execute(tree)
+        else:
+            if not self._afford(tree):
+                return None
+            result = self.db.execute(self.to_sql(tree), from_tree=True)
         return result if result.ok else None
 
     def count(self, tree: exp.Expression) -> int | None:
         """Run a one-value probe (``SELECT COUNT(*) …``); ``None`` when it cannot run."""
-        if self.over_budget:
+        if not self._afford(tree):
             return None
-        start = time.perf_counter()
         try:
-            rows = self.db.query(self.to_sql(tree), timeout=self._timeout(), max_rows=1, from_tree=True)
+            rows = self.db.query(self.to_sql(tree), max_rows=1, from_tree=True)
         except VouchError:
             return None
-        finally:
-            self.spent_ms += (time.perf_counter() - start) * 1000
-            self.queries += 1
         if not rows or rows[0][0] is None:
             return 0
         try:

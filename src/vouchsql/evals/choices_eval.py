@@ -151,27 +151,27 @@ def _choice_record(choice: Choice, ref: Result | None = None, ties: TieContext |
     return rec
 
 
-def _detect(db, question: str, sql: str, result: Result, *, budget_ms: float | None, types: set[str] | None,
+def _detect(db, question: str, sql: str, result: Result, *, budget_rows: int | None, types: set[str] | None,
             ref: Result | None = None, ties: TieContext | None = None, settled_type: str | None = None) -> dict:
     """Run Vouch's default detection once (the measured call) and return what it reported,
     with its cost. ``settled_type``: also say which words settle that type (a second,
     unmeasured call with ``all_choices``)."""
-    from ..choices import CHOICES, detect_choices
+    from ..choices import CHOICES, Budget, detect_choices
 
     detectors = [d for d in CHOICES if types is None or d.type in types]
     stats: dict = {}
-    choices = detect_choices(question, db, sql, result, budget_ms=budget_ms, stats=stats, detectors=detectors)
+    choices = detect_choices(question, db, sql, result, budget=Budget(rows=budget_rows), stats=stats,
+                             detectors=detectors)
     out = {"reported": [_choice_record(c, ref, ties) for c in choices],
-           "queries": int(stats.get("choices_queries", 0)), "sql_ms": float(stats.get("choices_sql_ms", 0.0)),
-           "shown_ms": round(float(result.elapsed_ms or 0.0), 3),
-           "budget_ms": budget_ms}
+           "queries": int(stats.get("choices_queries", 0)), "rows_read": int(stats.get("choices_rows", 0)),
+           "budget_rows": budget_rows}
     if settled_type is not None:
         detector = next((d for d in CHOICES if d.type == settled_type), None)
         out["settling_words"] = detector.lexicon.match(question) if detector is not None else None
     return out
 
 
-def evaluate_set(db, rs: RequestSet, index: int, *, budget_ms: float | None = None,
+def evaluate_set(db, rs: RequestSet, index: int, *, budget_rows: int | None = None,
                  types: set[str] | None = None) -> dict:
     base = {"key": rs.id, "index": index, "id": rs.id, "kind": "set", "db": rs.db, "type": rs.choice_type,
             "open_request": rs.open_request, "request_a": rs.request_a, "request_b": rs.request_b,
@@ -185,41 +185,41 @@ def evaluate_set(db, rs: RequestSet, index: int, *, budget_ms: float | None = No
     base.update(rows_a=res_a.row_count, rows_b=res_b.row_count, tie_cutoff_b=ties_b is not None)
     if a_vs_b is not None:
         return {**base, "invalid": f"sql_a and sql_b give matching results ({a_vs_b}): the set tests nothing"}
-    opened = _detect(db, rs.open_request, rs.sql_a, res_a, budget_ms=budget_ms, types=types, ref=res_b, ties=ties_b)
+    opened = _detect(db, rs.open_request, rs.sql_a, res_a, budget_rows=budget_rows, types=types, ref=res_b, ties=ties_b)
     matched = [c for c in opened["reported"] if c.get("matches_b")]
     opened["found"] = bool(matched)
     opened["found_by"] = sorted({c["type"] for c in matched})
     opened["match"] = ("exact" if any(c["matches_b"] == "exact" for c in matched) else "ties") if matched else None
     spec = {}
     for side, question, sql, res in (("a", rs.request_a, rs.sql_a, res_a), ("b", rs.request_b, rs.sql_b, res_b)):
-        d = _detect(db, question, sql, res, budget_ms=budget_ms, types=types, settled_type=rs.choice_type)
+        d = _detect(db, question, sql, res, budget_rows=budget_rows, types=types, settled_type=rs.choice_type)
         d["false_alarm"] = any(c["type"] == rs.choice_type for c in d["reported"])
         spec[side] = d
     return {**base, "open": opened, "specific_a": spec["a"], "specific_b": spec["b"]}
 
 
-def evaluate_no_difference(db, case: NoDifferenceCase, index: int, *, budget_ms: float | None = None,
+def evaluate_no_difference(db, case: NoDifferenceCase, index: int, *, budget_rows: int | None = None,
                            types: set[str] | None = None) -> dict:
     base = {"key": case.id, "index": index, "id": case.id, "kind": "no_difference", "db": case.db,
             "type": case.choice_type, "open_request": case.open_request, "sql_a": case.sql_a}
     res = db.execute(case.sql_a)
     if not res.ok:
         return {**base, "invalid": f"sql_a does not run ({res.error.message})"}
-    d = _detect(db, case.open_request, case.sql_a, res, budget_ms=budget_ms, types=types)
+    d = _detect(db, case.open_request, case.sql_a, res, budget_rows=budget_rows, types=types)
     d["false_alarm"] = bool(d["reported"])
     return {**base, "rows_a": res.row_count, "open": d}
 
 
 def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Path | None = None,
-                command: str = "", budget_ms: float | None = None, types: Iterable[str] | None = None,
+                command: str = "", budget_rows: int | None = None, types: Iterable[str] | None = None,
                 progress=None) -> tuple[list[dict], dict]:
     """Evaluate every line of ``sets_path`` into ``out_dir`` (resuming a run there); return
     the records of this input and the manifest."""
     from ..choices import CHOICES
 
     progress = progress or NoProgress()
-    if budget_ms is not None and not 0 < budget_ms < math.inf:  # NaN fails too
-        raise UserInputError(f"--budget-ms must be a positive number of milliseconds, got {budget_ms!r}")
+    if budget_rows is not None and budget_rows < 1:
+        raise UserInputError(f"--budget-rows must be a whole number of rows > 0, got {budget_rows!r}")
     sets_path = Path(sets_path)
     sets, cases = load_choice_file(sets_path)
     known = [d.type for d in CHOICES]
@@ -236,16 +236,16 @@ def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Pat
         items = [(k, i) for k, i in items if i.choice_type in type_filter]
     resolver = DatabaseResolver(sets_path, config, datasets)
     paths = {name: resolver.resolve(name) for name in sorted({i.db for _, i in items})}
-    parameters = {"budget_ms": budget_ms, "types": sorted(type_filter) if type_filter else None,
+    parameters = {"budget_rows": budget_rows, "types": sorted(type_filter) if type_filter else None,
                   "max_rows": config.max_rows, "timeout": config.timeout, "detectors": known}
     manifest = build_manifest(HARNESS, command=command, datasets={"sets": sets_path},
                               databases={n: p for n, p in paths.items() if p is not None},
-                              parameters=parameters, record_keys=("budget_ms", "types", "max_rows", "timeout"))
+                              parameters=parameters, record_keys=("budget_rows", "types", "max_rows", "timeout"))
 
     def evaluate(db, index: int, entry: tuple) -> dict:
         kind, item = entry
         evaluate_one = evaluate_set if kind == "set" else evaluate_no_difference
-        return evaluate_one(db, item, index, budget_ms=budget_ms, types=type_filter)
+        return evaluate_one(db, item, index, budget_rows=budget_rows, types=type_filter)
 
     def missing(index: int, entry: tuple) -> dict:
         kind, item = entry
@@ -294,14 +294,11 @@ def analyse(records: list[dict], types: Iterable[str] = ()) -> dict:
         for part in ("open", "specific_a", "specific_b"):
             if part in r:
                 requests.append(r[part])
+    # Counted, not timed: a report is the same on every machine (bench/choices.py times them).
     queries = [float(d["queries"]) for d in requests]
-    sql_ms = [float(d["sql_ms"]) for d in requests]
-    shown_ms = [float(d["shown_ms"]) for d in requests]
-    ratios = [d["sql_ms"] / d["shown_ms"] for d in requests if d["shown_ms"] > 0]
+    rows_read = [float(d.get("rows_read", 0)) for d in requests]
     cost = {"requests": len(requests), "model_calls": 0, "queries": _spread(queries),
-            "detector_sql_ms": _spread(sql_ms), "shown_ms": _spread(shown_ms),
-            "detector_to_shown_ratio": _spread(ratios),
-            "over_2x_shown": sum(1 for d in requests if d["shown_ms"] > 0 and d["sql_ms"] > 2 * d["shown_ms"])}
+            "rows_read": _spread(rows_read)}
     found_rate = overall["found"]["rate"]
     targets = {"found_at_least": TARGET_FOUND,
                "found_met": bool(overall["sets"]) and found_rate is not None and found_rate >= TARGET_FOUND,
@@ -349,7 +346,7 @@ def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_o
                "no-diff FA", "no-diff FA %", "FA all", "FA all %"]
     rows = [_row(name, c) for name, c in metrics["per_type"].items()] + [_row("**all**", o)]
     cost = metrics["cost"]
-    q, sq, sh, ra = cost["queries"], cost["detector_sql_ms"], cost["shown_ms"], cost["detector_to_shown_ratio"]
+    q, rr = cost["queries"], cost["rows_read"]
     sections = [
         Section("Per choice type", [
             Table(headers, rows, caption="Found: open sets where a reported alternative matches reference B. "
@@ -363,13 +360,11 @@ def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_o
             Table(["measure", "mean", "median", "max"],
                   [["model calls", 0, 0, 0],
                    ["detector queries", fmt(q["mean"], 2), fmt(q["median"], 1), fmt(q["max"], 0)],
-                   ["detector database time (ms)", fmt(sq["mean"], 2), fmt(sq["median"], 2), fmt(sq["max"], 2)],
-                   ["shown query time (ms)", fmt(sh["mean"], 2), fmt(sh["median"], 2), fmt(sh["max"], 2)],
-                   ["detector time ÷ shown query time", fmt(ra["mean"], 2), fmt(ra["median"], 2), fmt(ra["max"], 2)]],
+                   ["detector rows read (by the profile)", fmt(rr["mean"], 0), fmt(rr["median"], 0),
+                    fmt(rr["max"], 0)]],
                   caption=f"Over {cost['requests']} detector runs (open, specific and no-difference requests). "
-                          f"{cost['over_2x_shown']} spent more than twice the shown query's time in the database "
-                          "(the detectors' budget has a 50 ms floor for fast queries); `bench/choices.py` measures "
-                          "the cost properly, with repeats."),
+                          "The detectors' budget is counted in queries and rows read, never in time, so these "
+                          "figures are the same on every machine; `bench/choices.py` measures the time."),
         ]),
     ]
     missed = [r for r in records if r.get("kind") == "set" and "open" in r and not r["open"]["found"]]
@@ -436,9 +431,9 @@ def register_choices(evals, common) -> None:
                                  "(default: vouch-eval/choices; rerunning with the same folder skips finished items)")
     c.add_argument("--replay", metavar="RUN_DIR", help="recompute every number of a stored run (no SQL)")
     c.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
-    c.add_argument("--budget-ms", type=float, default=None, metavar="MS",
-                   help="database time the detectors may spend per request (default: Vouch's own, twice the shown "
-                        "query's time with a 50 ms floor)")
+    c.add_argument("--budget-rows", type=int, default=None, metavar="ROWS",
+                   help="rows the detectors may read per request, by the profile (default: Vouch's own, "
+                        "8 times what the shown query reads, at least 1,000,000)")
     c.add_argument("--types", help="comma-separated choice types to evaluate (default: all)")
     c.set_defaults(handler=run_choices_command)
 
@@ -457,7 +452,7 @@ def run_choices_command(args, config, out) -> int:
     types = args.types.split(",") if args.types else None
     with RichProgress("choices") as bar:
         records, manifest = run_choices(sets, config, out_dir, datasets=_path(args.datasets),
-                                        command=_command(args), budget_ms=args.budget_ms, types=types, progress=bar)
+                                        command=_command(args), budget_rows=args.budget_rows, types=types, progress=bar)
     finish(out_dir, records, manifest)
     out.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
     out.print(f"Wrote {out_dir}: {RECORDS}, metrics.json, manifest.json, report.md, report.html", highlight=False)
