@@ -20,29 +20,25 @@ KINDS = {"no_result": "veto", "missing_table": "veto", "bad_join": "veto", "stan
          "uncited_number": "cap", "thin_evidence": "cap", "empty_result": "signal",
          "truncated_result": "signal", "join_fanout": "signal", "join_drop": "signal"}
 
-GOOD_JOIN = {"left": "orders.customer_id", "right": "customers.customer_id", "rho": 1.0}
-BAD_JOIN = {"left": "loyalty_accounts.customer_id", "right": "customers.customer_id", "rho": 0.07}
+def clean(**terms) -> list[CheckResult]:
+    """A full, unfired set of checks whose terms let every designed term be measured: tables
+    exist (GROUNDED part 1), one good join (part 1), no stand-in carrier (no part), and one
+    cited number (SCHEMA 1). A keyword replaces one check's terms. The rules read only
+    ``terms``; that each check reports them as here is pinned by the checks' own tests
+    (tests/test_checks.py::test_terms_*)."""
+    base = {name: {} for name in KINDS}
+    base.update({"missing_table": {"grounded": 1.0}, "bad_join": {"grounded": 1.0},
+                 "uncited_number": {"schema": 1.0}})
+    base.update(terms)
+    return [CheckResult(name=n, kind=KINDS[n], fired=False, detail="ok", terms=t) for n, t in base.items()]
 
 
-def clean(**evidence) -> list[CheckResult]:
-    """A full, unfired set of checks whose evidence lets every designed term be measured:
-    tables exist, one good join, no stand-in carrier, and one cited number."""
-    base = {"no_result": {}, "missing_table": {"tables": ["orders", "customers"]},
-            "bad_join": {"joins": [GOOD_JOIN]}, "stand_in_value": {"carriers": 0},
-            "uncited_number": {"uncited": [], "cited": ["1,200"]}, "thin_evidence": {"candidates": 5},
-            "empty_result": {"row_count": 1}, "truncated_result": {"row_count": 1},
-            "join_fanout": {}, "join_drop": {}}
-    base.update(evidence)
-    return [CheckResult(name=n, kind=KINDS[n], fired=False, detail="ok", evidence=e) for n, e in base.items()]
-
-
-def fire(checks: list[CheckResult], *names: str, **evidence) -> list[CheckResult]:
-    """The same checks with ``names`` fired (and, optionally, new evidence for one of them)."""
+def fire(checks: list[CheckResult], *names: str, **terms) -> list[CheckResult]:
+    """The same checks with ``names`` fired (and, optionally, new terms for one of them)."""
     out = []
     for c in checks:
         if c.name in names:
-            c = c.model_copy(update={"fired": True, "detail": "fired",
-                                     "evidence": evidence.get(c.name, c.evidence)})
+            c = c.model_copy(update={"fired": True, "detail": "fired", "terms": terms.get(c.name, c.terms)})
         out.append(c)
     return out
 
@@ -237,8 +233,7 @@ def test_designed_signal_and_weaker_entropy_takes_the_minimum():
 
 
 def test_designed_missing_table_zeroes_grounded_and_safety():
-    checks = fire(clean(bad_join={"joins": []}), "missing_table",
-                  missing_table={"tables": ["customer_archive"]})
+    checks = fire(clean(bad_join={}), "missing_table", missing_table={"grounded": 0.0})
     # GROUNDED 0 (tables), SCHEMA 1, SAFETY 0: 0.20 / 0.70 = 0.2857, under the .59 cap.
     v = score("designed", inp(1.0, checks))
     assert (v.score, v.gate) == (0.2857, "abstain")
@@ -247,14 +242,14 @@ def test_designed_missing_table_zeroes_grounded_and_safety():
 
 def test_designed_veto_hard_cap_at_059():
     # GROUNDED = mean(tables 1, joins ½) = 0.75; SAFETY 0: (0.225 + 0.20) / 0.70 = 0.6071 → .59.
-    checks = fire(clean(bad_join={"joins": [GOOD_JOIN, BAD_JOIN]}), "bad_join")
+    checks = fire(clean(bad_join={"grounded": 0.5}), "bad_join")
     v = score("designed", inp(1.0, checks))
     assert (v.score, v.gate) == (0.59, "abstain")
     assert v.reasons == ["grounded 0.75", "safety 0.00", "bad_join"]
 
 
 def test_designed_uncited_number_is_a_hard_cap():
-    checks = fire(clean(), "uncited_number", uncited_number={"uncited": ["99"], "cited": ["1,200"]})
+    checks = fire(clean(), "uncited_number")
     v = score("designed", inp(1.0, checks))
     assert (v.score, v.gate, v.reasons) == (0.59, "abstain", ["uncited_number"])
 
@@ -262,9 +257,8 @@ def test_designed_uncited_number_is_a_hard_cap():
 def test_designed_renormalises_over_the_measured_terms():
     # No answer text, so SCHEMA is unmeasured; GROUNDED = mean(tables 1, stand-in columns ½) = 0.75;
     # SAFETY 0 (a veto). Renormalised: 0.30·0.75 / 0.50 = 0.45 (0.225 if the weights were not).
-    checks = fire(clean(uncited_number={}, bad_join={"joins": []},
-                        stand_in_value={"carriers": 2}), "stand_in_value",
-                  stand_in_value={"carriers": 2, "hits": [{"column": "age", "code": -1}]})
+    checks = fire(clean(uncited_number={}, bad_join={}, stand_in_value={"grounded": 1.0}), "stand_in_value",
+                  stand_in_value={"grounded": 0.5})
     v = score("designed", inp(1.0, checks))
     assert (v.score, v.gate) == (0.45, "abstain")
     assert v.reasons == ["grounded 0.75", "safety 0.00", "stand_in_value",
@@ -305,7 +299,7 @@ def test_designed_single_candidate_is_thin_evidence():
 
 def test_designed_grounded_joins_share():
     # Two joins, one below ρ .85, reported but not fired (constructed): GROUNDED = mean(1, ½).
-    checks = clean(bad_join={"joins": [GOOD_JOIN, BAD_JOIN]})
+    checks = clean(bad_join={"grounded": 0.5})
     v = score("designed", inp(1.0, checks))
     assert v.score == round((0.30 * 0.75 + 0.20 + 0.20) / 0.70, 4) == 0.8929
     assert v.reasons == ["grounded 0.75"]
@@ -339,7 +333,7 @@ def test_v2_single_candidate_measures_safety_from_the_agreement():
 
 def test_v2_keeps_the_caps():
     # GROUNDED = mean(tables 0, joins 1) = 0.5, SAFETY 0: (0.15 + 0.20) / 0.70 = 0.5, under .59.
-    v = score("v2", inp(1.0, fire(clean(), "missing_table")))
+    v = score("v2", inp(1.0, fire(clean(), "missing_table", missing_table={"grounded": 0.0})))
     assert (v.score, v.reasons) == (0.5, ["grounded 0.50", "safety 0.00", "missing_table"])
     v = score("v2", inp(1.0, fire(clean(), "uncited_number")))
     assert (v.score, v.reasons) == (0.59, ["uncited_number"])

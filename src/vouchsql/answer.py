@@ -49,6 +49,8 @@ class CheckResult(BaseModel):
     fired: bool
     detail: str
     evidence: dict[str, Any] = Field(default_factory=dict)
+    # The score terms this check measured (IES eq. 1: ``grounded``, ``schema``), in [0, 1].
+    terms: dict[str, float] = Field(default_factory=dict)
 
 
 class Candidate(BaseModel):
@@ -71,11 +73,20 @@ class Choice(BaseModel):
     settled_by: str | None = None
 
 
+class Reason(BaseModel):
+    """One reason the verdict names: a stable ``code`` (``agreement``, a check's name, a score
+    term, ``thin_evidence``, ``open_choice:<type>``) and what it says."""
+    code: str
+    detail: str
+
+
 class Verdict(BaseModel):
     rule: str
     score: float
     gate: Literal["pass", "flag", "abstain"]
     reasons: list[str] = Field(default_factory=list)
+    # The same reasons, structured: ``reasons`` keeps the short strings of the first release.
+    reason_codes: list[Reason] = Field(default_factory=list)
 
 
 class Agreement(BaseModel):

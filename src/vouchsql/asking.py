@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .agreement import results_match, shown_index
-from .answer import (Answer, CheckResult, Interpretation, Premise, Result, ResultError, Shown, Verdict)
+from .answer import (Answer, CheckResult, Interpretation, Premise, Reason, Result, ResultError, Shown, Verdict)
 from .db import Database, connect
 from .db.profile import Profile
 from .definitions import Definitions, definitions_in_effect, load_definitions, use_definitions
@@ -409,7 +409,8 @@ class _Run:
 
 def _no_sql_answer(question: str, rule: str, reason: str, check: CheckResult, message: str, **extra) -> Answer:
     return Answer(question=question, shown=Shown(sql="", result=Result(error=ResultError(kind="not_run", message=message))),
-                  checks=[check], verdict=Verdict(rule=rule, score=0.0, gate="abstain", reasons=[reason]), **extra)
+                  checks=[check], verdict=Verdict(rule=rule, score=0.0, gate="abstain", reasons=[reason],
+                                                  reason_codes=[Reason(code=reason, detail=check.detail)]), **extra)
 
 
 def _same_result(a: Answer, b: Answer) -> bool:
@@ -427,6 +428,11 @@ def _name_broken_rules(answer: Answer) -> None:
     for reason in answer.verdict.reasons:
         reasons.extend(named if reason == "definition_rule" else [reason])
     answer.verdict.reasons = reasons
+    codes = []
+    for reason in answer.verdict.reason_codes:
+        codes.extend([Reason(code=n, detail=reason.detail) for n in named] if reason.code == "definition_rule"
+                     else [reason])
+    answer.verdict.reason_codes = codes
 
 
 class _Reusing:

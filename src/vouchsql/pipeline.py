@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from .agreement import agreement, cluster, strict_clusters
-from .answer import Answer, Candidate, Result, Shown
+from .answer import Answer, Candidate, Reason, Result, Shown
 from .checks import CHECKS, CheckContext, run_checks
 from .choices import detect_choices, reported
 from .db.base import Database
@@ -101,7 +101,9 @@ def _verdict(rule: str, agreement_value: float | None, strict: list[int], checks
     verdict = score(rule, ScoreInput(agreement=agreement_value or 0.0, k=len(strict), checks=checks,
                                      strict_clusters=strict))
     # An open choice is named in the reasons but never scored: the score and gate stay as they are.
-    verdict.reasons.extend(dict.fromkeys(f"open_choice:{c.type}" for c in choices if reported(c)))
+    for choice in {c.type: c for c in choices if reported(c)}.values():
+        verdict.reasons.append(f"open_choice:{choice.type}")
+        verdict.reason_codes.append(Reason(code=f"open_choice:{choice.type}", detail=choice.description))
     return verdict
 
 

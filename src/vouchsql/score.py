@@ -18,8 +18,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from .answer import CheckResult, Verdict
-from .checks.bad_join import RHO_MIN
+from .answer import CheckResult, Reason, Verdict
 from .errors import UserInputError
 
 PASS_AT, FLAG_AT = 0.80, 0.60
@@ -43,32 +42,45 @@ def _fired(checks: list[CheckResult], kind: str) -> list[CheckResult]:
     return [c for c in checks if c.fired and c.kind == kind]
 
 
-def _agreement_reason(inp: ScoreInput) -> list[str]:
+class Reasons(list):
+    """The reasons a rule names, each with a stable code; ``strings()`` gives the short
+    strings of ``Verdict.reasons`` (a check's name, ``agreement 0.50 (…)``, ``grounded 0.50``…)."""
+
+    def add(self, code: str, text: str, detail: str | None = None) -> None:
+        self.append((Reason(code=code, detail=detail or text), text))
+
+    def checks(self, fired: list[CheckResult]) -> None:
+        for c in fired:
+            self.add(c.name, c.name, c.detail)
+
+
+def _agreement_reason(inp: ScoreInput, reasons: Reasons) -> None:
     if inp.agreement < PASS_AT:
         agree = round(inp.agreement * inp.k)
-        return [f"agreement {inp.agreement:.2f} ({agree} of {inp.k} candidates agree with the shown answer)"]
-    return []
+        reasons.add("agreement", f"agreement {inp.agreement:.2f} ({agree} of {inp.k} candidates agree with the "
+                                 f"shown answer)")
 
 
-def _capped(score: float, cap: float, names: list[str], reasons: list[str]) -> float:
-    if names:
-        reasons.extend(names)
+def _capped(score: float, cap: float, fired: list[CheckResult], reasons: Reasons) -> float:
+    if fired:
+        reasons.checks(fired)
         return min(score, cap)
     return score
 
 
-def agreement_first(inp: ScoreInput, signals_cap: bool = False) -> tuple[float, list[str]]:
-    reasons = _agreement_reason(inp)
+def agreement_first(inp: ScoreInput, signals_cap: bool = False) -> tuple[float, Reasons]:
+    reasons = Reasons()
+    _agreement_reason(inp, reasons)
     s = inp.agreement
-    s = _capped(s, VETO_CAP, [c.name for c in _fired(inp.checks, "veto")], reasons)
-    s = _capped(s, CAP_CAP, [c.name for c in _fired(inp.checks, "cap")], reasons)
+    s = _capped(s, VETO_CAP, _fired(inp.checks, "veto"), reasons)
+    s = _capped(s, CAP_CAP, _fired(inp.checks, "cap"), reasons)
     if signals_cap:
-        signals = [c.name for c in _fired(inp.checks, "signal")]
+        signals = _fired(inp.checks, "signal")
         s = _capped(s, VETO_CAP if len(signals) >= 2 else CAP_CAP, signals, reasons)
     return s, reasons
 
 
-def v3(inp: ScoreInput) -> tuple[float, list[str]]:
+def v3(inp: ScoreInput) -> tuple[float, Reasons]:
     return agreement_first(inp, signals_cap=True)
 
 
@@ -82,33 +94,20 @@ def _entropy_layer(inp: ScoreInput) -> float | None:
     return max(0.0, 1 - h / math.log(inp.k))
 
 
-def _grounded(checks: dict[str, CheckResult]) -> float | None:
-    """Mean of the defined shares: tables exist, joins overlap, stand-in columns return none."""
-    parts = []
-    mt, bj, si = checks.get("missing_table"), checks.get("bad_join"), checks.get("stand_in_value")
-    if mt and mt.evidence.get("tables") is not None:
-        parts.append(0.0 if mt.fired else 1.0)
-    joins = bj.evidence.get("joins") if bj else None
-    rated = [j for j in joins or [] if j.get("rho") is not None]
-    if rated:
-        parts.append(sum(j["rho"] >= RHO_MIN for j in rated) / len(rated))
-    carriers = si.evidence.get("carriers") if si else None
-    if carriers:
-        bad_columns = {h["column"] for h in si.evidence.get("hits", [])}
-        parts.append(1 - len(bad_columns) / carriers)
+def measured_term(checks: list[CheckResult], term: str) -> float | None:
+    """A score term from the checks that feed it: the mean of the parts they measured
+    (GROUNDED: tables exist, joins overlap, stand-in columns return none), or ``None``."""
+    parts = [c.terms[term] for c in checks if term in c.terms]
     return sum(parts) / len(parts) if parts else None
 
 
-def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, list[str]]:
-    by_name = {c.name: c for c in inp.checks}
-    reasons: list[str] = []
+def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, Reasons]:
+    reasons = Reasons()
     terms: dict[str, float] = {}
-    grounded = _grounded(by_name)
-    if grounded is not None:
-        terms["grounded"] = grounded
-    un = by_name.get("uncited_number")
-    if un is not None and un.evidence.get("cited"):
-        terms["schema"] = 1.0
+    for term in ("grounded", "schema"):
+        value = measured_term(inp.checks, term)
+        if value is not None:
+            terms[term] = value
     # L1, the checklist layer: 1 when a deterministic check (a veto) fires, ½ for a signal.
     r1 = 1.0 if _fired(inp.checks, "veto") else 0.5 if _fired(inp.checks, "signal") else 0.0
     l2 = inp.agreement if use_agreement else _entropy_layer(inp)
@@ -116,22 +115,23 @@ def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, list[
     score = sum(WEIGHTS[t] * v for t, v in terms.items()) / sum(WEIGHTS[t] for t in terms)
     for name, value in terms.items():
         if value < PASS_AT:
-            reasons.append(f"{name} {value:.2f}")
+            reasons.add(name, f"{name} {value:.2f}")
     if r1 == 0.5:  # the signals set L1: name them, as every check that lowers the score is named
-        reasons.extend(c.name for c in _fired(inp.checks, "signal"))
-    hard = [c.name for c in _fired(inp.checks, "veto")] + (["uncited_number"] if un and un.fired else [])
+        reasons.checks(_fired(inp.checks, "signal"))
+    # Hard caps: every veto, and the uncited-number cap (the text states what the result lacks).
+    hard = _fired(inp.checks, "veto") + [c for c in inp.checks if c.fired and c.name == "uncited_number"]
     score = _capped(score, VETO_CAP, hard, reasons)
     if len(terms) < 3 or "grounded" not in terms:
-        reasons.append(f"thin_evidence (only {', '.join(terms)} measured)")
+        reasons.add("thin_evidence", f"thin_evidence (only {', '.join(terms)} measured)")
         score = min(score, CAP_CAP)
     elif l2 is None:
         # One sample: the SAFETY term lacks its agreement/entropy layer, so evidence is thin too.
-        reasons.append("thin_evidence (one sample: no agreement layer)")
+        reasons.add("thin_evidence", "thin_evidence (one sample: no agreement layer)")
         score = min(score, CAP_CAP)
     return score, reasons
 
 
-def v2(inp: ScoreInput) -> tuple[float, list[str]]:
+def v2(inp: ScoreInput) -> tuple[float, Reasons]:
     return designed(inp, use_agreement=True)
 
 
@@ -143,7 +143,8 @@ def score(rule: str, inp: ScoreInput) -> Verdict:
         raise UserInputError(f"unknown scoring rule {rule!r}; choose one of {', '.join(RULES)}")
     value, reasons = RULES[rule](inp)
     value = round(max(0.0, min(1.0, value)), 4)
-    return Verdict(rule=rule, score=value, gate=gate(value), reasons=reasons)
+    return Verdict(rule=rule, score=value, gate=gate(value), reasons=[text for _, text in reasons],
+                   reason_codes=[reason for reason, _ in reasons])
 
 
-__all__ = ["RULES", "ScoreInput", "score", "gate", "PASS_AT", "FLAG_AT"]
+__all__ = ["RULES", "ScoreInput", "measured_term", "score", "gate", "PASS_AT", "FLAG_AT"]

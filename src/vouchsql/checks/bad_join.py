@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..db.profile import key_overlap
+from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
 RHO_MIN = 0.85
@@ -35,17 +36,22 @@ def join_overlaps(ctx: CheckContext) -> list[dict]:
 class BadJoin:
     name = "bad_join"
     kind = "veto"
+    Evidence = ev.BadJoinEvidence
+    feeds = ("grounded",)
 
     def run(self, ctx: CheckContext):
         if ctx.inspection is None:
             return unparsed(self)
         pairs = join_overlaps(ctx)
-        bad = [p for p in pairs if p["rho"] is not None and p["rho"] < RHO_MIN]
+        rated = [p for p in pairs if p["rho"] is not None]
+        bad = [p for p in rated if p["rho"] < RHO_MIN]
+        # GROUNDED's join share: the rated pairs whose keys overlap (IES eq. 1).
+        terms = {"grounded": 1 - len(bad) / len(rated)} if rated else None
         if bad:
             words = "; ".join(
                 f"{p['left']} = {p['right']} shares {p['overlap']} of {p['left_distinct']} and "
                 f"{p['right_distinct']} distinct keys (ρ = {p['rho']:.2f} < {RHO_MIN})" for p in bad)
-            return report(self, True, f"the join keys barely overlap: {words}", joins=bad)
+            return report(self, True, f"the join keys barely overlap: {words}", joins=bad, terms=terms)
         if not pairs:
             return report(self, False, "no equi-join column pairs", joins=[])
-        return report(self, False, f"{len(pairs)} join pair(s), all with ρ ≥ {RHO_MIN}", joins=pairs)
+        return report(self, False, f"{len(pairs)} join pair(s), all with ρ ≥ {RHO_MIN}", joins=pairs, terms=terms)

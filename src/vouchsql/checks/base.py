@@ -1,8 +1,10 @@
 """The protocol every check shares, and the context it reads.
 
-A check is a small object with a ``name``, a ``kind`` (``veto``, ``cap`` or ``signal``) and
-``run(ctx) -> CheckResult``. It reads the context and may run read-only SQL through
-``ctx.db``; it never changes anything and never raises for a bad answer (it reports).
+A check is a small object with a ``name``, a ``kind`` (``veto``, ``cap`` or ``signal``), an
+``Evidence`` model (:mod:`.evidence`), the score ``feeds`` it measures (``grounded``,
+``schema``; most checks feed none) and ``run(ctx) -> CheckResult``. It reads the context and
+may run read-only SQL through ``ctx.db``; it never changes anything and never raises for a
+bad answer (it reports).
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from ..answer import Candidate, CheckResult, Result
 from ..db.base import Database
 from ..db.profile import Profile
 from ..sql.inspect import Inspection
+from .evidence import Evidence
+
+# The terms of IES eq. 1 a check can measure without a model; the rules read only these.
+TERMS = ("grounded", "schema")
 
 
 @dataclass
@@ -39,12 +45,25 @@ class CheckContext:
 class Check(Protocol):
     name: str
     kind: str
+    Evidence: type[Evidence]
+    feeds: tuple[str, ...]
 
     def run(self, ctx: CheckContext) -> CheckResult: ...
 
 
-def report(check: Check, fired: bool, detail: str, **evidence: Any) -> CheckResult:
-    return CheckResult(name=check.name, kind=check.kind, fired=fired, detail=detail, evidence=evidence)
+def report(check: Check, fired: bool, detail: str, *, terms: dict[str, float] | None = None,
+           **evidence: Any) -> CheckResult:
+    """The check's result. ``evidence`` is validated against ``check.Evidence`` (a key the
+    model does not declare is a bug in the check); ``terms`` are the score terms measured,
+    each one the check declares in ``feeds``."""
+    evidence = check.Evidence.model_validate(evidence).model_dump(mode="json", exclude_unset=True)
+    terms = terms or {}
+    undeclared = set(terms) - set(getattr(check, "feeds", ()))
+    if undeclared:
+        raise ValueError(f"check {check.name} reports terms it does not feed: {sorted(undeclared)}")
+    return CheckResult(name=check.name, kind=check.kind, fired=fired, detail=detail,
+                       evidence=evidence,
+                       terms={t: round(float(v), 6) for t, v in terms.items()})
 
 
 def unparsed(check: Check, **evidence: Any) -> CheckResult:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from ..definitions import definitions_in_effect
 from ..errors import UserInputError
+from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
 
 class DefinitionRule:
     name = "definition_rule"
     kind = "veto"
+    Evidence = ev.DefinitionRuleEvidence
 
     def run(self, ctx: CheckContext):
         try:

@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from ..sql.edit import count_distinct, column, driving_table, join_equalities, reshape
 from ._joins import outer_select, run_counts
+from . import evidence as ev
 from .base import CheckContext, report
 
 DROP_SHARE = 0.30
@@ -24,6 +25,7 @@ def _has_inner_join(select: exp.Select) -> bool:
 class JoinDrop:
     name = "join_drop"
     kind = "signal"
+    Evidence = ev.JoinDropEvidence
 
     def run(self, ctx: CheckContext):
         select = outer_select(ctx)

@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from ..sql.edit import count_distinct, count_star, column, driving_table, reshape
 from ._joins import alias_for, outer_select, run_counts
+from . import evidence as ev
 from .base import CheckContext, report
 
 _AGGS = {"count", "sum", "avg"}
@@ -22,6 +23,7 @@ def _grouped_by(select: exp.Select, alias: str, key: str) -> bool:
 class JoinFanout:
     name = "join_fanout"
     kind = "signal"
+    Evidence = ev.JoinFanoutEvidence
 
     def run(self, ctx: CheckContext):
         select = outer_select(ctx)

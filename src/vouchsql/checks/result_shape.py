@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import evidence as ev
 from .base import CheckContext, report
 
 
@@ -10,6 +11,7 @@ class NoResult:
 
     name = "no_result"
     kind = "veto"
+    Evidence = ev.NoResultEvidence
 
     def run(self, ctx: CheckContext):
         err = ctx.result.error
@@ -23,6 +25,7 @@ class ThinEvidence:
 
     name = "thin_evidence"
     kind = "cap"
+    Evidence = ev.ThinEvidenceEvidence
 
     def run(self, ctx: CheckContext):
         k = len(ctx.candidates)
@@ -35,6 +38,7 @@ class ThinEvidence:
 class EmptyResult:
     name = "empty_result"
     kind = "signal"
+    Evidence = ev.RowCountEvidence
 
     def run(self, ctx: CheckContext):
         r = ctx.result
@@ -46,6 +50,7 @@ class EmptyResult:
 class TruncatedResult:
     name = "truncated_result"
     kind = "signal"
+    Evidence = ev.RowCountEvidence
 
     def run(self, ctx: CheckContext):
         r = ctx.result

@@ -12,6 +12,7 @@ from sqlglot import exp
 from ..agreement import normalise_value
 from ..errors import VouchError
 from ..sql.edit import count_star, reshape
+from . import evidence as ev
 from .base import CheckContext, report
 
 _AGGREGATES_HIT = {"sum", "avg", "min", "max", "stddev", "variance"}
@@ -43,6 +44,8 @@ def _code_rows(ctx: CheckContext, output_index: int, code: float) -> int | None:
 class StandInValue:
     name = "stand_in_value"
     kind = "veto"
+    Evidence = ev.StandInEvidence
+    feeds = ("grounded",)
 
     def run(self, ctx: CheckContext):
         insp, result = ctx.inspection, ctx.result
@@ -73,8 +76,10 @@ class StandInValue:
         if hits:
             words = "; ".join(f"{h['source']} uses {h['code']:g} for unknown, {h['how']} in '{h['column']}'"
                               for h in hits)
-            return report(self, True, words, hits=hits, carriers=carriers)
+            # GROUNDED's stand-in share: the carrying columns no code reaches.
+            share = 1 - len({h["column"] for h in hits}) / carriers
+            return report(self, True, words, hits=hits, carriers=carriers, terms={"grounded": share})
         if carriers:
             return report(self, False, f"{carriers} returned column(s) come from columns with stand-in codes, "
-                                       f"but no code reaches the answer", carriers=carriers)
+                                       f"but no code reaches the answer", carriers=carriers, terms={"grounded": 1.0})
         return report(self, False, "no returned column carries a stand-in code", carriers=0)

@@ -12,6 +12,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from . import evidence as ev
 from .base import CheckContext, report
 
 # 1,234.5 · 1234 · .5 · 12.50 — a sign only when the minus starts a token ("-3", "(−3"),
@@ -60,9 +61,16 @@ def _cited(x: Written, cells: list[float]) -> bool:
     return i < len(cells) and cells[i] <= x.value + tol
 
 
+def _schema(cited: list[str]) -> dict[str, float] | None:
+    """SCHEMA is measured once the text cites a number the result holds (the designed rule)."""
+    return {"schema": 1.0} if cited else None
+
+
 class UncitedNumber:
     name = "uncited_number"
     kind = "cap"
+    Evidence = ev.UncitedNumberEvidence
+    feeds = ("schema",)
 
     def run(self, ctx: CheckContext):
         if not ctx.answer_text:
@@ -78,6 +86,7 @@ class UncitedNumber:
             (cited if _cited(n, cells) else uncited).append(n.text)
         if uncited:
             return report(self, True, f"the answer text states {', '.join(uncited)}, which no returned cell, "
-                                      f"cell×100 or the row count supports", uncited=uncited, cited=cited)
+                                      f"cell×100 or the row count supports", uncited=uncited, cited=cited,
+                          terms=_schema(cited))
         return report(self, False, f"{len(cited)} number(s) in the text, all found in the result"
-                      if cited else "no number in the text to check", uncited=[], cited=cited)
+                      if cited else "no number in the text to check", uncited=[], cited=cited, terms=_schema(cited))

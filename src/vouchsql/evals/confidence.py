@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..answer import CheckResult
+from ..answer import CheckResult, Reason
 from ..choices import reported
 from ..errors import UserInputError, VouchError
 from ..agreement import strict_clusters
@@ -130,6 +130,7 @@ def evaluate_item(db, item: dict, index: int) -> dict:
         "checks": [c.model_dump(mode="json") for c in answer.checks],
         "fired": [c.name for c in answer.checks if c.fired],
         "choices": [c.type for c in answer.choices if reported(c)],  # open choices named in the reasons
+        "choice_descriptions": {c.type: c.description for c in reversed(answer.choices) if reported(c)},
         "verdicts": {rule: rescore(answer, rule, strict=strict).model_dump(mode="json") for rule in RULES},
     }
 
@@ -141,7 +142,10 @@ def score_from_record(record: dict, rule: str, checks: list[CheckResult] | None 
     verdict = score(rule, ScoreInput(agreement=record["agreement"] or 0.0, k=record["k"], checks=checks,
                                      strict_clusters=list(record["strict_clusters"])))
     # As the pipeline does: an open choice is named in the reasons, never scored.
-    verdict.reasons.extend(dict.fromkeys(f"open_choice:{t}" for t in record.get("choices", [])))
+    for kind in dict.fromkeys(record.get("choices", [])):
+        verdict.reasons.append(f"open_choice:{kind}")
+        detail = record.get("choice_descriptions", {}).get(kind, f"the {kind} choice is open")
+        verdict.reason_codes.append(Reason(code=f"open_choice:{kind}", detail=detail))
     return verdict
 
 

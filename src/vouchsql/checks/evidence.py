@@ -1,0 +1,89 @@
+"""The evidence each check reports, as pydantic models.
+
+A check names its model as ``Evidence``; :func:`vouchsql.checks.base.report` validates what
+the check reports against it (unknown keys are refused), so a renamed key fails the check's
+own golden tests instead of silently changing what a rule reads. In the JSON contract the
+evidence stays an object (``CheckResult.evidence``); the scoring rules never read it: they
+read the score terms a check feeds (``CheckResult.terms``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Evidence(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoEvidence(Evidence):
+    pass
+
+
+class NoResultEvidence(Evidence):
+    error_kind: str | None = None
+
+
+class MissingTableEvidence(Evidence):
+    tables: list[str] | None = None  # the tables read (none missing) or the missing ones
+
+
+class JoinOverlap(Evidence):
+    left: str
+    right: str
+    form: str
+    rho: float | None = None
+    overlap: int | None = None
+    left_distinct: int | None = None
+    right_distinct: int | None = None
+    estimated: bool = False
+
+
+class BadJoinEvidence(Evidence):
+    joins: list[JoinOverlap] = []  # the pairs below the cutoff when fired, else every pair
+
+
+class StandInHit(Evidence):
+    column: str
+    source: str
+    code: Any
+    how: str
+    rows: int | None = None
+
+
+class StandInEvidence(Evidence):
+    hits: list[StandInHit] = []
+    carriers: int | None = None  # returned columns whose sources have stand-in codes
+
+
+class UncitedNumberEvidence(Evidence):
+    uncited: list[str] = []
+    cited: list[str] = []
+
+
+class ThinEvidenceEvidence(Evidence):
+    candidates: int | None = None
+
+
+class RowCountEvidence(Evidence):
+    row_count: int | None = None
+
+
+class JoinFanoutEvidence(Evidence):
+    fanouts: list[dict[str, Any]] = []
+
+
+class JoinDropEvidence(Evidence):
+    table: str | None = None
+    rows: int | None = None
+    kept: int | None = None
+    dropped_share: float | None = None
+
+
+class DefinitionRuleEvidence(Evidence):
+    rules: list[str] = []
+    broken: list[dict[str, Any]] = []
+    applicable: list[str] = []
+    tables: list[str] = []
