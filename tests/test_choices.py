@@ -175,6 +175,20 @@ def test_type_lexicons_settle_their_choices():
     assert DETECTORS["missing_values"].lexicon.match("treat missing weights as zero") == "missing"
 
 
+def test_lexicon_idioms_hold_no_settling_word():
+    ties, cutoff = DETECTORS["ties"].lexicon, DETECTORS["strict_cutoff"].lexicon
+    assert ties.match("the top 5 most purchased tracks over all") is None
+    assert ties.match("the best-selling artist of all time") is None
+    assert ties.match("total sales for each employee (all time)") is None
+    assert ties.match("films with no rentals at all") is None
+    assert ties.match("over all, list all films tied for first") == "all"  # the word on its own still settles
+    assert cutoff.match("the top tracks over all") is None
+    assert cutoff.match("orders over 100") == "over"
+    # A lexicon phrase that is the whole idiom still matches.
+    assert DETECTORS["negation"].lexicon.match("customers with no orders at all") == "at all"
+    assert Lexicon(phrases=("all",), idioms=("all stars",)).match("the all stars team") is None
+
+
 def test_mentions_on_word_boundaries():
     assert mentions("How many tracks are there?", "tracks")
     assert not mentions("How many soundtracks are there?", "tracks")

@@ -9,7 +9,11 @@ Rules, kept simple so they can be tested one by one:
 - a phrase may end in ``*`` to allow any word ending (``"exceed*"`` matches ``exceeds``,
   ``exceeded``, ``exceeding``);
 - ``patterns`` are extra regular expressions for forms a list cannot spell (``\\w+er than``),
-  with ``unless`` naming matches that do not count (``rather than``, ``other than``).
+  with ``unless`` naming matches that do not count (``rather than``, ``other than``);
+- a match inside a longer idiom (:data:`IDIOMS`, plus a lexicon's own ``idioms``) does not
+  count: "over all" (overall) and "of all time" hold no settling "all", "at all" no "all",
+  "over all" no "over". A phrase that is the whole idiom still matches ("at all" settles a
+  choice whose lexicon lists "at all").
 
 A match returns the words as written in the question (lower-cased, spaces collapsed): that
 text becomes the choice's ``settled_by``.
@@ -19,6 +23,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+# Fixed phrases whose words do not carry their own meaning: a settling word inside one is
+# not the settling word ("the top tracks over all" says nothing about ties).
+IDIOMS = ("over all", "all time", "of all time", "at all", "above all", "after all", "all in all",
+          "first of all", "in all", "all along", "all over", "all the way", "once and for all",
+          "all but", "all of a sudden", "for good", "more or less", "all right")
 
 
 def _phrase_regex(phrase: str) -> str:
@@ -36,7 +46,9 @@ class Lexicon:
     phrases: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
     unless: tuple[str, ...] = ()
+    idioms: tuple[str, ...] = ()
     _compiled: list = field(default_factory=list, compare=False, repr=False)
+    _masks: list = field(default_factory=list, compare=False, repr=False)
 
     def _regexes(self) -> list[re.Pattern]:
         if not self._compiled:
@@ -44,21 +56,35 @@ class Lexicon:
             self._compiled.extend(re.compile(p, re.I) for p in self.patterns)
         return self._compiled
 
+    def _idiom_spans(self, text: str) -> list[tuple[int, int]]:
+        if not self._masks:
+            self._masks.extend(re.compile(_phrase_regex(p), re.I) for p in IDIOMS + self.idioms)
+        return [m.span() for rx in self._masks for m in rx.finditer(text)]
+
     def match(self, text: str | None) -> str | None:
         """The first settling words found in ``text`` (earliest position), else ``None``."""
         if not text:
             return None
         blocked = [re.compile(u, re.I) for u in self.unless]
+        idioms = self._idiom_spans(text)
         best: tuple[int, str] | None = None
         for rx in self._regexes():
             for m in rx.finditer(text):
                 words = " ".join(m.group(0).lower().split())
                 if any(b.fullmatch(words) for b in blocked):
                     continue
+                if _inside_idiom(m.span(), idioms):
+                    continue
                 if best is None or m.start() < best[0]:
                     best = (m.start(), words)
                 break
         return best[1] if best else None
+
+
+def _inside_idiom(span: tuple[int, int], idioms: list[tuple[int, int]]) -> bool:
+    """Whether ``span`` lies inside a longer idiom's span."""
+    start, end = span
+    return any(a <= start and end <= b and (b - a) > (end - start) for a, b in idioms)
 
 
 def mentions(text: str, phrase: str) -> bool:

@@ -2,13 +2,19 @@
 
 Forms read:
 
-- ``ORDER BY key LIMIT k`` (any SELECT of the tree, no OFFSET, no DISTINCT): when rows tie
+- ``ORDER BY key LIMIT k`` (any SELECT of the tree, no DISTINCT): when rows tie
   with the k-th on the ranking key, the alternative drops the LIMIT and keeps every row whose
   key reaches the k-th value: ``WHERE key >= v`` (``<=`` ascending; ``HAVING`` for an
   aggregate key). ``v`` is the literal k-th value when the shown result carries it exactly
   (an integer or a string), else a subquery ``(SELECT key … ORDER BY key LIMIT 1 OFFSET k-1)``.
   Trailing ORDER BY keys that only break ties (a text column or a unique key) are ignored:
   the question ranks by the first key, and a name order is the silent choice itself.
+- ``ORDER BY key LIMIT k OFFSET m`` (also ``LIMIT m, k``): a page of the ranking has two
+  cut-offs, and a tie at either one is a tie. When the (m+1)-th row ties with the m-th, or the
+  (m+k)-th with the next, the alternative drops LIMIT and OFFSET and keeps every row whose key
+  lies between the page's first and last values (``WHERE key <= first AND key >= last``
+  descending, by literals or ``LIMIT 1 OFFSET`` subqueries). One probe (``LIMIT k + 2 OFFSET
+  m - 1``) reads both cut-offs.
 - a bare column beside ``MAX(x)``/``MIN(x)`` without GROUP BY (SQLite returns one arbitrary
   row): the alternative returns every row with ``x = (SELECT MAX(x) …)``.
 - ``ROW_NUMBER() OVER (… ORDER BY key)`` kept with ``rn = 1``, ``rn <= k`` or ``rn < k`` (in an
@@ -88,8 +94,11 @@ class Ties:
     def _limit(self, ctx: ChoiceContext, select: exp.Select) -> Choice | None:
         k = limit_value(select)
         order = select.args.get("order")
-        if k is None or order is None or select.args.get("offset") or select.args.get("distinct"):
+        if k is None or order is None or select.args.get("distinct"):
             return None
+        m = offset_value(select)
+        if m is None:
+            return None  # an OFFSET that is not a number: do not guess
         scope = Scope(select, ctx.profile)
         keys = order.expressions
         ranking = [keys[0]] + [o for o in keys[1:] if not _breaks_ties(scope, select, o.this)]
@@ -107,6 +116,8 @@ class Ties:
             if ref is not None and is_unique(ctx.profile, ref.table, ref.column) and not scope.fans_out(ref.alias):
                 return None  # a unique key cannot tie
         desc = bool(ordered.args.get("desc"))
+        if m:
+            return self._page(ctx, select, key, k, m, desc, aggregate)
         is_root = select is ctx.tree
         result = ctx.result
         index = projection_for(select, ordered.this) if is_root else None
@@ -175,6 +186,70 @@ class Ties:
                     f"every row tied at its cut-off changes the result")
         return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=differs)
 
+    def _page(self, ctx: ChoiceContext, select: exp.Select, key: exp.Expression, k: int, m: int, desc: bool,
+              aggregate: bool) -> Choice | None:
+        """``LIMIT k OFFSET m``: a tie at the page's top (rows m and m+1) or bottom (rows m+k
+        and m+k+1) cut-off. The alternative keeps every row whose key lies between the page's
+        first and last values."""
+        if select is ctx.tree:
+            probe_root, probe = edit_copy(ctx.tree, select)
+        else:
+            probe = probe_root = select.copy()
+        probe.set("expressions", [p.copy() for p in select.expressions] + [exp.alias_(key.copy(), _PROBE_KEY)])
+        probe.set("limit", exp.Limit(expression=exp.Literal.number(k + 2)))
+        probe.set("offset", exp.Offset(expression=exp.Literal.number(m - 1)))
+        res = ctx.run(probe_root)
+        if res is None or res.row_count < 2:
+            return None  # the page is empty: nothing to tie with
+        values = [r[-1] for r in res.rows]
+        page = values[1:1 + k]
+        if any(v is None for v in page):
+            return None
+        first, last = page[0], page[-1]
+        top_tie = values[0] == first
+        bottom_tie = len(values) > k + 1 and values[k + 1] == last
+        if not (top_tie or bottom_tie):
+            return None
+
+        def bound(value, position: int) -> exp.Expression:
+            if isinstance(value, (int, str)) and not isinstance(value, bool):
+                return exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
+            sub = select.copy()
+            sub.set("expressions", [key.copy()])
+            sub.set("order", exp.Order(expressions=[exp.Ordered(this=key.copy(), desc=desc)]))
+            sub.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+            sub.set("offset", exp.Offset(expression=exp.Literal.number(position)) if position else None)
+            return exp.Subquery(this=sub)
+
+        upper, lower = (exp.LTE, exp.GTE) if desc else (exp.GTE, exp.LTE)
+        conds = [upper(this=key.copy(), expression=bound(first, m)),
+                 lower(this=key.copy(), expression=bound(last, m + len(page) - 1))]
+        alt_root, alt = edit_copy(ctx.tree, select)
+        alt.set("limit", None)
+        alt.set("offset", None)
+        if aggregate:
+            set_having(alt, conjuncts(alt.args.get("having")) + conds)
+        else:
+            set_where(alt, conjuncts(alt.args.get("where")) + conds)
+        _equals_to_in(alt)
+        res = ctx.run(alt_root)
+        if res is None:
+            return None
+        is_root = select is ctx.tree
+        key_sql = key.sql(dialect=ctx.dialect)
+        if len(page) == 1:
+            text = (f"LIMIT {k} OFFSET {m} keeps the {_ordinal(m + 1)} row by {key_sql} ({show(first)}), but other "
+                    f"rows tie with it; the alternative keeps every row tied at {show(first)} "
+                    f"({res.row_count} rows instead of 1)")
+        else:
+            where = " and ".join(w for w, hit in ((f"its top ({show(first)})", top_tie),
+                                                  (f"its bottom ({show(last)})", bottom_tie)) if hit)
+            text = (f"LIMIT {k} OFFSET {m} keeps rows {m + 1} to {m + len(page)} by {key_sql}, but rows outside "
+                    f"the page tie with {where}; the alternative keeps every row tied with the page "
+                    f"({res.row_count} rows instead of {len(page)})")
+        differs = res.row_count > ctx.result.row_count if is_root else ctx.differs(res)
+        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=differs)
+
     @staticmethod
     def _probe(ctx: ChoiceContext, select: exp.Select, key: exp.Expression, k: int) -> tuple | None:
         """(the k-th key value, whether the row past the cut ties with it), from the SELECT
@@ -231,6 +306,22 @@ class Ties:
         text = (f"{agg.sql(dialect=ctx.dialect)} returns the other columns of one arbitrary row, but "
                 f"{res.row_count} rows share the {word} {x}; the alternative returns every tied row")
         return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=res.row_count > ctx.result.row_count)
+
+
+def offset_value(select: exp.Select) -> int | None:
+    """The OFFSET of a SELECT (``LIMIT m, k`` reads as ``LIMIT k OFFSET m``): 0 when none,
+    ``None`` when it is not a literal number."""
+    offset = select.args.get("offset")
+    if offset is None:
+        return 0
+    value = offset.args.get("expression") or offset.this
+    if isinstance(value, exp.Literal) and not value.is_string:
+        try:
+            m = int(value.this)
+        except ValueError:
+            return None
+        return m if m >= 0 else None
+    return None
 
 
 def _keeps_top(cond: exp.Expression, name: str | None, window: exp.Window | None = None) -> bool:
