@@ -1,12 +1,12 @@
 """Shared reading for the two join-shape signals: the outer SELECT, its tables and the
-entity key of a table, and running a count probe."""
+entity key of a table, what the query groups by, and running a count probe."""
 
 from __future__ import annotations
 
 from sqlglot import exp
 
 from ..errors import VouchError
-from ..sql.edit import base_tables
+from ..sql.edit import base_tables, from_node
 from .base import CheckContext
 
 
@@ -22,6 +22,102 @@ def alias_for(select: exp.Select, table: str) -> str | None:
     """The alias of ``table`` in this SELECT, when it appears exactly once."""
     hits = [t for t in base_tables(select) if t.name.lower() == table.lower()]
     return hits[0].alias_or_name if len(hits) == 1 else None
+
+
+def tables_by_alias(select: exp.Select, profile=None) -> dict[str, str]:
+    """Alias (lower case) → table name (as the profile spells it, when it knows the table),
+    for the plain tables of this SELECT."""
+    out = {}
+    for t in base_tables(select):
+        known = profile.table(t.name) if profile is not None else None
+        out[t.alias_or_name.lower()] = known.name if known is not None else t.name
+    return out
+
+
+def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+    if node is None:
+        return []
+    if isinstance(node, (exp.Where, exp.Paren)) and not isinstance(node.this, exp.Select):
+        return _conjuncts(node.this)
+    if isinstance(node, exp.And):
+        return _conjuncts(node.left) + _conjuncts(node.right)
+    return [node]
+
+
+def _col(node: exp.Expression) -> tuple[str, str] | None:
+    if isinstance(node, exp.Column) and node.table and not isinstance(node.this, exp.Star):
+        return node.table.lower(), node.name.lower()
+    return None
+
+
+def inner_equalities(select: exp.Select) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """Column pairs an inner join (``JOIN … ON``, or ``WHERE a.x = b.y``) makes equal."""
+    out = []
+    conds = []
+    for join in select.args.get("joins") or []:
+        if (join.side or "").upper() in ("LEFT", "RIGHT", "FULL"):
+            continue
+        conds += _conjuncts(join.args.get("on"))
+    conds += _conjuncts(select.args.get("where"))
+    for c in conds:
+        if isinstance(c, exp.EQ):
+            a, b = _col(c.left), _col(c.right)
+            if a and b and a[0] != b[0]:
+                out.append((a, b))
+    return out
+
+
+def grouped_columns(select: exp.Select) -> set[tuple[str, str]]:
+    """(alias, column) pairs the SELECT groups by, lower case: a column, the columns of a
+    ``COALESCE`` (how a qualified ``JOIN … USING`` key reads), and every column an inner
+    join makes equal to one of those."""
+    group = select.args.get("group")
+    out: set[tuple[str, str]] = set()
+    for g in group.expressions if group else []:
+        if isinstance(g, exp.Coalesce):
+            parts = [g.this] + list(g.expressions)
+            cols = [_col(p) for p in parts]
+            if all(cols):
+                out.update(cols)  # type: ignore[arg-type]
+            continue
+        c = _col(g)
+        if c:
+            out.add(c)
+    pairs = inner_equalities(select)
+    changed = True
+    while changed:
+        changed = False
+        for a, b in pairs:
+            for x, y in ((a, b), (b, a)):
+                if x in out and y not in out:
+                    out.add(y)
+                    changed = True
+    return out
+
+
+def grouped_entities(ctx: CheckContext, select: exp.Select) -> set[str]:
+    """Aliases (lower case) whose rows the SELECT groups one by one: it groups by the table's
+    key or by a column unique in it."""
+    from ..choices._read import is_unique
+
+    tables = tables_by_alias(select, ctx.profile)
+    out = set()
+    for alias, col in grouped_columns(select):
+        table = tables.get(alias)
+        if table is None:
+            continue
+        key = ctx.profile.entity_key(table)
+        if (key is not None and key.lower() == col) or is_unique(ctx.profile, table, col):
+            out.add(alias)
+    return out
+
+
+def driving_alias(select: exp.Select) -> str | None:
+    f = from_node(select)
+    node = f.this if f is not None else None
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+        return node.alias_or_name
+    return None
 
 
 def run_counts(ctx: CheckContext, probe: exp.Select) -> tuple | None:

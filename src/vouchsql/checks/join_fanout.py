@@ -1,23 +1,39 @@
 """Signal: a join repeats rows of the entity being counted or aggregated, so COUNT, SUM or
-COUNT(col) see each entity several times. Measured by running the query's own FROM and
-WHERE: rows against distinct entity keys."""
+COUNT(col) see each entity several times. Measured by running the query's own FROM, WHERE
+and GROUP BY: within each group, the rows that carry an entity key against the distinct
+keys (a LEFT JOIN's NULL rows carry none, so ``COUNT(c.key)`` over them repeats nothing).
+
+Which entity an aggregate is over: the table of its column; for ``COUNT(*)`` the table the
+question counts ("how many customers", "the most albums"), else the driving table. Counting
+related rows is what a query grouped by an entity means, so ``COUNT(*)`` grouped by columns
+of the counted table, and ``COUNT(t.col)`` or ``AVG(t.col)`` grouped by ``t``'s key, are not
+measured: "tracks per album" counts the joined Track rows of each album."""
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from ..sql.edit import count_distinct, count_star, column, driving_table, reshape
-from ._joins import alias_for, outer_select, run_counts
+from ..sql.edit import column
+from ._joins import alias_for, driving_alias, grouped_columns, grouped_entities, outer_select, run_counts, \
+    tables_by_alias
 from . import evidence as ev
 from .base import CheckContext, report
 
 _AGGS = {"count", "sum", "avg"}
 
 
-def _grouped_by(select: exp.Select, alias: str, key: str) -> bool:
-    group = select.args.get("group")
-    return bool(group) and any(isinstance(g, exp.Column) and g.table == alias and g.name.lower() == key.lower()
-                               for g in group.expressions)
+def _probe(select: exp.Select, alias: str, key: str) -> exp.Select:
+    """Within each group of the query: rows with a key of ``alias``, and distinct keys."""
+    inner = select.copy()
+    for arg in ("having", "order", "limit", "offset", "distinct", "qualify", "with"):
+        inner.set(arg, None)
+    inner.set("expressions", [exp.alias_(exp.Count(this=column(alias, key)), "vouch_n"),
+                              exp.alias_(exp.Count(this=exp.Distinct(expressions=[column(alias, key)])), "vouch_d")])
+    outer = exp.select(exp.Sum(this=exp.column("vouch_n")), exp.Sum(this=exp.column("vouch_d"))).from_(
+        exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("vouch_groups"))))
+    if select.args.get("with") is not None:
+        outer.set("with", select.args["with"].copy())
+    return outer
 
 
 class JoinFanout:
@@ -29,6 +45,11 @@ class JoinFanout:
         select = outer_select(ctx)
         if select is None:
             return report(self, False, "no join in the outer query")
+        tables = tables_by_alias(select, ctx.profile)
+        grouped = grouped_columns(select)
+        entities = grouped_entities(ctx, select)
+        from ..choices._read import counted_table
+        counted = counted_table(ctx.question, sorted(set(tables.values())))
         fired, measured = [], []
         for i, out in enumerate(ctx.inspection.outputs):
             if out.aggregate not in _AGGS:
@@ -36,34 +57,52 @@ class JoinFanout:
             agg = next(out.expression.find_all(exp.AggFunc))
             if agg.find(exp.Distinct):
                 continue
-            star = isinstance(agg.this, exp.Star) or agg.this is None
-            tables = {r.table for r in out.sources}
+            star = (isinstance(agg.this, exp.Star) or agg.this is None
+                    or (isinstance(agg.this, exp.Literal) and not agg.this.is_string))
+            if star and out.aggregate != "count":
+                continue
             if star:
-                drive = driving_table(select)
-                tables = {drive.name} if drive is not None else set()
-            if len(tables) != 1:
+                if counted is not None:
+                    table = counted
+                else:
+                    drive = driving_alias(select)
+                    table = tables.get(drive.lower()) if drive else None
+                alias = alias_for(select, table) if table else None
+                # Grouped by the counted table, COUNT(*) counts its related rows: what it means.
+                if alias is None or (counted is None and any(a == alias.lower() for a, _ in grouped)):
+                    continue
+            else:
+                names = {r.table for r in out.sources}
+                if len(names) != 1:
+                    continue
+                table = names.pop()
+                alias = alias_for(select, table)
+                if alias is None:
+                    continue
+                # Grouped by the entity itself, COUNT(t.col) counts its related rows and AVG
+                # is unchanged by repetition: both are what the query means.
+                if alias.lower() in entities and out.aggregate in ("count", "avg"):
+                    continue
+            key = ctx.profile.entity_key(table)
+            if key is None:
                 continue
-            table = tables.pop()
-            alias, key = alias_for(select, table), ctx.profile.entity_key(table)
-            if alias is None or key is None:
-                continue
-            # Grouped by the entity itself, COUNT(*) counts its related rows and AVG is
-            # unchanged by repetition: both are what the query means.
-            if _grouped_by(select, alias, key) and (star or out.aggregate == "avg"):
-                continue
-            counts = run_counts(ctx, reshape(select, [count_star(), count_distinct(column(alias, key))]))
+            if star and alias.lower() in entities and counted is not None:
+                continue  # "how many albums" grouped by album: one album per group, by design
+            counts = run_counts(ctx, _probe(select, alias, key))
             if not counts or not counts[1]:
                 continue
-            rows, entities = int(counts[0]), int(counts[1])
+            rows, distinct = int(counts[0]), int(counts[1])
             item = {"output": ctx.result.columns[i] if i < len(ctx.result.columns) else out.name,
                     "aggregate": out.aggregate, "entity": table, "key": key, "rows": rows,
-                    "entities": entities, "factor": round(rows / entities, 3)}
+                    "entities": distinct, "factor": round(rows / distinct, 3),
+                    "within_groups": bool(select.args.get("group"))}
             measured.append(item)
-            if rows > entities:
+            if rows > distinct:
                 fired.append(item)
         if fired:
             words = "; ".join(f"{f['aggregate'].upper()} in '{f['output']}' sees {f['rows']:,} joined rows for "
-                              f"{f['entities']:,} {f['entity']} ({f['factor']:.2f}× repetition)" for f in fired)
+                              f"{f['entities']:,} {f['entity']}{' (counted within each group)' if f['within_groups'] else ''} "
+                              f"({f['factor']:.2f}× repetition)" for f in fired)
             return report(self, True, f"the joins repeat the aggregated entity: {words}", fanouts=fired)
         if measured:
             return report(self, False, "the joins do not repeat the aggregated entity", fanouts=measured)
