@@ -17,7 +17,8 @@ from vouchsql.answer import Result
 from vouchsql.choices import CHOICES
 from vouchsql.errors import UserInputError
 from vouchsql.evals.choices_eval import (DEFAULT_SETS, RECORDS, analyse, finish, load_choice_file, match_reference,
-                                         register_choices, replay, run_choices, tie_context)
+                                         replay, run_choices, tie_context)
+from vouchsql.evals.cli import register_choices
 from vouchsql.settings import load_config
 
 

@@ -10,8 +10,6 @@ from rich.markup import escape
 from rich.text import Text
 
 from . import __version__
-from . import api
-from .definitions import load_definitions
 from .errors import SQLRejected, UserInputError, VouchError
 from . import ask_cli
 from .evals import cli as evals_cli
@@ -103,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         _require_utf8(args)
         config = _config_from(args)
         if config.definitions and args.command != "config":  # `vouch config` still shows the setting
+            from .definitions import load_definitions
+
             load_definitions(config.definitions)  # a file that cannot be read is exit 2, not ignored
         handler = getattr(args, "handler", None) or _COMMANDS[args.command]
         return handler(args, config, out)
@@ -140,6 +140,8 @@ def _print_error(console: Console, message: str) -> None:
 def open_database(target, config):
     """``api.connect`` for a command. Every command opens its database here, once, so a role
     that may write or reach the server's files (docs/security.md) is warned about once."""
+    from . import api
+
     db = api.connect(target, config=config)
     try:
         powers = db.role_powers()
@@ -185,6 +187,7 @@ def _cmd_sql(args, config, out: Console) -> int:
 
 
 def _cmd_check(args, config, out: Console) -> int:
+    from . import api
     from .render import dumps, print_answer
 
     empty = next((i for i, sql in enumerate(args.sql, 1) if not sql.strip()), None)
@@ -201,6 +204,7 @@ def _cmd_check(args, config, out: Console) -> int:
 
 
 def _cmd_demo(args, config, out: Console) -> int:
+    from . import api
     from .demo import EXAMPLES
     from .render import print_answer_brief
 

@@ -422,22 +422,6 @@ def replay(run_dir: Path, out_dir: Path) -> dict:
 # ---------------------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------------------
-def register_choices(evals, common) -> None:
-    """Add ``vouch eval choices`` to the ``vouch eval`` subparsers."""
-    c = evals.add_parser("choices", parents=[common],
-                         help="request sets: do the choice detectors find the other interpretation (SpecBridge §2–3)")
-    c.add_argument("--sets", help="JSONL of request sets and no-difference cases (default: the sets shipped with Vouch)")
-    c.add_argument("--out", help="run folder for choices.jsonl, metrics.json, manifest.json and the reports "
-                                 "(default: vouch-eval/choices; rerunning with the same folder skips finished items)")
-    c.add_argument("--replay", metavar="RUN_DIR", help="recompute every number of a stored run (no SQL)")
-    c.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
-    c.add_argument("--budget-rows", type=int, default=None, metavar="ROWS",
-                   help="rows the detectors may read per request, by the profile (default: Vouch's own, "
-                        "8 times what the shown query reads, at least 1,000,000)")
-    c.add_argument("--types", help="comma-separated choice types to evaluate (default: all)")
-    c.set_defaults(handler=run_choices_command)
-
-
 def run_choices_command(args, config, out) -> int:
     from rich.markdown import Markdown
 
@@ -460,5 +444,5 @@ def run_choices_command(args, config, out) -> int:
 
 
 __all__ = ["DEFAULT_SETS", "NoDifferenceCase", "TieContext", "analyse", "build_report", "evaluate_no_difference",
-           "evaluate_set", "finish", "load_choice_file", "match_reference", "register_choices", "replay",
+           "evaluate_set", "finish", "load_choice_file", "match_reference", "replay",
            "run_choices", "run_choices_command", "tie_context"]

@@ -77,10 +77,30 @@ def register(evals, common) -> None:
     _run_options(p, "premise")
     p.set_defaults(handler=run_premise_command)
 
-    # `vouch eval choices` lives with its harness (evals/choices_eval.py), on the same reporting.
-    from .choices_eval import register_choices
-
     register_choices(evals, common)
+
+
+def register_choices(evals, common) -> None:
+    """Add ``vouch eval choices`` to the ``vouch eval`` subparsers."""
+    c = evals.add_parser("choices", parents=[common],
+                         help="request sets: do the choice detectors find the other interpretation (SpecBridge §2–3)")
+    c.add_argument("--sets", help="JSONL of request sets and no-difference cases (default: the sets shipped with Vouch)")
+    c.add_argument("--out", help="run folder for choices.jsonl, metrics.json, manifest.json and the reports "
+                                 "(default: vouch-eval/choices; rerunning with the same folder skips finished items)")
+    c.add_argument("--replay", metavar="RUN_DIR", help="recompute every number of a stored run (no SQL)")
+    c.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
+    c.add_argument("--budget-rows", type=int, default=None, metavar="ROWS",
+                   help="rows the detectors may read per request, by the profile (default: Vouch's own, "
+                        "8 times what the shown query reads, at least 1,000,000)")
+    c.add_argument("--types", help="comma-separated choice types to evaluate (default: all)")
+    c.set_defaults(handler=_run_choices)
+
+
+def _run_choices(args, config, out) -> int:
+    # The harness (evals/choices_eval.py) loads sqlglot and numpy: only when the command runs.
+    from .choices_eval import run_choices_command
+
+    return run_choices_command(args, config, out)
 
 
 def _command(args) -> str:

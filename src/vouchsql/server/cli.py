@@ -4,6 +4,8 @@ calls. FastAPI and uvicorn are imported only when a server really starts."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import re
 from pathlib import Path
@@ -11,10 +13,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from ..db.privileges import DOCS, RolePowers
 from ..errors import UserInputError, VouchError
 from ..settings import Config
 from . import DB_NAME
+
+if TYPE_CHECKING:
+    from ..db.privileges import RolePowers
 
 TOKEN_ENV = "VOUCH_TOKEN"
 MODEL_ENV = "VOUCH_MODEL"
@@ -95,6 +99,7 @@ def check_roles(databases: dict[str, str], config: Config, *,
     write or reach the server's files is refused (UserInputError, exit 2) unless
     ``allow_privileged``; then those roles are returned, {name: RolePowers}, to be warned about."""
     from ..db import connect
+    from ..db.privileges import DOCS
 
     privileged: dict[str, RolePowers] = {}
     for name, target in databases.items():
