@@ -67,32 +67,36 @@ def inner_equalities(select: exp.Select) -> list[tuple[tuple[str, str], tuple[st
     return out
 
 
-def grouped_columns(select: exp.Select) -> set[tuple[str, str]]:
-    """(alias, column) pairs the SELECT groups by, lower case: a column, the columns of a
-    ``COALESCE`` (how a qualified ``JOIN … USING`` key reads), and every column an inner
-    join makes equal to one of those."""
+def group_keys(select: exp.Select) -> list[set[tuple[str, str]] | None]:
+    """Per GROUP BY expression, the (alias, column) pairs, lower case, that hold its value:
+    the column, the columns of a ``COALESCE`` (how a qualified ``JOIN … USING`` key reads),
+    and every column an inner join makes equal to one of those; ``None`` for an expression
+    that is not a column."""
     group = select.args.get("group")
-    out: set[tuple[str, str]] = set()
-    for g in group.expressions if group else []:
-        if isinstance(g, exp.Coalesce):
-            parts = [g.this] + list(g.expressions)
-            cols = [_col(p) for p in parts]
-            if all(cols):
-                out.update(cols)  # type: ignore[arg-type]
-            continue
-        c = _col(g)
-        if c:
-            out.add(c)
     pairs = inner_equalities(select)
-    changed = True
-    while changed:
-        changed = False
-        for a, b in pairs:
-            for x, y in ((a, b), (b, a)):
-                if x in out and y not in out:
-                    out.add(y)
-                    changed = True
+    out: list[set[tuple[str, str]] | None] = []
+    for g in group.expressions if group else []:
+        parts = [g.this] + list(g.expressions) if isinstance(g, exp.Coalesce) else [g]
+        cols = [_col(p) for p in parts]
+        if not all(cols):
+            out.append(None)
+            continue
+        same: set[tuple[str, str]] = set(cols)  # type: ignore[arg-type]
+        changed = True
+        while changed:
+            changed = False
+            for a, b in pairs:
+                for x, y in ((a, b), (b, a)):
+                    if x in same and y not in same:
+                        same.add(y)
+                        changed = True
+        out.append(same)
     return out
+
+
+def grouped_columns(select: exp.Select) -> set[tuple[str, str]]:
+    """Every (alias, column) pair, lower case, that holds a GROUP BY value (:func:`group_keys`)."""
+    return {c for same in group_keys(select) if same for c in same}
 
 
 def grouped_entities(ctx: CheckContext, select: exp.Select) -> set[str]:

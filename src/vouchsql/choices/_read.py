@@ -472,14 +472,15 @@ def counted_table(question: str, tables: list[str]) -> str | None:
 def named_values(question: str, column: ColumnProfile, table_rows: int) -> list[tuple[str, int]]:
     """The values of a low-cardinality text column that the question names: more than half
     of a value's words (of three letters or more, singular or plural) appear among the
-    question's words ("each sales agent" names 'Sales Support Agent'). Read from the profile's
-    most frequent values when they are every value of the column; each with its row count."""
+    question's words ("each sales agent" names 'Sales Support Agent'), the most completely
+    named ones only. Read from the profile's most frequent values when they are every value
+    of the column; each with its row count."""
     if not column.top_values or column.distinct_count > len(column.top_values) or column.distinct_estimated:
         return []
     if column.distinct_count >= table_rows:  # a unique column (a name) scopes nothing
         return []
     asked = {singular(w) for w in _words(question)}
-    out = []
+    scored = []
     for value, count in column.top_values:
         if not isinstance(value, str):
             return []  # a number column: its values are not words
@@ -488,5 +489,8 @@ def named_values(question: str, column: ColumnProfile, table_rows: int) -> list[
             continue
         hits = len(words & asked)
         if hits * 2 > len(words):
-            out.append((value, int(count)))
-    return out
+            scored.append((hits / len(words), value, int(count)))
+    best = max((s for s, _, _ in scored), default=None)
+    # The values named most completely: "each sales manager" names 'Sales Manager', not
+    # 'Sales Support Agent' (two of whose three words it also holds).
+    return [(v, n) for s, v, n in scored if s == best]
