@@ -8,6 +8,7 @@ from .definition_rule import DefinitionRule
 from .join_drop import JoinDrop
 from .join_fanout import JoinFanout
 from .missing_table import MissingTable
+from .question_shape import QuestionShape
 from .result_shape import EmptyResult, NoResult, ThinEvidence, TruncatedResult
 from .stand_in import StandInValue
 from .uncited_number import UncitedNumber
@@ -24,6 +25,7 @@ CHECKS: tuple[Check, ...] = (
     JoinFanout(),
     JoinDrop(),
     DefinitionRule(),
+    QuestionShape(),
 )
 
 

@@ -87,3 +87,14 @@ class DefinitionRuleEvidence(Evidence):
     broken: list[dict[str, Any]] = []
     applicable: list[str] = []
     tables: list[str] = []
+
+
+class QuestionShapeFinding(Evidence):
+    part: str  # "direction", "aggregate", "entity" or "count_unit"
+    words: str  # the question's words
+    sql: str  # the SQL clause, or its absence
+
+
+class QuestionShapeEvidence(Evidence):
+    findings: list[QuestionShapeFinding] = []
+    measured: list[str] = []  # the parts of the question's shape read and checked

@@ -8,10 +8,19 @@ Forms read, per SELECT of the tree (the COUNTs among its own output columns):
   question names. The profile rules a join out when it only reaches unique columns (a
   many-to-one join cannot repeat rows), so nothing runs.
 - ``COUNT(t.key)`` over such joins, and ``COUNT(t.fk)`` on a foreign-key column (one row per
-  child, so the referenced entity repeats): the alternative is ``COUNT(DISTINCT …)``.
+  child, so the referenced entity repeats): the alternative is ``COUNT(DISTINCT …)``. A
+  foreign key is read only when the question names the entity it refers to ("the number of
+  tracks in each playlist" for ``COUNT(pt.TrackId)``): "the best-selling artists" counted by
+  ``COUNT(il.TrackId)`` counts sales, and distinct tracks sold is no reading of it.
 - the reverse, ``COUNT(DISTINCT t.attribute)`` on a non-key column that is not unique, where
   the question names the table and not the attribute ("how many tracks", counted by distinct
   name): rows sharing a value count once; the alternative counts ``DISTINCT t.key``.
+
+The question's counted noun decides what ``COUNT(*)`` counts: the noun right after "how
+many", "number of", "most" (:func:`~._read.counted_table`). When it is a table the joins do
+not repeat (the many side: "how many tracks" over albums joined to tracks), counting rows is
+right and nothing is offered. A ``COUNT(DISTINCT k)`` grouped by ``k`` (or by a column a
+join or ``USING`` makes equal to it) is always 1 and is never offered.
 
 Every alternative replaces the COUNT node (and the same COUNT in ORDER BY or HAVING).
 """
@@ -21,8 +30,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..answer import Choice
-from ._read import (Ref, Scope, edit_copy, expand_key, is_key_column, is_unique, name_forms, own_nodes,
-                    selects, words_of, entity_word)
+from ._read import (Ref, Scope, counted_table, edit_copy, entity_word, expand_key, is_key_column, is_unique,
+                    name_forms, own_nodes, selects, words_of)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon, mentions
 
@@ -67,8 +76,17 @@ class CountingUnit:
                 candidates.append((alias, tp.name, key))
         if not candidates:
             return None
-        named = [c for c in candidates if any(mentions(ctx.question, f) for f in name_forms(c[1]))]
-        alias, table, key = (named or candidates)[0]
+        counted = counted_table(ctx.question, sorted({tp.name for _, tp in scope.by_alias.values()}))
+        if counted is not None:
+            # The question says what it counts: a table the joins repeat is the choice; the
+            # many side (or a grouped table) is counted right by counting rows.
+            hits = [c for c in candidates if c[1].lower() == counted.lower()]
+            if not hits:
+                return None
+            alias, table, key = hits[0]
+        else:
+            named = [c for c in candidates if any(mentions(ctx.question, f) for f in name_forms(c[1]))]
+            alias, table, key = (named or candidates)[0]
         if not scope.fans_out(alias):
             return None
         target = exp.column(key, table=scope.written_alias(alias))
@@ -86,6 +104,13 @@ class CountingUnit:
             what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {ref.table} rows; "
                     f"the DISTINCT count counts each {entity_word(ref.table)} once")
         elif is_key_column(ctx.profile, ref.table, ref.column):
+            target = _referenced_table(ctx, ref)
+            forms = name_forms(target) if target else name_forms(_stem(ref.column))
+            if not any(mentions(ctx.question, f) for f in forms):
+                return None  # the question does not speak of the referenced entity: rows are what it counts
+            counted = counted_table(ctx.question, sorted({tp.name for _, tp in scope.by_alias.values()}))
+            if counted is not None and counted.lower() == ref.table.lower():
+                return None  # "how many invoice lines": the rows are the counted entity
             what = (f"{count.sql(dialect=ctx.dialect)} counts {ref.table} rows, so the same {ref.column} is "
                     f"counted once per row; the DISTINCT count counts each {ref.column} once")
         else:
@@ -113,6 +138,10 @@ class CountingUnit:
         return self._alternative(ctx, select, count, target, what)
 
     def _alternative(self, ctx, select, count, target: exp.Expression, what: str) -> Choice | None:
+        scope = Scope(select, ctx.profile)
+        ref = scope.resolve(target) if isinstance(target, exp.Column) else None
+        if ref is not None and (ref.alias.lower(), ref.column.lower()) in _grouped(select, scope, keys=False):
+            return None  # COUNT(DISTINCT k) grouped by k is 1 in every group
         alt_root, alt = edit_copy(ctx.tree, select)
         new = exp.Count(this=exp.Distinct(expressions=[target]))
         replaced = 0
@@ -128,18 +157,77 @@ class CountingUnit:
         return make_choice(self, what + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
 
 
-def _grouped(select: exp.Select, scope: Scope) -> set[tuple[str, str]]:
-    out = set()
+def _grouped(select: exp.Select, scope: Scope, keys: bool = True) -> set[tuple[str, str]]:
+    """(alias, column) pairs, lower case, the SELECT groups by: a column resolved in the
+    scope, every column of that name when ``JOIN … USING`` makes them equal (an unqualified
+    ``GROUP BY AlbumId``), and every column an inner join's equality makes equal to a grouped
+    one. With ``keys``, a unique column (a name) also groups its table's key, as the key
+    would."""
+    out: set[tuple[str, str]] = set()
     group = select.args.get("group")
+    using = {c.name.lower() for j in select.args.get("joins") or [] for c in j.args.get("using") or []
+             if isinstance(c, (exp.Column, exp.Identifier))}
     for g in group.expressions if group else []:
         g = expand_key(select, g)
-        if isinstance(g, exp.Column):
-            ref = scope.resolve(g)
-            if ref is not None:
-                out.add((ref.alias.lower(), ref.column.lower()))
-                key = scope.profile.entity_key(ref.table)
-                if key and is_unique(scope.profile, ref.table, ref.column):
-                    # A unique column (a name) groups one row of its table, as its key would.
-                    out.add((ref.alias.lower(), key.lower()))
+        if not isinstance(g, exp.Column):
+            continue
+        ref = scope.resolve(g)
+        if ref is None and not g.table and g.name.lower() in using:
+            for alias, (_, tp) in scope.by_alias.items():
+                cp = tp.column(g.name)
+                if cp is not None:
+                    out.add((alias, cp.name.lower()))
+            continue
+        if ref is not None:
+            out.add((ref.alias.lower(), ref.column.lower()))
+            key = scope.profile.entity_key(ref.table)
+            if keys and key and is_unique(scope.profile, ref.table, ref.column):
+                # A unique column (a name) groups one row of its table, as its key would.
+                out.add((ref.alias.lower(), key.lower()))
+    inner = [e for e in scope.edges() if not _outer(select, e)]
+    changed = True
+    while changed:
+        changed = False
+        for e in inner:
+            a = (e.left.alias.lower(), e.left.column.lower())
+            b = (e.right.alias.lower(), e.right.column.lower())
+            for x, y in ((a, b), (b, a)):
+                if x in out and y not in out:
+                    out.add(y)
+                    changed = True
     return out
 
+
+def _outer(select: exp.Select, edge) -> bool:
+    """Whether the equality sits in an outer join's ON (its two sides need not be equal)."""
+    node = edge.node
+    while node is not None and not isinstance(node, (exp.Join, exp.Select)):
+        node = node.parent
+    return isinstance(node, exp.Join) and (node.side or "").upper() in ("LEFT", "RIGHT", "FULL")
+
+
+def _referenced_table(ctx: ChoiceContext, ref: Ref) -> str | None:
+    """The table a foreign-key column refers to: declared, or a profiled join pair whose
+    other end is that table's key."""
+    tp = ctx.profile.table(ref.table)
+    low = ref.column.lower()
+    for fk in tp.foreign_keys if tp is not None else []:
+        if len(fk.columns) == 1 and fk.columns[0].lower() == low:
+            return fk.ref_table
+    for p in ctx.profile.join_pairs:
+        ends = ((p.left_table, p.left_column, p.right_table, p.right_column),
+                (p.right_table, p.right_column, p.left_table, p.left_column))
+        for t, c, other, other_col in ends:
+            if t.lower() == ref.table.lower() and c.lower() == low:
+                key = ctx.profile.entity_key(other)
+                if key is not None and key.lower() == other_col.lower() and other.lower() != ref.table.lower():
+                    return other
+    return None
+
+
+def _stem(column: str) -> str:
+    """``TrackId`` → ``Track``, ``customer_id`` → ``customer``: the entity a key column names."""
+    words = words_of(column).split()
+    if len(words) > 1 and words[-1] in ("id", "key", "code", "no", "number"):
+        words = words[:-1]
+    return "_".join(words)

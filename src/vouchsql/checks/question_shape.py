@@ -1,0 +1,435 @@
+"""Cap: the SQL has a different SHAPE from the question (issue 12, part 1: direction,
+aggregates, entities).
+
+The question is read by :mod:`vouchsql.question.shape` (a small English grammar, no model);
+each claim it reads is checked against the SQL's tree and the profile:
+
+* **direction** — "most/highest/top/…" (``high``) or "least/lowest/cheapest/…" (``low``),
+  and "latest/earliest/first/…" for dates, against the first ORDER BY key of every SELECT
+  that ranks (has a LIMIT) and every MAX/MIN in a select list, each of the same class
+  (size or time, by the ranked column's type). Fires when the question asks one way and
+  every ranking of that class in the SQL goes the other. An explicit order ("in descending
+  order", "from the longest to the shortest") is checked against the outer ORDER BY.
+* **aggregates** — "average" needs an AVG (or a SUM/COUNT division, or a column that holds
+  averages); "total/sum" a SUM (a COUNT for "total number of"/"total <things>"); "how many/
+  number of" a COUNT (or a SUM of a quantity, never of an identifier); "maximum/minimum" a
+  MAX/MIN or a ranking; "spent/sold … the most" a SUM or COUNT, not only AVG. Fires only when
+  the SQL aggregates something else: an SQL with no aggregate is not measured. An output the
+  SQL itself labels with the question's word ("AS total_paid", "AS AverageFreight") that
+  computes another aggregate fires too.
+* **entities** — a noun of the question that names exactly one table: the SQL must read a
+  table that holds that entity (the table, a table named after it, a column naming it such as
+  ``ArtistId`` in Album, or a declared foreign key to it). "How many <things> …" answered by
+  a COUNT over rows of a different table, without DISTINCT on the thing's key, fires (the
+  counting unit); so does a ranking by events ("best selling", "most purchased") that counts
+  DISTINCT references instead of the events.
+
+Precision over recall: each rule stays silent where the words or the SQL are not read
+("not measured"), never guesses.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from ..choices._read import Scope, limit_value, own_nodes, selects, singular, words_of
+from ..db.profile import Profile, TableProfile
+from ..question.shape import Claim, Shape, entity_tables, names_entity, read_shape, words
+from . import evidence as ev
+from .base import CheckContext, report, unparsed
+
+_AGGS = {"avg": "AVG", "sum": "SUM", "count": "COUNT", "max": "MAX", "min": "MIN"}
+# "how many tracks were sold": the events (sales), not distinct tracks — not a counting unit read
+_EVENT_PASSIVE = re.compile(r"^(\w+ ){0,3}(were|was|have been|has been|got|get|are|is) (\w+ed|sold|bought|made|"
+                            r"paid|spent|played|taken|given|sent|shipped|rented|ordered)\b")
+
+
+class QuestionShape:
+    name = "question_shape"
+    kind = "cap"
+    Evidence = ev.QuestionShapeEvidence
+    feeds: tuple[str, ...] = ()
+
+    def run(self, ctx: CheckContext):
+        if ctx.inspection is None or ctx.tree is None:
+            return unparsed(self)
+        shape = read_shape(ctx.question)
+        sql = _Sql(ctx.tree, ctx.profile)
+        findings: list[dict] = []
+        measured: list[str] = []
+        for part, fn in (("direction", _direction), ("aggregate", _aggregates), ("entity", _entities)):
+            got, did = fn(shape, sql, ctx)
+            findings += got
+            if did:
+                measured.append(part)
+        if findings:
+            first = findings[0]
+            more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+            return report(self, True, f"the question says '{first['words']}' but {first['sql']}{more}",
+                          findings=findings, measured=measured)
+        detail = ("the SQL's shape matches the question's " + ", ".join(measured)) if measured else \
+            "not measured: no direction, aggregate or entity read in the question"
+        return report(self, False, detail, findings=[], measured=measured)
+
+
+# -- the SQL -----------------------------------------------------------------------------
+
+class _Sql:
+    def __init__(self, tree: exp.Expression, profile: Profile) -> None:
+        self.tree = tree
+        self.profile = profile
+        self.selects = selects(tree)
+        self.ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+        self.scopes = {id(s): Scope(s, profile, self.ctes) for s in self.selects}
+        self.read: list[TableProfile] = []
+        for t in tree.find_all(exp.Table):
+            tp = profile.table(t.name) if t.name and t.name.lower() not in self.ctes else None
+            if tp is not None and tp not in self.read:
+                self.read.append(tp)
+        self.aggs = {a.key.lower() for a in tree.find_all(exp.AggFunc)}
+        for div in tree.find_all(exp.Div):
+            kinds = {a.key.lower() for a in div.find_all(exp.AggFunc)}
+            if kinds & {"sum", "count"} and len(list(div.find_all(exp.AggFunc))) >= 2:
+                self.aggs.add("avg")  # SUM(x) / COUNT(x) is an average
+
+    def projection(self, name: str, depth: int = 0) -> exp.Expression | None:
+        """The expression behind an output name anywhere in the query (aliases of a
+        derived table or CTE)."""
+        for s in self.selects:
+            for p in s.expressions:
+                if isinstance(p, exp.Alias) and p.alias.lower() == name.lower():
+                    return p.this
+        return None
+
+    def column_class(self, col: exp.Column, select: exp.Select, depth: int = 0) -> str | None:
+        scope = self.scopes.get(id(select))
+        ref = scope.resolve(col) if scope is not None else None
+        if ref is not None:
+            return _type_class(self.profile, ref.table, ref.column)
+        inner = self.projection(col.name)
+        if inner is not None and depth < 4 and not (isinstance(inner, exp.Column) and inner.name == col.name):
+            return self.expr_class(inner, select, depth + 1)
+        classes = {_type_class(self.profile, t.name, col.name) for t in self.read if t.column(col.name)}
+        return classes.pop() if len(classes) == 1 else None
+
+    def expr_class(self, node: exp.Expression, select: exp.Select, depth: int = 0) -> str | None:
+        """``size`` (a magnitude), ``time`` (a date), or None (text, or not read)."""
+        node = node.this if isinstance(node, (exp.Alias, exp.Ordered, exp.Paren)) else node
+        if isinstance(node, exp.AggFunc):
+            key = node.key.lower()
+            if key in ("count", "sum", "avg"):
+                return "size"
+            if key in ("max", "min") and node.this is not None:
+                return self.expr_class(node.this, select, depth + 1)
+            return None
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                return None
+            alias = self._select_alias(select, node.name) if not node.table else None
+            if alias is not None and depth < 4:
+                return self.expr_class(alias, select, depth + 1)
+            return self.column_class(node, select, depth)
+        if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Round, exp.Cast, exp.Abs)):
+            kinds = {self.expr_class(c, select, depth + 1) for c in node.iter_expressions()
+                     if not isinstance(c, exp.Literal)}
+            kinds.discard(None)
+            return "size" if kinds == {"size"} else None
+        if isinstance(node, exp.Literal) and not node.is_string:
+            return None
+        return None
+
+    @staticmethod
+    def _select_alias(select: exp.Select, name: str) -> exp.Expression | None:
+        for p in select.expressions:
+            if isinstance(p, exp.Alias) and p.alias.lower() == name.lower():
+                return p.this
+        return None
+
+
+def _type_class(profile: Profile, table: str, column: str) -> str | None:
+    cp = profile.column(table, column)
+    if cp is None:
+        return None
+    t = (cp.type or "").upper()
+    w = words_of(cp.name).split()
+    if "DATE" in t or "TIME" in t or (w and w[-1] in ("date", "time", "timestamp", "datetime", "at")):
+        return "time"
+    if any(k in t for k in ("INT", "REAL", "NUM", "DEC", "FLOA", "DOUB", "MONEY")) and not _is_identifier(profile, table, column):
+        return "size"
+    return None
+
+
+def _is_identifier(profile: Profile, table: str, column: str) -> bool:
+    t = profile.table(table)
+    if t is None:
+        return False
+    w = words_of(column).split()
+    if w and w[-1] in ("id", "key", "code"):
+        return True
+    if column in t.primary_key:
+        return True
+    return any(column in fk.columns for fk in t.foreign_keys)
+
+
+# -- direction ---------------------------------------------------------------------------
+
+def _sites(sql: _Sql) -> list[tuple[str, str, str]]:
+    """Every ranking in the SQL: (class, polarity, clause)."""
+    out = []
+    for s in sql.selects:
+        order = s.args.get("order")
+        if order is not None and order.expressions and limit_value(s) is not None:
+            key = order.expressions[0]
+            cls = sql.expr_class(key, s)
+            if cls:
+                pol = "high" if key.args.get("desc") else "low"
+                out.append((cls, pol, f"ORDER BY {key.this.sql()} {'DESC' if pol == 'high' else 'ASC'} "
+                                      f"LIMIT {limit_value(s)}"))
+        for p in s.expressions:
+            for agg in own_nodes(p, exp.AggFunc):
+                if isinstance(agg, (exp.Max, exp.Min)) and agg.this is not None:
+                    cls = sql.expr_class(agg, s)
+                    if cls:
+                        out.append((cls, "high" if isinstance(agg, exp.Max) else "low", agg.sql()))
+    return out
+
+
+def _direction(shape: Shape, sql: _Sql, ctx: CheckContext):
+    findings = []
+    sites = _sites(sql)
+    measured = False
+    for cls in ("size", "time"):
+        pol = shape.polarity(cls)
+        mine = [s for s in sites if s[0] == cls]
+        if pol is None or not mine:
+            continue
+        measured = True
+        if all(p != pol for _, p, _ in mine):
+            said = ", ".join(dict.fromkeys(c.words for c in shape.directions if c.cls == cls))
+            clauses = "; ".join(c for _, _, c in mine)
+            findings.append({"part": "direction", "words": said,
+                             "sql": f"the SQL ranks the other way ({clauses})"})
+    if shape.order is not None and sql.selects:
+        outer = sql.selects[0]
+        order = outer.args.get("order")
+        if order is not None and order.expressions:
+            key = order.expressions[0]
+            if sql.expr_class(key, outer):
+                measured = True
+                pol = "high" if key.args.get("desc") else "low"
+                if pol != shape.order.kind and not findings:
+                    findings.append({"part": "direction", "words": shape.order.words,
+                                     "sql": f"the SQL orders ORDER BY {key.this.sql()} "
+                                            f"{'DESC' if pol == 'high' else 'ASC'}"})
+    return findings, measured
+
+
+# -- aggregates --------------------------------------------------------------------------
+
+def _reads_named(sql: _Sql, stems: tuple[str, ...]) -> bool:
+    for col in sql.tree.find_all(exp.Column):
+        if any(w in stems for w in words_of(col.name).split()):
+            if any(t.column(col.name) for t in sql.read):
+                return True
+    return False
+
+
+def _sum_of_quantity(sql: _Sql) -> bool:
+    for s in sql.selects:
+        scope = sql.scopes[id(s)]
+        for agg in s.find_all(exp.Sum):
+            cols = list(agg.find_all(exp.Column))
+            refs = [scope.resolve(c) for c in cols]
+            if cols and all(r is not None and not _is_identifier(sql.profile, r.table, r.column) for r in refs):
+                return True
+            if cols and any(r is None for r in refs):
+                return True  # not read: not a finding
+    return False
+
+
+def _labelled(sql: _Sql, stems: tuple[str, ...], wrong: set[str]) -> str | None:
+    """An output labelled with one of ``stems`` whose outermost aggregate is in ``wrong``."""
+    for s in sql.selects:
+        for p in s.expressions:
+            if not isinstance(p, exp.Alias):
+                continue
+            if not any(w in stems for w in words_of(p.alias).split()):
+                continue
+            agg = next(iter(own_nodes(p.this, exp.AggFunc)), None)
+            if agg is not None and agg.key.lower() in wrong and not p.this.find(exp.Div):
+                return p.sql()
+    return None
+
+
+def _aggregates(shape: Shape, sql: _Sql, ctx: CheckContext):
+    findings = []
+    text = words(ctx.question)
+    kinds = {c.kind for c in shape.aggregates}
+    have = sql.aggs
+    ranked = any(s.args.get("order") is not None and limit_value(s) is not None for s in sql.selects)
+    measured = False
+
+    def absent(claim: Claim, wanted: str) -> None:
+        shown = ", ".join(_AGGS[a] for a in sorted(have) if a in _AGGS) or "no aggregate"
+        findings.append({"part": "aggregate", "words": claim.words,
+                         "sql": f"the SQL computes no {wanted} (it computes {shown})"})
+
+    for claim in shape.aggregates:
+        k = claim.kind
+        if k == "avg":
+            if _reads_named(sql, ("avg", "average", "mean")):
+                continue
+            label = _labelled(sql, ("avg", "average", "mean"), {"sum", "count", "max", "min"})
+            if have:
+                measured = True
+            if have and "avg" not in have:
+                absent(claim, "AVG")
+            elif label:
+                findings.append({"part": "aggregate", "words": claim.words,
+                                 "sql": f"the SQL's output {label} is not an average"})
+        elif k == "sum":
+            if claim.words == "how much":
+                if have:
+                    measured = True
+                if have == {"count"}:
+                    absent(claim, "SUM")
+                continue
+            label = _labelled(sql, ("total", "sum"), {"avg"})
+            after = re.search(r" total (\w+)", text)
+            counts_things = bool(after and entity_tables(after.group(1), sql.profile)) or "count" in kinds
+            if have:
+                measured = True
+            # a bare "total" may be a count ("in order of total line items"); "total amount",
+            # "total sales" … are sums
+            money = re.search(r" total (amount|value|revenue|sales|sale|price|cost|spent|paid|income|"
+                              r"payments?|spending|earnings|profit|freight) ", text) or claim.words != "total"
+            if not money:
+                counts_things = counts_things or True
+            if have and "sum" not in have and not ("count" in have and counts_things):
+                if _reads_named(sql, ("total", "sum", "amount")) and not have & {"avg"}:
+                    continue
+                absent(claim, "SUM")
+            elif label:
+                findings.append({"part": "aggregate", "words": claim.words,
+                                 "sql": f"the SQL's output {label} is an average, not a total"})
+        elif k == "count":
+            if have:
+                measured = True
+            if have and "count" not in have and not _sum_of_quantity(sql) and not (
+                    "avg" in kinds and "avg" in have):
+                absent(claim, "COUNT")
+        elif k in ("max", "min"):
+            if have:
+                measured = True
+            if have and k not in have and not ranked and not (have & {"max", "min"}):
+                absent(claim, k.upper())
+        elif k == "accumulated":
+            if have:
+                measured = True
+            if "avg" in have and not have & {"sum", "count"} and "avg" not in kinds:
+                findings.append({"part": "aggregate", "words": claim.words,
+                                 "sql": "the SQL ranks by an average (AVG), not by a total"})
+    return findings, measured
+
+
+# -- entities ----------------------------------------------------------------------------
+
+def _holders(profile: Profile, table: TableProfile) -> set[str]:
+    """The tables that hold rows of ``table``'s entity or name it."""
+    ent = [singular(w) for w in words_of(table.name).split()]
+    out = {table.name}
+    for t in profile.tables:
+        tw = [singular(w) for w in words_of(t.name).split()]
+        if any(tw[i:i + len(ent)] == ent for i in range(len(tw))):
+            out.add(t.name)
+        if any(names_entity(c.name, table) for c in t.columns):
+            out.add(t.name)
+        if any(fk.ref_table.lower() == table.name.lower() for fk in t.foreign_keys):
+            out.add(t.name)
+    # a link table named after several entities ("film_category") is held by each of them
+    for t in profile.tables:
+        if t.name == table.name:
+            continue
+        tw = [singular(w) for w in words_of(t.name).split()]
+        if len(tw) < len(ent) and any(ent[i:i + len(tw)] == tw for i in range(len(ent))):
+            out.add(t.name)
+    return out
+
+
+# "order" as a verb or a sort order, not the entity Orders: "in order of", "order the results by"
+_ORDER_WORDS = re.compile(r" (in|descending|ascending|alphabetical|sort|sorted|reverse|same|chronological|the|"
+                          r"numerical|random|that|this|which|what|any|some) order(ed|ing)?(?= )"
+                          r"| order(ed|ing)? (?=(by|of|the|them|it|these|those|results|rows|from|in|descending|"
+                          r"ascending|alphabetically|first|last)\b)")
+
+
+def _entities(shape: Shape, sql: _Sql, ctx: CheckContext):
+    findings = []
+    if not sql.read:
+        return findings, False
+    text = _ORDER_WORDS.sub(" ", words(ctx.question))
+    linked = entity_tables(text, sql.profile)
+    read = {t.name for t in sql.read}
+    measured = bool(linked)
+    for form, table in linked.items():
+        if not read & _holders(sql.profile, table):
+            findings.append({"part": "entity", "words": form,
+                             "sql": f"the SQL reads {', '.join(sorted(read))}, none of which holds "
+                                    f"{table.name} (no {table.name} table, no column naming it)"})
+    if findings:
+        return findings, measured
+    findings += _count_unit(shape, sql, ctx)
+    return findings, measured
+
+
+def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
+    out = []
+    for phrase in shape.count_phrases:
+        if phrase.startswith("times") or _EVENT_PASSIVE.match(phrase):
+            continue
+        first = phrase.split()[0] if phrase.split() else ""
+        linked = entity_tables(first, sql.profile) or {}
+        if len(linked) != 1:
+            continue
+        table = next(iter(linked.values()))
+        for s in sql.selects:
+            scope = sql.scopes[id(s)]
+            if scope.other_sources or not scope.by_alias:
+                continue
+            counts = [c for p in s.expressions for c in own_nodes(p, exp.Count)]
+            if not counts:
+                continue
+            tables = {tp.name for _, tp in scope.by_alias.values()}
+            if table.name in tables or any(_composed_of(t, table) for t in tables):
+                continue
+            for c in counts:
+                arg = c.this
+                if isinstance(arg, exp.Distinct):
+                    continue
+                out.append({"part": "count_unit", "words": f"how many {first}",
+                            "sql": f"{c.sql()} counts rows of {', '.join(sorted(tables))}, not {table.name} "
+                                   f"(no DISTINCT on its key)"})
+                break
+    if shape.events is not None:
+        for s in sql.selects:
+            scope = sql.scopes[id(s)]
+            for p in s.expressions:
+                for c in own_nodes(p, exp.Count):
+                    if isinstance(c.this, exp.Distinct):
+                        cols = list(c.this.find_all(exp.Column))
+                        refs = [scope.resolve(x) for x in cols]
+                        if len(refs) == 1 and refs[0] is not None:
+                            tp = sql.profile.table(refs[0].table)
+                            if tp is not None and refs[0].column not in tp.primary_key:
+                                out.append({"part": "count_unit", "words": shape.events.words,
+                                            "sql": f"{c.sql()} counts distinct {refs[0].column} values, "
+                                                   f"not the {tp.name} rows (the events)"})
+    return out
+
+
+def _composed_of(name: str, table: TableProfile) -> bool:
+    ent = [singular(w) for w in words_of(table.name).split()]
+    tw = [singular(w) for w in words_of(name).split()]
+    return len(tw) > len(ent) and any(tw[i:i + len(ent)] == ent for i in range(len(tw)))

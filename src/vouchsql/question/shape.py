@@ -1,0 +1,221 @@
+"""The SHAPE of a question in English: which way it ranks, what it aggregates, and which
+entities it counts or names (issue 12, part 1: direction, aggregates, entities).
+
+A small, deterministic grammar over the question's words; no model. Every claim carries the
+words it was read from, so a finding can show them. What the grammar cannot read it leaves
+out: an empty :class:`Shape` means "not measured", never a guess.
+
+* **direction** — superlatives of size ("most", "highest", "top", "cheapest", …) and of time
+  ("latest", "earliest", "first", "most recent", …), each with its polarity (``high`` or
+  ``low``) and class (``size`` or ``time``); an explicit order ("in descending order",
+  "from the longest to the shortest") as ``order``.
+* **aggregates** — "average/mean" (``avg``), "total/sum/how much" (``sum``), "how many/number
+  of/count" (``count``), "maximum/minimum" (``max``/``min``), and "spent/paid/sold … the
+  most" (``accumulated``: a total or a count, never an average).
+* **events** — a ranking by how often something happened ("best selling", "most purchased",
+  "how many times"): what is counted is the events, not distinct things.
+* **entities** — the nouns of the question that name exactly one table of the database
+  (plural and singular, CamelCase and underscores split), see :func:`entity_tables`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..choices._read import name_forms, singular, words_of
+from ..db.profile import Profile, TableProfile
+
+
+@dataclass(frozen=True)
+class Claim:
+    kind: str  # direction: "high"/"low"; aggregate: "avg", "sum", "count", "max", "min", "accumulated"
+    words: str  # the question's words it was read from
+    cls: str = ""  # direction only: "size" or "time"
+
+
+@dataclass
+class Shape:
+    directions: list[Claim] = field(default_factory=list)
+    order: Claim | None = None  # an explicit order: kind "high" (descending) or "low" (ascending)
+    aggregates: list[Claim] = field(default_factory=list)
+    events: Claim | None = None
+    count_phrases: list[str] = field(default_factory=list)  # the words after "how many" / "number of"
+
+    def polarity(self, cls: str) -> str | None:
+        """The one polarity the question asks of ``cls`` (``size``/``time``); None when it asks
+        none or both (both is not read: "cheapest of the most popular" is two rankings)."""
+        kinds = {c.kind for c in self.directions if c.cls == cls}
+        return kinds.pop() if len(kinds) == 1 else None
+
+
+def words(text: str) -> str:
+    """The question lower-cased, punctuation as spaces, one space between words."""
+    return " " + " ".join(re.sub(r"[^a-z0-9$]+", " ", (text or "").lower()).split()) + " "
+
+
+# -- direction ---------------------------------------------------------------------------
+# Phrases first (longest wins); a span once read is not read again.
+_TIME = [
+    (r"most recent(ly)?", "high"), (r"latest", "high"), (r"newest", "high"), (r"youngest", "high"),
+    (r"earliest", "low"), (r"oldest", "low"), (r"least recent(ly)?", "low"),
+    (r"(the|their|its|his|her) first(?! name| names| \d| one| two| three| four| five| ten| time| of all| and last)",
+     "low"),
+]
+_SIZE = [
+    (r"(best|top|highest|biggest|largest) selling", "high"),
+    (r"most", "high"), (r"highest", "high"), (r"largest", "high"), (r"biggest", "high"),
+    (r"greatest", "high"), (r"longest", "high"), (r"best", "high"), (r"top(?! level)", "high"),
+    (r"max(imum)?", "high"), (r"most expensive", "high"), (r"heaviest", "high"),
+    (r"least", "low"), (r"lowest", "low"), (r"fewest", "low"), (r"smallest", "low"),
+    (r"cheapest", "low"), (r"shortest", "low"), (r"min(imum)?", "low"), (r"worst", "low"),
+    (r"lightest", "low"), (r"bottom", "low"),
+]
+# Not rankings: comparators and quantifiers that share the words.
+_NOT_RANKING = re.compile(
+    r" (at (most|least)|most of|most likely|the least of|not in the least|at the (top|bottom)|"
+    r"top up|best practice|(one|two|three|four|five) of the (best|most)) ")
+_ORDER = [
+    (r"(in )?descending( order)?|highest (to|first)|largest (to|first)|most (to|first)|desc order", "high"),
+    (r"(in )?ascending( order)?|lowest (to|first)|smallest (to|first)|least (to|first)|fewest (to|first)|asc order",
+     "low"),
+]
+_FROM_TO = re.compile(r" from (the )?(\w+) to (the )?(\w+) ")
+
+
+def _mask(text: str, start: int, end: int) -> str:
+    return text[:start] + " " * (end - start) + text[end:]
+
+
+def _read_directions(text: str) -> tuple[list[Claim], Claim | None]:
+    order: Claim | None = None
+    m = _FROM_TO.search(text)
+    if m:
+        a, b = _polarity_of(m.group(2)), _polarity_of(m.group(4))
+        if a and b and a != b:
+            order = Claim(a, m.group(0).strip())
+    for pattern, pol in _ORDER:
+        hit = re.search(rf" ({pattern}) ", text)
+        if hit and order is None:
+            order = Claim(pol, hit.group(1))
+    masked = text
+    for m in _NOT_RANKING.finditer(text):
+        masked = _mask(masked, m.start() + 1, m.end() - 1)
+    found: list[tuple[int, Claim]] = []
+    for cls, table in (("time", _TIME), ("size", _SIZE)):
+        # longest alternatives first so "most recent" is time, not "most"
+        for pattern, pol in sorted(table, key=lambda p: -len(p[0])):
+            for hit in re.finditer(rf"(?<= )({pattern})(?= )", masked):
+                found.append((hit.start(), Claim(pol, hit.group(1), cls)))
+                masked = _mask(masked, hit.start(), hit.end())
+    found.sort(key=lambda f: f[0])
+    return [c for _, c in found], order
+
+
+def _polarity_of(word: str) -> str | None:
+    for _, table in (("time", _TIME), ("size", _SIZE)):
+        for pattern, pol in table:
+            if re.fullmatch(pattern, word):
+                return pol
+    return None
+
+
+# -- aggregates --------------------------------------------------------------------------
+_AGG = [
+    (r"average number of|mean number of|avg number of", "avg"),  # avg of counts: both
+    (r"total number of|total count of|number of|count of|how many", "count"),
+    (r"average|mean|avg", "avg"),
+    (r"how much|in total|sum of|sum|total", "sum"),
+    (r"maximum|max", "max"),
+    (r"minimum|min", "min"),
+]
+# "average invoice total": the total is the thing averaged, not a second aggregate.
+_TOTAL_AS_THING = re.compile(r" (average|mean|avg|maximum|minimum|max|min|highest|lowest|largest|smallest)"
+                             r"( \w+)? total ")
+_ACCUMULATE = re.compile(r" (spent|spend|spends|paid|pay|pays|earned|earn|made|make|generated|sold|bought|"
+                         r"purchased|rented|brought in)( \w+){0,2} (the )?(most|least)( money| in \w+)? ")
+_EVENTS = re.compile(r" ((best|top|worst|highest|lowest) selling|most (purchased|sold|bought|rented|ordered|"
+                     r"played|popular)|least (purchased|sold|bought|rented|ordered|played)|how many times|"
+                     r"number of times|times (was|were|has|have) )")
+
+
+def _read_aggregates(text: str) -> list[Claim]:
+    out: list[Claim] = []
+    masked = text
+    for m in _TOTAL_AS_THING.finditer(text):
+        start = m.end() - len("total ") - 1
+        masked = _mask(masked, start, m.end() - 1)
+    for pattern, kind in _AGG:
+        for hit in re.finditer(rf"(?<= )({pattern})(?= )", masked):
+            out.append(Claim(kind, hit.group(1)))
+            if kind == "avg" and "number of" in hit.group(1):
+                out.append(Claim("count", hit.group(1)))
+            masked = _mask(masked, hit.start(), hit.end())
+    m = _ACCUMULATE.search(text)
+    if m:
+        out.append(Claim("accumulated", m.group(0).strip()))
+    return out
+
+
+def _count_phrases(text: str) -> list[str]:
+    out = []
+    for m in re.finditer(r" (how many|number of|count of|count the) ((\w+ ){1,4})", text):
+        out.append(m.group(2).strip())
+    return out
+
+
+def read_shape(question: str) -> Shape:
+    text = words(question)
+    directions, order = _read_directions(text)
+    events = _EVENTS.search(text)
+    return Shape(directions=directions, order=order, aggregates=_read_aggregates(text),
+                 events=Claim("events", events.group(1)) if events else None,
+                 count_phrases=_count_phrases(text))
+
+
+# -- entities ----------------------------------------------------------------------------
+
+def _forms(table: TableProfile) -> set[str]:
+    return {f for f in name_forms(table.name) if f}
+
+
+def entity_tables(phrase: str, profile: Profile) -> dict[str, TableProfile]:
+    """The tables each entity noun in ``phrase`` names, keyed by the words that name it,
+    only where the words name exactly one table. Longest names first: "invoice lines" is
+    InvoiceLine, not Invoice; a word inside a longer table name that the question does not
+    spell out is not read ("film" is ``film``, never ``film_actor``)."""
+    text = words(phrase)
+    named: list[tuple[str, TableProfile]] = []
+    for t in profile.tables:
+        for f in _forms(t):
+            named.append((f, t))
+    named.sort(key=lambda p: -len(p[0]))
+    columns = {words_of(c.name) for u in profile.tables for c in u.columns}
+    out: dict[str, TableProfile] = {}
+    masked = text
+    for form, t in named:
+        for hit in re.finditer(rf"(?<= ){re.escape(form)}(?= )", masked):
+            same = [u for f, u in named if f == form]
+            after = text[hit.end():].split()[:1]
+            # "rental rate" is the column rental_rate, not the entity rental
+            in_column = bool(after) and any(
+                c == f"{form} {after[0]}" or c.startswith(f"{form} {after[0]} ") for c in columns)
+            if len({u.name for u in same}) == 1 and not in_column:
+                out.setdefault(form, t)
+            masked = _mask(masked, hit.start(), hit.end())
+    return out
+
+
+def names_entity(column: str, table: TableProfile) -> bool:
+    """Whether a column names one row of ``table`` by its name: ``ArtistId``/``artist_id``/
+    ``artist`` for ``Artist``, ``Region`` for ``Region``."""
+    cw = words_of(column).split()
+    if cw and cw[-1] in ("id", "key", "code", "no", "num"):
+        cw = cw[:-1]
+    if not cw:
+        return False
+    tw = words_of(table.name).split()
+    return bool(tw) and [singular(w) for w in cw] == [singular(w) for w in tw]
+
+
+__all__ = ["Claim", "Shape", "entity_tables", "names_entity", "read_shape", "words"]

@@ -1,0 +1,44 @@
+"""The English reading behind the question_shape check (vouchsql.question.shape)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vouchsql.question.shape import read_shape
+
+
+@pytest.mark.parametrize("question, cls, polarity", [
+    ("Which albums have the most tracks?", "size", "high"),
+    ("What's the title of the album with the fewest songs?", "size", "low"),
+    ("Show the top 3 best selling artists.", "size", "high"),
+    ("What are the cheapest tracks?", "size", "low"),
+    ("List the 10 most recent invoices", "time", "high"),
+    ("When was the first rental made?", "time", "low"),
+    ("Which genre has the fewest tracks, and what is its longest track?", "size", None),  # both: not read
+    ("Customers with at least 5 orders", "size", None),  # a comparator, not a ranking
+    ("Show their first name and last name", "time", None),
+])
+def test_direction(question, cls, polarity):
+    assert read_shape(question).polarity(cls) == polarity
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("What is the total number of tracks in each playlist?", ["count"]),
+    ("Provide a query that shows the total sales per country.", ["sum"]),
+    ("What is the average invoice total?", ["avg"]),  # the total is the thing averaged
+    ("What is the average number of tracks per album?", ["avg", "count"]),
+    ("How much did each customer spend?", ["sum"]),
+    ("How many customers are there?", ["count"]),
+    ("Who's the customer who has spent the most?", ["accumulated"]),
+    ("Show me the genres", []),
+])
+def test_aggregates(question, kinds):
+    assert sorted(c.kind for c in read_shape(question).aggregates) == sorted(kinds)
+
+
+def test_explicit_order_and_events():
+    s = read_shape("Order from the longest to the shortest. Which are the most purchased tracks?")
+    assert s.order is not None and s.order.kind == "high"
+    assert s.events is not None and "purchased" in s.events.words
+    assert read_shape("Sort them in ascending order").order.kind == "low"
+    assert read_shape("How many customers bought a laptop?").count_phrases == ["customers bought a laptop"]
