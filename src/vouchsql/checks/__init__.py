@@ -7,10 +7,7 @@ from .base import Check, CheckContext
 from .definition_rule import DefinitionRule
 from .join_drop import JoinDrop
 from .join_fanout import JoinFanout
-from .join_key_meaning import JoinKeyMeaning
 from .missing_table import MissingTable
-from .question_filters import QuestionFilters
-from .reads_no_table import ReadsNoTable
 from .question_shape import QuestionShape
 from .result_shape import EmptyResult, NoResult, ThinEvidence, TruncatedResult
 from .stand_in import StandInValue
@@ -19,9 +16,7 @@ from .uncited_number import UncitedNumber
 CHECKS: tuple[Check, ...] = (
     NoResult(),
     MissingTable(),
-    ReadsNoTable(),
     BadJoin(),
-    JoinKeyMeaning(),
     StandInValue(),
     UncitedNumber(),
     ThinEvidence(),
@@ -31,7 +26,6 @@ CHECKS: tuple[Check, ...] = (
     JoinDrop(),
     DefinitionRule(),
     QuestionShape(),
-    QuestionFilters(),
 )
 
 

@@ -9,7 +9,7 @@ read the score terms a check feeds (``CheckResult.terms``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -89,25 +89,6 @@ class DefinitionRuleEvidence(Evidence):
     tables: list[str] = []
 
 
-class JoinKeyPair(Evidence):
-    left: str
-    right: str
-    form: str
-    verdict: Literal["follows", "different_entities", "not_measured"]
-    reason: str
-    left_key: str | None = None  # the key the left column holds values of (its root), when known
-    right_key: str | None = None
-    should_take: list[str] = []  # for different entities: the links the join could have taken
-
-
-class JoinKeyMeaningEvidence(Evidence):
-    pairs: list[JoinKeyPair] = []  # every distinct equi-join pair with its verdict
-
-
-class ReadsNoTableEvidence(Evidence):
-    tables: list[str] = []  # the database's tables the SQL reads
-
-
 class QuestionShapeFinding(Evidence):
     part: str  # "direction", "aggregate", "entity" or "count_unit"
     words: str  # the question's words
@@ -117,17 +98,3 @@ class QuestionShapeFinding(Evidence):
 class QuestionShapeEvidence(Evidence):
     findings: list[QuestionShapeFinding] = []
     measured: list[str] = []  # the parts of the question's shape read and checked
-
-
-class QuestionFinding(Evidence):
-    kind: str  # value, year, month, comparison, column_comparison, id, rows
-    words: str  # the question's words
-    expected: str  # what those words ask of the SQL
-    sql: str | None = None  # the SQL clause that disagrees, or None when the SQL has none
-    problem: str
-
-
-class QuestionFiltersEvidence(Evidence):
-    findings: list[QuestionFinding] = []
-    measured: list[str] = []  # the question's words read and found in the SQL
-    not_measured: list[str] = []  # words read but not checkable against this SQL or database
