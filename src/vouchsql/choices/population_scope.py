@@ -11,23 +11,41 @@ zero. SUM and AVG stay as they are (NULL for an entity with no rows).
 
 The profile rules the choice out when a single join's key overlap shows every P key has
 related rows (and no filter narrows the related side); then nothing runs.
+
+Entities with no related rows are no reading of the question, and nothing is offered, when
+- the query ranks P's groups highest first by a COUNT or SUM of the related rows, for the
+  top of the ranking (a filled LIMIT, or "most", "top", "best" in the question): an entity
+  with none would rank last ("the most purchased tracks" are not the tracks never bought);
+- the question names a value of one of P's columns ("each sales agent": Title 'Sales
+  Support Agent') and the entities the inner join keeps are exactly those with that value:
+  the ones a LEFT JOIN adds are outside the question's scope (one COUNT each, two at most).
+Wording settles it too: "inner join", "only … with/who/that", "that have", "with at least one".
 """
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from ..answer import Choice
-from ._read import Scope, conjuncts, edit_copy, entity_word, expand_key, own_nodes, set_from, set_where
+from ._read import (Scope, conjuncts, edit_copy, entity_word, expand_key, limit_value, named_values, own_nodes,
+                    set_from, set_where)
 from .base import ChoiceContext, make_choice
 from .lexicon import Lexicon
+
+MAX_SCOPES = 2  # named values tried per query (one COUNT each)
+_TOP_WORDS = re.compile(r"(?<!\w)(most|top|best|highest|largest|biggest|greatest|maximum|leading)(?!\w)", re.I)
 
 
 class PopulationScope:
     type = "population_scope"
     lexicon = Lexicon(phrases=("including those with none", "including those without", "even those without",
                                "even if", "with no", "without any", "zero", "none", "at all", "who have",
-                               "that have", "which have", "who has", "that has", "which has", "with at least one", "only those", "including empty"))
+                               "that have", "which have", "who has", "that has", "which has", "with at least one", "only those", "including empty",
+                               "inner join", "inner joins", "inner joined", "inner joining", "left join", "left joins",
+                               "outer join", "outer joins"),
+                      patterns=(r"(?<!\w)only\s+(?:\w+\s+){0,4}?(?:with|who|that|which|having)(?!\w)",))
 
     def detect(self, ctx: ChoiceContext) -> list[Choice]:
         choice = self._grouped(ctx)
@@ -95,6 +113,10 @@ class PopulationScope:
             moved.setdefault(max(aliases, key=pos.__getitem__), []).append(c)
         if not filters and self._all_matched(ctx, scope, p_alias):
             return None
+        if self._ranks_by_related(ctx, select, scope, p_alias):
+            return None
+        if self._named_scope(ctx, select, scope, p_alias):
+            return None
 
         alt_root, alt = edit_copy(ctx.tree, select)
         nodes = {a: scope.by_alias[a][0] for a in order}
@@ -150,6 +172,58 @@ class PopulationScope:
                 if near.alias.lower() == alias:
                     return near.column
         return None
+
+    @staticmethod
+    def _ranks_by_related(ctx: ChoiceContext, select: exp.Select, scope: Scope, p_alias: str) -> bool:
+        """Ranked highest first by a COUNT or SUM over the related tables, for the top of the
+        ranking: an entity with no related rows would rank last."""
+        order = select.args.get("order")
+        if order is None or not order.expressions or not order.expressions[0].args.get("desc"):
+            return False
+        key = expand_key(select, order.expressions[0].this)
+        if not isinstance(key, (exp.Count, exp.Sum)) or key.find(exp.Distinct):
+            return False
+        aliases = scope.aliases_in(key)
+        if aliases is None or p_alias in aliases:
+            return False
+        k = limit_value(select)
+        if select.args.get("limit") is not None:
+            return k is not None and ctx.result.row_count >= k
+        return bool(_TOP_WORDS.search(ctx.question or ""))
+
+    @staticmethod
+    def _named_scope(ctx: ChoiceContext, select: exp.Select, scope: Scope, p_alias: str) -> bool:
+        """The question names a value of a P column, and the kept entities are exactly the
+        ones with it."""
+        tp = scope.table(p_alias)
+        key = ctx.profile.entity_key(tp.name) if tp is not None else None
+        if tp is None or key is None or tp.sampled:
+            return False
+        named = [(cp, v, n) for cp in tp.columns for v, n in named_values(ctx.question, cp, tp.row_count)]
+        if not named:
+            return False
+        target = exp.column(key, table=scope.written_alias(p_alias))
+
+        def kept(extra: exp.Expression | None) -> int | None:
+            root, probe = edit_copy(ctx.tree, select)
+            for arg in ("group", "having", "order", "limit", "offset", "distinct"):
+                probe.set(arg, None)
+            probe.set("expressions", [exp.Count(this=exp.Distinct(expressions=[target.copy()]))])
+            if extra is not None:
+                set_where(probe, conjuncts(probe.args.get("where")) + [extra])
+            return ctx.count(root)
+
+        total = kept(None)
+        if not total:
+            return False
+        for cp, value, n in named[:MAX_SCOPES]:
+            if n != total:
+                continue  # the kept entities cannot be exactly the named ones
+            inside = kept(exp.EQ(this=exp.column(cp.name, table=scope.written_alias(p_alias)),
+                                 expression=exp.Literal.string(value)))
+            if inside == total:
+                return True
+        return False
 
     @staticmethod
     def _all_matched(ctx: ChoiceContext, scope: Scope, p_alias: str) -> bool:
