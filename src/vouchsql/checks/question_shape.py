@@ -297,19 +297,16 @@ def _aggregates(shape: Shape, sql: _Sql, ctx: CheckContext):
                     absent(claim, "SUM")
                 continue
             label = _labelled(sql, ("total", "sum"), {"avg"})
-            after = re.search(r" total (\w+)", text)
-            counts_things = bool(after and entity_tables(after.group(1), sql.profile)) or "count" in kinds
             if have:
                 measured = True
-            # a bare "total" may be a count ("in order of total line items"); "total amount",
-            # "total sales" … are sums
-            money = re.search(r" total (amount|value|revenue|sales|sale|price|cost|spent|paid|income|"
-                              r"payments?|spending|earnings|profit|freight) ", text) or claim.words != "total"
-            if not money:
-                counts_things = counts_things or True
-            if have and "sum" not in have and not ("count" in have and counts_things):
-                if _reads_named(sql, ("total", "sum", "amount")) and not have & {"avg"}:
-                    continue
+            # a bare "total" may be a count ("in order of total line items", "total customers");
+            # a total of money ("total amount", "total payment revenue") or "sum" is a sum
+            money = bool(re.search(r" total (\w+ )?(amount|value|revenue|price|cost|spent|paid|income|"
+                                   r"spending|earnings|profit|freight) ", text)) or claim.words != "total"
+            count_ok = not money or "count" in kinds
+            if have and "sum" not in have and not ("count" in have and count_ok):
+                if not money and _reads_named(sql, ("total", "sum")) and not have & {"avg"}:
+                    continue  # "total" may be the column Total
                 absent(claim, "SUM")
             elif label:
                 findings.append({"part": "aggregate", "words": claim.words,
