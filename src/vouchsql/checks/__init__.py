@@ -8,6 +8,7 @@ from .definition_rule import DefinitionRule
 from .join_drop import JoinDrop
 from .join_fanout import JoinFanout
 from .missing_table import MissingTable
+from .question_filters import QuestionFilters
 from .question_shape import QuestionShape
 from .result_shape import EmptyResult, NoResult, ThinEvidence, TruncatedResult
 from .stand_in import StandInValue
@@ -26,6 +27,7 @@ CHECKS: tuple[Check, ...] = (
     JoinDrop(),
     DefinitionRule(),
     QuestionShape(),
+    QuestionFilters(),
 )
 
 

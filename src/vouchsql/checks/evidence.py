@@ -98,3 +98,17 @@ class QuestionShapeFinding(Evidence):
 class QuestionShapeEvidence(Evidence):
     findings: list[QuestionShapeFinding] = []
     measured: list[str] = []  # the parts of the question's shape read and checked
+
+
+class QuestionFinding(Evidence):
+    kind: str  # value, year, month, comparison, column_comparison, id, rows
+    words: str  # the question's words
+    expected: str  # what those words ask of the SQL
+    sql: str | None = None  # the SQL clause that disagrees, or None when the SQL has none
+    problem: str
+
+
+class QuestionFiltersEvidence(Evidence):
+    findings: list[QuestionFinding] = []
+    measured: list[str] = []  # the question's words read and found in the SQL
+    not_measured: list[str] = []  # words read but not checkable against this SQL or database

@@ -1,0 +1,398 @@
+"""Cap: the SQL leaves out or changes a filter the question asks for (issue 12, part 1,
+the filter half of question–SQL alignment).
+
+The question is read by :mod:`vouchsql.question.filters` (values it names, years and months,
+comparisons with numbers or columns, ids, how many rows) and each constraint is linked to the
+database (the value index of :mod:`vouchsql.question.values`, the profile's date columns and
+column names) and checked against the SQL's tree:
+
+- a named value held by a column of a table the SQL reads must be filtered on: a literal that
+  matches it (``=``, ``IN``, ``LIKE``), or any condition on a column holding it, or on the key
+  of its table (``EmployeeId = 5`` for "Steven Buchanan");
+- a year (and month) inside the range of a date column the SQL reads must appear as a literal;
+- "more than N", "at least N", … against the operator used with N (``>`` vs ``>=``);
+- "top 5", "the 10 … with the most", "the album with the most …" against LIMIT and OFFSET.
+
+Precision first: anything the grammar or the database cannot settle is "not measured".
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from ..question.filters import QuestionFilters, read_filters
+from ..question.values import value_index
+from ..question.words import fold, singular, squash
+from . import evidence as ev
+from .base import CheckContext, report, unparsed
+
+_INEQ = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "=": "="}
+_PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike, exp.In,
+               exp.Between, exp.Is, exp.Glob)
+_YEAR_IN_TEXT = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
+_DATE_LIKE = re.compile(r"^(\d{4})-\d{2}")
+
+
+def _sql(node: exp.Expression) -> str:
+    text = node.sql(dialect="sqlite")
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _number(node: exp.Expression) -> float | None:
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        v = _number(node.this)
+        return -v if v is not None else None
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return float(node.this)
+        except ValueError:
+            return None
+    return None
+
+
+def _like_regex(pattern: str) -> re.Pattern:
+    out = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in fold(pattern))
+    return re.compile("^" + out + "$")
+
+
+class _Sql:
+    """What the check reads from the SQL's tree."""
+
+    def __init__(self, tree: exp.Expression, tables: list[str]) -> None:
+        self.tree = tree
+        self.tables = {t.lower() for t in tables}
+        self.strings = [lit.this for lit in tree.find_all(exp.Literal) if lit.is_string]
+        self.numbers = [v for v in (_number(lit) for lit in tree.find_all(exp.Literal)) if v is not None]
+        self.predicates = [p for p in tree.find_all(*_PREDICATES)]
+        self.likes = [p for p in tree.find_all(exp.Like, exp.ILike)]
+        self.inequalities: list[tuple[str, float, exp.Expression]] = []
+        for node in tree.find_all(*_INEQ):
+            op = _INEQ[type(node)]
+            right, left = _number(node.expression), _number(node.this)
+            if right is not None and left is None:
+                self.inequalities.append((op, right, node))
+            elif left is not None and right is None:
+                self.inequalities.append((_FLIP[op], left, node))
+        for node in tree.find_all(exp.Between):
+            lo, hi = _number(node.args.get("low")), _number(node.args.get("high"))
+            if lo is not None and hi is not None:
+                self.inequalities.append((">=", lo, node))
+                self.inequalities.append(("<=", hi, node))
+        self.years = set()
+        for s in self.strings:
+            self.years.update(int(y) for y in _YEAR_IN_TEXT.findall(s))
+        self.years.update(int(v) for v in self.numbers if v.is_integer() and 1800 <= v <= 2100)
+
+    def predicate_on(self, columns: set[str], *, with_literal: bool = False) -> exp.Expression | None:
+        """A condition on one of ``columns``; with ``with_literal``, only one that compares it
+        with a constant (``EmployeeId = 5``, not the join ``c.CustomerId = i.CustomerId``)."""
+        for p in self.predicates:
+            if with_literal and not any(True for _ in p.find_all(exp.Literal)):
+                continue
+            if any(c.name.lower() in columns for c in p.find_all(exp.Column)):
+                return p
+        return None
+
+    def literal_matches(self, texts: set[str]) -> str | None:
+        """A string literal that names one of ``texts`` (folded), directly or as a LIKE pattern."""
+        for s in self.strings:
+            f = fold(s)
+            if not f:
+                continue
+            if f in texts or (len(f) >= 3 and any(f in t for t in texts)) or any(t in f for t in texts if len(t) >= 3):
+                return s
+            if "%" in s or "_" in s:
+                rx = _like_regex(s)
+                if any(rx.match(t) for t in texts):
+                    return s
+        return None
+
+
+def _schema_names(profile) -> set[str]:
+    names = set()
+    for t in profile.tables:
+        names.add(squash(t.name))
+        names.add(squash(" ".join(singular(w) for w in fold(t.name).split())))
+        for c in t.columns:
+            names.add(squash(c.name))
+    return names
+
+
+def _is_schema_words(text: str, names: set[str]) -> bool:
+    words = fold(re.sub(r"'s\b", "", text)).split()
+    whole = squash(text)
+    if whole in names or squash(" ".join(singular(w) for w in words)) in names:
+        return True
+    return all(squash(w) in names or squash(singular(w)) in names for w in words)
+
+
+class QuestionFilters:
+    name = "question_filters"
+    kind = "cap"
+    Evidence = ev.QuestionFiltersEvidence
+    feeds = ()
+
+    def run(self, ctx: CheckContext):
+        if ctx.tree is None or ctx.inspection is None:
+            return unparsed(self)
+        profile = ctx.profile
+        insp = ctx.inspection
+        names = _schema_names(profile)
+        id_columns = {squash(c.name) for t in profile.tables for c in t.columns
+                      if squash(c.name).endswith("id") or c.name in t.primary_key}
+        read = read_filters(ctx.question, lambda words: squash(words) in id_columns)
+        sql = _Sql(insp.qualified if insp.qualified_ok else ctx.tree, insp.tables)
+        read_tables = [t for t in profile.tables if t.name.lower() in sql.tables]
+        findings: list[dict] = []
+        measured: list[str] = []
+        not_measured: list[str] = []
+        self._values(ctx, read, sql, names, findings, measured, not_measured)
+        self._years(read, sql, read_tables, findings, measured, not_measured)
+        self._numbers(read, sql, read_tables, names, findings, measured, not_measured)
+        self._columns(read, sql, read_tables, findings, measured, not_measured)
+        self._ids(read, sql, read_tables, findings, measured, not_measured)
+        self._rows(read, ctx.tree, findings, measured, not_measured)
+        if findings:
+            detail = "; ".join(f["problem"] for f in findings)
+            return report(self, True, detail, findings=findings, measured=measured, not_measured=not_measured)
+        if measured:
+            detail = "the SQL has the filters the question asks for: " + ", ".join(measured)
+        else:
+            detail = "not measured: the question names no filter this check can read"
+        return report(self, False, detail, measured=measured, not_measured=not_measured)
+
+    # -- values -----------------------------------------------------------------------
+    def _values(self, ctx, read: QuestionFilters, sql: _Sql, names, findings, measured, not_measured):
+        index = None
+        consumed: list[tuple[int, int]] = []
+        outputs = {fold(o.name) for o in ctx.inspection.outputs}
+        groups: dict[frozenset, dict] = {}
+        for m in read.mentions:
+            span = (m.start, m.start + len(m.text))
+            if any(span[0] < e and s < span[1] for s, e in consumed):
+                continue
+            if _is_schema_words(m.text, names) or fold(m.text) in outputs:
+                continue
+            if index is None:
+                index = value_index(ctx.db, ctx.profile)
+            matches = index.lookup(m.text, quoted=m.quoted)
+            if not matches:
+                continue
+            consumed.append(span)
+            here = [x for x in matches if x.table.lower() in sql.tables]
+            if not here:
+                not_measured.append(f"'{m.text}': a value of {matches[0].table}.{matches[0].column}, "
+                                    f"a table the SQL does not read")
+                continue
+            columns = frozenset(x.column.lower() for x in here)
+            g = groups.setdefault(columns, {"mentions": [], "values": set(), "tables": set(), "refs": set()})
+            if m.text not in [x.text for x in g["mentions"]]:
+                g["mentions"].append(m)
+            g["values"].update(fold(x.value) for x in here)
+            g["values"].add(fold(m.text))
+            g["tables"].update(x.table for x in here)
+            g["refs"].update(f"{x.table}.{x.column}" for x in here)
+        for columns, g in groups.items():
+            words = ", ".join(f"'{m.text}'" for m in g["mentions"])
+            refs = ", ".join(sorted(g["refs"]))
+            literal = sql.literal_matches(g["values"])
+            if literal is not None:
+                measured.append(f"{words} ({refs}) filtered by '{literal}'")
+                continue
+            on_column = sql.predicate_on(set(columns))
+            keys = {k.lower() for t in g["tables"] for k in (ctx.profile.table(t).primary_key or [])}
+            on_key = sql.predicate_on(keys, with_literal=True) if keys else None
+            if on_key is not None:
+                measured.append(f"{words}: the SQL filters on the key instead ({_sql(on_key)})")
+                continue
+            if on_column is None:
+                findings.append({"kind": "value", "words": words, "expected": f"a filter on {refs}",
+                                 "sql": None,
+                                 "problem": f"the question names {words} ({refs}) but the SQL has no filter on it"})
+                continue
+            strings = [lit.this for lit in on_column.find_all(exp.Literal) if lit.is_string]
+            question = fold(ctx.question)
+            if strings and all(fold(s) not in question for s in strings) and not any(
+                    "%" in s or "_" in s for s in strings):
+                findings.append({"kind": "value", "words": words, "expected": f"a filter on {refs} for {words}",
+                                 "sql": _sql(on_column),
+                                 "problem": f"the question names {words} ({refs}) but the SQL filters "
+                                            f"{_sql(on_column)}"})
+            else:
+                not_measured.append(f"{words}: the SQL filters {_sql(on_column)}")
+
+    # -- years and months -----------------------------------------------------------------
+    def _years(self, read, sql: _Sql, read_tables, findings, measured, not_measured):
+        ranges = []
+        for t in read_tables:
+            for c in t.columns:
+                lo, hi = c.min, c.max
+                if isinstance(lo, str) and isinstance(hi, str) and _DATE_LIKE.match(lo) and _DATE_LIKE.match(hi):
+                    ranges.append((int(lo[:4]), int(hi[:4])))
+                elif ("year" in c.name.lower() and isinstance(lo, (int, float)) and isinstance(hi, (int, float))
+                      and 1800 <= lo <= hi <= 2100):
+                    ranges.append((int(lo), int(hi)))
+        seen = set()
+        for y in read.years:
+            if (y.year, y.month, y.relation) in seen:
+                continue
+            seen.add((y.year, y.month, y.relation))
+            inside = [r for r in ranges if r[0] <= y.year <= r[1]] if y.relation == "in" else ranges
+            if not inside:
+                not_measured.append(f"'{y.words}': no date column the SQL reads covers {y.year}")
+                continue
+            if all(lo == hi for lo, hi in inside):
+                not_measured.append(f"'{y.words}': every row is from {y.year}, the filter changes nothing")
+                continue
+            ok = {"in": {y.year}, "before": {y.year, y.year - 1}, "after": {y.year, y.year + 1},
+                  "since": {y.year, y.year - 1}, "through": {y.year, y.year + 1}}[y.relation]
+            if not (ok & sql.years):
+                other = sorted(sql.years)
+                findings.append({"kind": "year", "words": y.words, "expected": f"a filter on the year {y.year}",
+                                 "sql": ", ".join(map(str, other)) or None,
+                                 "problem": (f"the question says '{y.words}' but the SQL filters the year(s) "
+                                             f"{', '.join(map(str, other))}" if other else
+                                             f"the question says '{y.words}' but the SQL has no filter on that year")})
+                continue
+            if y.month is not None:
+                mm = f"{y.month:02d}"
+                month_ok = (any(f"{y.year}-{mm}" in s or s.strip() in {mm, str(y.month)} for s in sql.strings)
+                            or float(y.month) in sql.numbers)
+                if not month_ok:
+                    findings.append({"kind": "month", "words": y.words, "expected": f"{y.year}-{mm}", "sql": None,
+                                     "problem": f"the question says '{y.words}' but the SQL has no filter on that month"})
+                    continue
+            measured.append(f"'{y.words}'")
+
+    # -- numbers ----------------------------------------------------------------------
+    def _anchored(self, nf, read_tables, names) -> bool:
+        before = [squash(w) for w in nf.before.split()]
+        after = nf.after.split()
+        cols = {squash(c.name) for t in read_tables for c in t.columns}
+        tabs = {squash(singular(t.name)) for t in read_tables} | {squash(t.name) for t in read_tables}
+        if any(b in cols for b in before) or any(squash(singular(w)) in tabs for w in nf.before.split()[-2:]):
+            return True
+        return any(squash(singular(w)) in tabs or squash(w) in tabs for w in after[:2])
+
+    def _numbers(self, read, sql: _Sql, read_tables, names, findings, measured, not_measured):
+        for nf in read.numbers:
+            if nf.op == "between":
+                if any(op == ">=" and v == nf.value for op, v, _ in sql.inequalities) and \
+                        any(op == "<=" and v == nf.high for op, v, _ in sql.inequalities):
+                    measured.append(f"'{nf.words}'")
+                else:
+                    not_measured.append(f"'{nf.words}'")
+                continue
+            n = nf.value
+            same = [(op, node) for op, v, node in sql.inequalities if v == n]
+            equivalent = {">": (">=", n + 1), "<": ("<=", n - 1), ">=": (">", n - 1), "<=": ("<", n + 1)}.get(nf.op)
+            if n.is_integer() and equivalent and any(op == equivalent[0] and v == equivalent[1]
+                                                     for op, v, _ in sql.inequalities):
+                measured.append(f"'{nf.words}'")
+                continue
+            if same:
+                if any(op == nf.op for op, _ in same):
+                    measured.append(f"'{nf.words}'")
+                    continue
+                op, node = same[0]
+                if nf.op == "=":
+                    not_measured.append(f"'{nf.words}'")
+                    continue
+                findings.append({"kind": "comparison", "words": nf.words, "expected": f"{nf.op} {n:g}",
+                                 "sql": _sql(node),
+                                 "problem": f"the question says '{nf.words}' ({nf.op} {n:g}) but the SQL has {_sql(node)}"})
+                continue
+            if nf.op in {">", ">=", "<", "<="} and n.is_integer():
+                near = [(op, v, node) for op, v, node in sql.inequalities
+                        if abs(v - n) == 1 and op[0] == nf.op[0]]
+                if near:
+                    op, v, node = near[0]
+                    findings.append({"kind": "comparison", "words": nf.words, "expected": f"{nf.op} {n:g}",
+                                     "sql": _sql(node),
+                                     "problem": f"the question says '{nf.words}' ({nf.op} {n:g}) but the SQL has {_sql(node)}"})
+                    continue
+            if not sql.inequalities and n != 1 and nf.op != "=" and self._anchored(nf, read_tables, names) \
+                    and n not in sql.numbers:
+                findings.append({"kind": "comparison", "words": nf.words, "expected": f"{nf.op} {n:g}", "sql": None,
+                                 "problem": f"the question says '{nf.words}' but the SQL has no such comparison"})
+                continue
+            not_measured.append(f"'{nf.words}'")
+
+    # -- column against column --------------------------------------------------------------
+    def _columns(self, read, sql: _Sql, read_tables, findings, measured, not_measured):
+        cols = {squash(c.name): c.name.lower() for t in read_tables for c in t.columns}
+        for cc in read.column_comparisons:
+            words = cc.right.split()
+            right = next((cols[squash(" ".join(words[:k]))] for k in range(len(words), 0, -1)
+                          if squash(" ".join(words[:k])) in cols), None)
+            lefts = [cols[squash(w)] for w in cc.left.split() if squash(w) in cols]
+            if right is None or not lefts:
+                continue
+            left = lefts[-1]
+            hits = []
+            for node in sql.tree.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ):
+                a = {c.name.lower() for c in node.this.find_all(exp.Column)}
+                b = {c.name.lower() for c in node.expression.find_all(exp.Column)}
+                op = ">" if isinstance(node, exp.GT) else ">=" if isinstance(node, exp.GTE) else \
+                    "<" if isinstance(node, exp.LT) else "<=" if isinstance(node, exp.LTE) else "="
+                if left in a and right in b:
+                    hits.append((op, node))
+                elif right in a and left in b:
+                    hits.append((_FLIP[op], node))
+            if any(op == cc.op for op, _ in hits):
+                measured.append(f"'{cc.words}'")
+            elif hits:
+                op, node = hits[0]
+                findings.append({"kind": "column_comparison", "words": cc.words, "expected": f"{left} {cc.op} {right}",
+                                 "sql": _sql(node),
+                                 "problem": f"the question says '{cc.words}' ({cc.op}) but the SQL has {_sql(node)}"})
+            elif sql.predicate_on({right}) is None:
+                findings.append({"kind": "column_comparison", "words": cc.words, "expected": f"{left} {cc.op} {right}",
+                                 "sql": None,
+                                 "problem": f"the question says '{cc.words}' but the SQL does not compare {left} with {right}"})
+            else:
+                not_measured.append(f"'{cc.words}'")
+
+    # -- ids --------------------------------------------------------------------------------
+    def _ids(self, read, sql: _Sql, read_tables, findings, measured, not_measured):
+        seen = set()
+        for f in read.ids:
+            key = (squash(f.column), f.value)
+            if key in seen:
+                continue
+            seen.add(key)
+            holders = [t.name for t in read_tables for c in t.columns if squash(c.name) == key[0]]
+            if f.value in sql.numbers or any(s.strip() == f"{f.value:g}" for s in sql.strings):
+                measured.append(f"'{f.words}'")
+            elif holders:
+                findings.append({"kind": "id", "words": f.words, "expected": f"{f.column} = {f.value:g}", "sql": None,
+                                 "problem": f"the question names {f.column} {f.value:g} but the SQL has no filter on it"})
+            else:
+                not_measured.append(f"'{f.words}': no table the SQL reads has {f.column}")
+
+    # -- how many rows ---------------------------------------------------------------------
+    def _rows(self, read, tree, findings, measured, not_measured):
+        rc = read.rows
+        if rc is None:
+            return
+        if not isinstance(tree, exp.Select):
+            not_measured.append(f"'{rc.words}'")
+            return
+        limit, offset = tree.args.get("limit"), tree.args.get("offset")
+        k = _number(limit.expression) if isinstance(limit, exp.Limit) else None
+        off = _number(offset.expression) if isinstance(offset, exp.Offset) else 0
+        if k is None:
+            not_measured.append(f"'{rc.words}': the SQL has no LIMIT")
+            return
+        if k != rc.n:
+            findings.append({"kind": "rows", "words": rc.words, "expected": f"{rc.n} row(s)", "sql": _sql(limit),
+                             "problem": f"the question asks for {rc.n} row(s) ('{rc.words}') but the SQL has {_sql(limit)}"})
+        elif off and not rc.ordinal:
+            findings.append({"kind": "rows", "words": rc.words, "expected": f"the first {rc.n} row(s)",
+                             "sql": _sql(offset),
+                             "problem": f"the question asks for the first {rc.n} row(s) but the SQL skips {off:g}"})
+        else:
+            measured.append(f"'{rc.words}'")

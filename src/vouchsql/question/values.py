@@ -1,0 +1,119 @@
+"""The value index: which columns hold a value the question names.
+
+Built from the database once per profile identity: the distinct values of every text column
+of a base table (views are skipped)
+with at most ``MAX_DISTINCT`` distinct values (by the profile), folded case- and
+accent-insensitively (:func:`.words.fold`). A lookup matches a mention exactly, by its
+singular words ('Sales Representatives' → 'Sales Representative'), by all its words inside a
+value (a quoted mention of two words or more: “Sales Agents” ⊂ 'Sales Support Agent'), as a substring of values
+(quoted strings only: “queso”), or fuzzily (rapidfuzz ratio ≥ 92, six characters or more).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz, process
+
+from ..db.base import Database
+from ..db.profile import Profile, _is_numeric
+from ..errors import VouchError
+from .words import fold, singular
+
+MAX_DISTINCT = 1000
+MAX_TABLE_ROWS = 2_000_000  # larger tables give their profile's top values only
+MAX_COLUMNS = 300
+_DATE_LIKE = re.compile(r"^\d{4}-\d{2}(-\d{2})?")
+
+
+def _singular_form(text: str) -> str:
+    return " ".join(singular(w) for w in fold(text).split())
+
+
+@dataclass(frozen=True)
+class Match:
+    table: str
+    column: str
+    value: str
+    how: str  # exact, singular, words, substring, fuzzy
+
+
+@dataclass
+class ValueIndex:
+    exact: dict[str, set[tuple[str, str, str]]] = field(default_factory=dict)
+    singular: dict[str, set[tuple[str, str, str]]] = field(default_factory=dict)
+
+    def add(self, table: str, column: str, value: str) -> None:
+        self.exact.setdefault(fold(value), set()).add((table, column, value))
+        self.singular.setdefault(_singular_form(value), set()).add((table, column, value))
+
+    def lookup(self, text: str, *, quoted: bool = False) -> list[Match]:
+        key = fold(text)
+        if not key:
+            return []
+        hits = [Match(t, c, v, "exact") for t, c, v in self.exact.get(key, ())]
+        if hits:
+            return sorted(hits, key=lambda m: (m.table, m.column, m.value))
+        skey = _singular_form(text)
+        hits = [Match(t, c, v, "singular") for t, c, v in self.singular.get(skey, ())]
+        if hits:
+            return sorted(hits, key=lambda m: (m.table, m.column, m.value))
+        words = set(skey.split())
+        if quoted and len(words) >= 2:
+            for value, refs in self.singular.items():
+                if words <= set(value.split()):
+                    hits.extend(Match(t, c, v, "words") for t, c, v in refs)
+        if quoted and not hits and len(key) >= 3:
+            pattern = re.compile(r"\b" + re.escape(key) + r"\b")
+            for value, refs in self.exact.items():
+                if pattern.search(value):
+                    hits.extend(Match(t, c, v, "substring") for t, c, v in refs)
+        if not hits and len(key) >= 6:
+            best = process.extractOne(key, list(self.exact), scorer=fuzz.ratio, score_cutoff=92)
+            if best is not None:
+                hits.extend(Match(t, c, v, "fuzzy") for t, c, v in self.exact[best[0]])
+        return sorted(set(hits), key=lambda m: (m.table, m.column, m.value))
+
+
+_INDEXES: dict[str, ValueIndex] = {}
+
+
+def value_index(db: Database, profile: Profile) -> ValueIndex:
+    """The index for this database, built once per profile identity (a few grouped reads)."""
+    key = f"{profile.engine}:{profile.target}:{profile.identity}"
+    hit = _INDEXES.get(key)
+    if hit is not None:
+        return hit
+    index = ValueIndex()
+    columns = 0
+    for table in sorted(profile.tables, key=lambda t: t.name.lower()):
+        if table.error or table.is_view:  # a view repeats its base tables' values, often joined into lists
+            continue
+        for col in table.columns:
+            if columns >= MAX_COLUMNS:
+                break
+            if _is_numeric(col.type) or not (0 < col.distinct_count <= MAX_DISTINCT):
+                continue
+            if isinstance(col.min, (int, float)) or (isinstance(col.min, str) and _DATE_LIKE.match(col.min)):
+                continue
+            columns += 1
+            values: list = []
+            if table.row_count <= MAX_TABLE_ROWS:
+                sql = (f"SELECT DISTINCT {db.quote(col.name)} FROM {db.quote(table.name)} "
+                       f"WHERE {db.quote(col.name)} IS NOT NULL LIMIT {MAX_DISTINCT + 1}")
+                try:
+                    values = [r[0] for r in db.query(sql)]
+                except VouchError:
+                    values = [v for v, _ in col.top_values]
+            else:
+                values = [v for v, _ in col.top_values]
+            if len(values) > MAX_DISTINCT:
+                continue
+            for v in values:
+                if isinstance(v, str) and v.strip() and not _DATE_LIKE.match(v):
+                    index.add(table.name, col.name, v)
+    if len(_INDEXES) > 16:
+        _INDEXES.clear()
+    _INDEXES[key] = index
+    return index
