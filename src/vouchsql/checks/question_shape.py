@@ -370,7 +370,13 @@ def _entities(shape: Shape, sql: _Sql, ctx: CheckContext):
     linked = entity_tables(text, sql.profile)
     read = {t.name for t in sql.read}
     measured = bool(linked)
+    reachable = _reachable(sql.profile, read, hops=2)
+    first = min(linked, key=lambda f: text.find(f" {f} ")) if linked else None
     for form, table in linked.items():
+        # the question's first entity must be held by a table read; another one ("customers
+        # who rented films") may also be reached through the references of the tables read
+        if form != first and table.name in reachable:
+            continue
         if not read & _holders(sql.profile, table):
             findings.append({"part": "entity", "words": form,
                              "sql": f"the SQL reads {', '.join(sorted(read))}, none of which holds "
@@ -381,10 +387,42 @@ def _entities(shape: Shape, sql: _Sql, ctx: CheckContext):
     return findings, measured
 
 
+def _reachable(profile: Profile, tables: set[str], hops: int) -> set[str]:
+    """The tables the references of ``tables`` lead to (a declared foreign key, or a column
+    naming a table), within ``hops`` steps."""
+    seen = set(tables)
+    frontier = set(tables)
+    for _ in range(hops):
+        nxt = set()
+        for name in frontier:
+            t = profile.table(name)
+            if t is None:
+                continue
+            targets = {fk.ref_table for fk in t.foreign_keys}
+            targets |= {u.name for u in profile.tables for c in t.columns
+                        if u.name != t.name and names_entity(c.name, u)}
+            for target in targets:
+                tp = profile.table(target)
+                if tp is not None and tp.name not in seen:
+                    seen.add(tp.name)
+                    nxt.add(tp.name)
+        frontier = nxt
+    return seen
+
+
+# "how many tracks on each invoice", "number of products per order": items in a container,
+# which its lines count; the counting unit is read only where the entity acts ("how many
+# customers rented …")
+_CONTAINED = {"on", "in", "per", "of", "for", "at", "from", "by", "with", "across", "within", "each",
+              "inside", "under"}
+
+
 def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
     out = []
     for phrase in shape.count_phrases:
         if phrase.startswith("times") or _EVENT_PASSIVE.match(phrase):
+            continue
+        if len(phrase.split()) > 1 and phrase.split()[1] in _CONTAINED:
             continue
         first = phrase.split()[0] if phrase.split() else ""
         linked = entity_tables(first, sql.profile) or {}
