@@ -42,7 +42,7 @@ Columns (milliseconds, medians over the repeats):
 
 The split into engine and gate time comes from wrapping ``_run``, ``parse`` and ``execute`` on
 the opened ``Database`` instance and the stage functions ``inspect_sql``, ``run_checks`` and
-``detect_choices`` in ``vouchsql.pipeline``'s namespace, in this process only (a few
+``detect_choices`` in ``vouchsql.pipeline.checking``'s namespace, in this process only (a few
 microseconds per call); no library file is changed.
 
 Also reported per database: loading the cached profile from disk (a fresh ``connect`` +
@@ -320,10 +320,10 @@ _CURRENT: list = [None]  # the Probe of the check being measured (pipeline stage
 
 
 def _install_stage_hooks() -> None:
-    """Wrap the pipeline's stage functions, looked up in ``vouchsql.pipeline``'s globals at
+    """Wrap the pipeline's stage functions, looked up in ``vouchsql.pipeline.checking``'s globals at
     call time, so the engine and gate time inside each stage is told apart: the candidates,
     ``inspect_sql``, ``run_checks`` and ``detect_choices``. Library files are not changed."""
-    import vouchsql.pipeline as pipeline
+    import vouchsql.pipeline.checking as pipeline
 
     if getattr(pipeline, "_bench_hooked", False):
         return

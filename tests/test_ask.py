@@ -11,7 +11,8 @@ import pytest
 import vouchsql
 from fakes import ask_cache, demo_profile  # noqa: F401 - fixtures
 from fakes.servers import Script, ScriptedServer, assess_reply, sample_reply
-from vouchsql.asking import VOLATILE_FIELDS, append_clause, comparable, template_text
+from vouchsql.llm.context import template_text
+from vouchsql.pipeline.asking import VOLATILE_FIELDS, append_clause, comparable
 from vouchsql.db.base import Database
 from vouchsql.errors import UserInputError, VouchError
 from vouchsql.premise import TAXONOMY
@@ -281,7 +282,7 @@ def test_phase_two_appends_the_clause_verbatim(ask, demo_db, ask_cache):
     assert second.usage.model == "openai:scripted" and second.usage.rounds == 2
     assert "assess" not in second.usage.stages and set(second.usage.prompts) == {"generate", "write"}
     # Phase 2 from a phase-2 answer starts again from the original request.
-    again = vouchsql.asking.base_request(second)
+    again = vouchsql.pipeline.asking.base_request(second)
     assert again == OPEN_Q
 
 

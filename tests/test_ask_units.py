@@ -9,7 +9,8 @@ import json
 import pytest
 
 import vouchsql
-from vouchsql.asking import clean_sql, schema_text, validate_sample
+from vouchsql.llm.context import schema_text
+from vouchsql.pipeline.asking import clean_sql, validate_sample
 from vouchsql.definitions import Definitions, Rule, definitions_from_dict, load_definitions, use_definitions
 from vouchsql.errors import UserInputError
 from vouchsql.llm import BadOutput, FakeModel
@@ -180,7 +181,7 @@ def test_ask_with_a_fake_model(demo_db, tmp_path):
 
 def test_completeness_judge_share_of_parts_covered():
     from vouchsql.answer import Result
-    from vouchsql.asking import judge_completeness
+    from vouchsql.llm.judges import judge_completeness
     from vouchsql.llm import LLM, load_prompt
 
     assert set(load_prompt("judge_complete").slots) == {"question", "text", "columns"}

@@ -364,20 +364,6 @@ def test_items_need_candidates_and_labels(tmp_path):
     assert C.parse_label("wrong") is False and C.parse_label(1) is True and C.parse_label(None) is None
 
 
-def test_model_path_without_vouch_ask_is_a_clear_error(tmp_path, capsys, clean_env, monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "vouchsql.asking", None)  # as in a build without `vouch ask`
-    input_path = tmp_path / "q.jsonl"
-    input_path.write_text(json.dumps({"id": "q", "db": "demo", "question": "How many stores?", "label": True}) + "\n",
-                          encoding="utf-8")
-    code = main(["eval", "confidence", "--input", str(input_path), "--model", "openai:gpt-4o-mini",
-                 "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "cache")])
-    assert code == 2
-    assert "vouch ask" in capsys.readouterr().err
-
-
-@pytest.mark.skipif(importlib.util.find_spec("vouchsql.asking") is None, reason="vouch ask is not in this build")
 def test_model_path_answers_with_vouch_ask(demo_db, tmp_path):
     """--model: each question is answered by ``vouch ask`` (a function-backed fake model here),
     and its K candidates are scored like a candidates file."""

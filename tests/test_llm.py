@@ -69,7 +69,7 @@ def test_a_missing_sdk_names_its_extra(monkeypatch, provider, extra):
 def test_sdks_are_imported_lazily():
     import subprocess
 
-    code = ("import sys, vouchsql, vouchsql.asking, vouchsql.llm, vouchsql.ask_cli; "
+    code = ("import sys, vouchsql, vouchsql.pipeline.asking, vouchsql.llm, vouchsql.ask_cli; "
             "print(any(m in sys.modules for m in ('openai', 'anthropic')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

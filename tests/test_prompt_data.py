@@ -17,7 +17,7 @@ from sqlglot import exp
 
 import vouchsql
 from vouchsql.answer import Result
-from vouchsql.asking import judge_completeness
+from vouchsql.llm.judges import judge_completeness
 from vouchsql.llm import LLM, FakeModel, load_prompt
 from vouchsql.llm import data_text as data
 

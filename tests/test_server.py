@@ -387,14 +387,6 @@ def test_examples_for_the_demo_and_none_for_others(client):
     assert client.get("/api/examples/other").json() == {"database": "other", "examples": []}
 
 
-def test_ask_without_an_ask_function_is_501(client, monkeypatch):
-    monkeypatch.delattr(api, "ask", raising=False)
-    r = client.post("/api/ask", json={"db": "demo", "question": "Which product is the most expensive?"})
-    assert r.status_code == 501 and error_of(r)["kind"] == "not_implemented"
-    info = client.get("/api/info").json()["ask"]
-    assert info["available"] is False and "ask" in info["reason"]
-
-
 def test_ask_without_a_model_is_503(client, monkeypatch):
     monkeypatch.setattr(api, "ask", lambda *a, **k: pytest.fail("must not be called"), raising=False)
     r = client.post("/api/ask", json={"db": "demo", "question": "Which product is the most expensive?"})
@@ -437,8 +429,6 @@ BY_ORDER = "SELECT COUNT(*) AS orders FROM orders"
 
 def test_ask_end_to_end_with_a_scripted_model(tmp_path, demo_db, validator):
     """The real vouchsql.ask through the real openai SDK against a scripted server on loopback."""
-    if getattr(api, "ask", None) is None:
-        pytest.skip("vouchsql.api.ask is not in this build")
     script = Script(assess=assess_reply(interpretations=INTERPS), write="See the result.",
                     samples={"each customer once": [BY_CUSTOMER], "every order row": [BY_ORDER]})
     with ScriptedServer(script) as srv:

@@ -51,8 +51,8 @@ def ask(db: "str | os.PathLike | Database", question: str, *, model=None, k: int
     vouch for the answer: premise, interpretations, K samples each, the checks of ``check``,
     a written answer. Options: ``hint``, ``no_prose``, ``record`` (cassette path),
     ``base_url``, ``rule``, ``progress`` (a callable given each stage's name), and settings
-    (``cache_dir``, ``max_retries``, …). See :mod:`vouchsql.asking`."""
-    from .asking import ask as _ask
+    (``cache_dir``, ``max_retries``, …). See :mod:`vouchsql.pipeline.asking`."""
+    from .pipeline.asking import ask as _ask
 
     return _ask(db, question, model=model, k=k, definitions=definitions, **options)
 
@@ -60,7 +60,7 @@ def ask(db: "str | os.PathLike | Database", question: str, *, model=None, k: int
 def refine(answer, pick: int, *, db: "str | os.PathLike | Database", model=None, **options):
     """Phase 2: keep ``answer``'s request word for word and append the clause of
     interpretation ``pick`` (1 = the first listed); answer that with K new samples."""
-    from .asking import refine as _refine
+    from .pipeline.asking import refine as _refine
 
     return _refine(answer, pick, db=db, model=model, **options)
 

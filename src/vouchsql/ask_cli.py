@@ -52,7 +52,7 @@ def register(sub, common) -> None:
 
 
 def run_ask(args, config, out: Console) -> int:
-    from .asking import ask, refine
+    from .api import ask, refine
     from .cli import open_database  # here: cli imports this module
     from .render import dumps, print_ask_answer
 

@@ -9,7 +9,7 @@
   ``(role, content)`` pairs). Tests use the same function-backed fake.
 
 The confidence and execution harnesses answer each question with ``vouch ask``
-(:func:`sample_candidates`, over :func:`vouchsql.asking.ask`) and score what it returns.
+(:func:`sample_candidates`, over :func:`vouchsql.api.ask`) and score what it returns.
 """
 
 from __future__ import annotations
@@ -56,16 +56,12 @@ def sample_candidates(model, *, k: int | None = None):
     question with ``vouch ask`` (assess, K generate samples, write; under the database's
     settings) and returns its candidates, shown answer first. A question the assess step
     refuses, or a model failure, gives no candidates and a note saying why."""
-    try:
-        asking = importlib.import_module("vouchsql.asking")
-    except ImportError:
-        raise UserInputError(
-            "--model: generating candidates needs `vouch ask` (vouchsql.asking), which this build does not have; "
-            "run on a candidates file (\"candidates\": [sql, …]) without --model") from None
+    from ..api import ask
+
     model = resolve_model(model)
 
     def draw(db, item: dict) -> dict:
-        answer = asking.ask(db, item["question"], model=model, k=k, hint=item.get("hint"))
+        answer = ask(db, item["question"], model=model, k=k, hint=item.get("hint"))
         sqls = [c.sql for c in answer.candidates if c.sql]
         note = None
         if not sqls:

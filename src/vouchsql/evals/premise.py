@@ -149,11 +149,9 @@ def schema_text(db) -> str:
 def vouch_schema_text(db) -> str:
     """The schema as ``vouch ask`` shows it to its assess step: with the data profile (row
     counts, null shares, distinct counts, example values, stand-in codes)."""
-    try:
-        from ..asking import schema_text as ask_schema_text
-    except ImportError:  # a build without `vouch ask`: the plain schema
-        return schema_text(db)
-    return ask_schema_text(db.profile())
+    from ..llm.context import schema_text as ask_schema_text
+
+    return ask_schema_text(db.profile(), db.dialect)
 
 
 # ---------------------------------------------------------------------------------------

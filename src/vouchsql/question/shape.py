@@ -157,7 +157,15 @@ def _read_aggregates(text: str) -> list[Claim]:
     return out
 
 
+# The question itself asks for rows ("counting every order row", "each row", "including
+# repeats"): the counting unit is settled by its words, not a finding.
+_ROWS_ASKED = re.compile(r"\b(counting|count|counts) (every|each|all)\b|\b(every|each|all) (\w+ ){0,2}rows?\b"
+                         r"|\bincluding (repeats|repeated|duplicates)\b")
+
+
 def _count_phrases(text: str) -> list[str]:
+    if _ROWS_ASKED.search(text):
+        return []
     out = []
     for m in re.finditer(r" (how many|number of|count of|count the) ((\w+ ){1,4})", text):
         out.append(m.group(2).strip())

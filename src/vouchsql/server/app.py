@@ -514,13 +514,12 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
 
     @router.post("/ask", tags=["answers"], summary="answer a question with the configured model",
                  responses={200: {"description": "the `vouch ask --json` Answer"},
-                            501: {"description": "this build has no model-backed ask"},
                             503: {"description": "no model configured"}})
     async def ask(body: AskRequest):
         available, kind, reason = _ask_status(options.model)
         dbs.target(body.db)
         if not available:
-            raise ApiError(501 if kind == "not_implemented" else 503, kind, reason)
+            raise ApiError(503, kind, reason)
         from .. import api
 
         kwargs: dict[str, Any] = {"model": options.model}
@@ -558,10 +557,6 @@ def _ask_status(model: str | None) -> tuple[bool, str | None, str | None]:
     """Whether ``POST /api/ask`` can answer: the model-backed ``vouchsql.api.ask`` must exist
     (it is imported lazily, so a build without it still serves ``check``) and a model must be
     configured."""
-    from .. import api
-
-    if getattr(api, "ask", None) is None:
-        return False, "not_implemented", "this version of Vouch has no model-backed ask (vouchsql.api.ask is missing); use check"
     if not model:
         return False, "no_model", ("no model is configured: start the server with --model provider:model "
                                    "or set VOUCH_MODEL; checking SQL works without one")

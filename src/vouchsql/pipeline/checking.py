@@ -1,22 +1,23 @@
-"""Orchestration of ``check``: execute the candidates, cluster them, agree, inspect the shown
-SQL, run the checks and the choice detectors, and score. The model-backed ``ask``
-(:mod:`vouchsql.asking`) calls :func:`check_candidates` with its own samples, not a copy of it."""
+"""``check``: run the candidates read-only (:func:`check_candidates`), then vouch for them
+(:func:`vouch`): cluster the results, measure agreement, inspect the shown SQL, run the
+checks and the choice detectors, and score. The model-backed ``ask``
+(:mod:`.asking`) hands its executed samples to :func:`vouch`, the same code."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
-from .agreement import agreement, cluster, strict_clusters
-from .answer import Answer, Candidate, Reason, Result, Shown
-from .checks import CHECKS, CheckContext, run_checks
-from .choices import detect_choices, reported
-from .db.base import Database
-from .definitions import definitions_in_effect
-from .errors import SQLRejected, UserInputError
-from .score import RULES, ScoreInput, score
-from .sql.gate import TOO_DEEP
-from .sql.inspect import inspect_sql
+from ..agreement import agreement, cluster, strict_clusters
+from ..answer import Answer, Candidate, Reason, Result, Shown
+from ..checks import CHECKS, CheckContext, run_checks
+from ..choices import detect_choices, reported
+from ..db.base import Database
+from ..definitions import definitions_in_effect
+from ..errors import SQLRejected, UserInputError
+from ..score import RULES, ScoreInput, score
+from ..sql.gate import TOO_DEEP
+from ..sql.inspect import inspect_sql
 
 
 @dataclass
@@ -34,6 +35,21 @@ class Timings:
 def check_candidates(db: Database, question: str, candidates: list[str], *, answer_text: str | None = None,
                      hint: str | None = None, rule: str | None = None, all_choices: bool = False,
                      timings: Timings | None = None) -> Answer:
+    """Run each candidate read-only (identical texts once) and :func:`vouch` for them."""
+    _require(db, question, candidates, rule)
+    t = timings or Timings()
+    mark = time.perf_counter()
+    # Identical SQL texts run once: K samples often repeat the same query word for word.
+    by_text: dict[str, Result] = {}
+    results = [by_text[sql] if sql in by_text else by_text.setdefault(sql, db.execute(sql)) for sql in candidates]
+    t.execute_ms = _ms(mark)
+    answer = vouch(db, question, candidates, results, answer_text=answer_text, hint=hint, rule=rule,
+                   all_choices=all_choices, timings=t)
+    t.total_ms += t.execute_ms
+    return answer
+
+
+def _require(db: Database, question: str, candidates: list[str], rule: str | None) -> str:
     rule = rule or db.config.rule
     if rule not in RULES:
         raise UserInputError(f"unknown scoring rule {rule!r}; choose one of {', '.join(RULES)}")
@@ -44,16 +60,21 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
     # A definitions file that cannot be read is the caller's to fix, not a rule check that
     # quietly measures nothing.
     definitions_in_effect(db.config)
+    return rule
+
+
+def vouch(db: Database, question: str, candidates: list[str], results: list[Result], *,
+          answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
+          all_choices: bool = False, timings: Timings | None = None) -> Answer:
+    """Vouch for candidates already run: ``results[i]`` is what ``candidates[i]`` returned,
+    the first is the shown answer. Runs only the checks' and detectors' own read-only SQL."""
+    rule = _require(db, question, candidates, rule)
+    if len(results) != len(candidates):
+        raise UserInputError(f"{len(candidates)} candidates but {len(results)} results")
     t = timings or Timings()
     start = time.perf_counter()
     profile = db.profile()
     t.profile_ms = _ms(start)
-
-    mark = time.perf_counter()
-    # Identical SQL texts run once: K samples often repeat the same query word for word.
-    by_text: dict[str, Result] = {}
-    results = [by_text[sql] if sql in by_text else by_text.setdefault(sql, db.execute(sql)) for sql in candidates]
-    t.execute_ms = _ms(mark)
 
     ids = cluster(results)
     agree = agreement(results)

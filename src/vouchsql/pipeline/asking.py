@@ -1,6 +1,6 @@
-"""The model-backed pipeline: ``ask`` (phase 1) and ``refine`` (phase 2). (The module is
-``asking``, not ``ask``: a submodule named ``ask`` would replace the ``vouchsql.ask`` function
-on the package the first time it is imported.)
+"""The model-backed stages: ``ask`` (phase 1) and ``refine`` (phase 2). (The module is
+``asking``, not ``ask``: a submodule named ``ask`` would replace the ``ask`` function on the
+package the first time it is imported.)
 
 ask, in three sequential rounds of model calls:
 
@@ -12,9 +12,10 @@ ask, in three sequential rounds of model calls:
 3. write (1 call per interpretation, in parallel): a short answer from the shown result;
    ``no_prose`` writes a deterministic template instead and makes no call.
 
-Then each interpretation is vouched for by :func:`vouchsql.pipeline.check_candidates` — the
-code behind ``vouch check``, not a copy — with the shown candidate first and the written
-text as ``answer_text``, so every check, the choice detectors and the scoring rule apply.
+Then each interpretation's executed samples are vouched for by
+:func:`vouchsql.pipeline.checking.vouch` — the code behind ``vouch check``, not a copy — with
+the shown candidate first and the written text as ``answer_text``, so every check, the
+choice detectors and the scoring rule apply; no query runs twice.
 A model failure that outlasts the retries gives an Answer with gate ``abstain`` and reason
 ``model_error``: never a pass, never a crash. A replay cassette that lacks a request raises.
 
@@ -32,25 +33,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .agreement import results_match, shown_index
-from .answer import (Answer, CheckResult, Interpretation, Premise, Reason, Result, ResultError, Shown, Verdict)
-from .db import Database, connect
-from .db.profile import Profile
-from .definitions import Definitions, definitions_in_effect, load_definitions, use_definitions
-from .errors import ModelError, UserInputError
-from .llm import LLM, BadOutput, Model, ReplayMiss, Request, llm_from_config, load_prompt, prompt_hashes
-from .llm import data_text as data
-from .llm.jsonparse import require
-from .pipeline import check_candidates
-from .premise import Assessment, assess, flaw_name
-from .score import RULES
+from ..agreement import results_match, shown_index
+from ..answer import (Answer, CheckResult, Interpretation, Premise, Reason, Result, ResultError, Shown, Verdict)
+from ..db import Database, connect
+from ..definitions import Definitions, definitions_in_effect, load_definitions, use_definitions
+from ..errors import ModelError, UserInputError
+from ..llm import LLM, BadOutput, Model, ReplayMiss, Request, llm_from_config, load_prompt, prompt_hashes
+from ..llm import data_text as data
+from ..llm.context import definitions_text, result_text, rows_caption, schema_text, template_text
+from ..llm.jsonparse import require
+from ..premise import Assessment, assess, flaw_name
+from ..score import RULES
+from .checking import vouch
 
 MODEL_ENV = "VOUCH_MODEL"
 GENERATE_MAX_TOKENS = 2048
 WRITE_MAX_TOKENS = 1024
-RESULT_ROWS_IN_PROMPT = 20
-SAMPLE_VALUE_CHARS = 30  # each example value in the schema text
-TEMPLATE_ROWS = 3
 # Fields that differ between two runs of the same question even when every reply comes from
 # the cache: timings and the cache accounting. :func:`comparable` drops them.
 VOLATILE_FIELDS = frozenset({"elapsed_ms", "latency_ms", "wall_ms", "requests", "cached", "retries"})
@@ -304,7 +302,7 @@ class _Run:
             sample = t.samples[t.shown]
             stated = data.string(sample.interpretation, data.TEXT_LIMIT) if sample.interpretation else "(not stated)"
             messages = prompt.messages(question=t.text, interpretation=stated,
-                                       sql=data.escaped(sample.sql, data.LONG_LIMIT), row_count=_rows_caption(result),
+                                       sql=data.escaped(sample.sql, data.LONG_LIMIT), row_count=rows_caption(result),
                                        result=result_text(result, self.db.dialect))
             jobs[ti] = Request.of(messages, temperature=0.0, max_tokens=WRITE_MAX_TOKENS)
         if not jobs:
@@ -316,8 +314,8 @@ class _Run:
 
     def _vouch(self, t: _Target) -> Answer:
         ordered = t.ordered()
-        answer = check_candidates(_Reusing(self.db, self._known), t.text, [s.sql for s in ordered],
-                                  answer_text=t.prose, hint=self.hint, rule=self.rule)
+        answer = vouch(self.db, t.text, [s.sql for s in ordered], [self._known[s.sql] for s in ordered],
+                       answer_text=t.prose, hint=self.hint, rule=self.rule)
         answer.text = t.prose
         _name_broken_rules(answer)
         return answer
@@ -369,7 +367,10 @@ class _Run:
                                           answer=None if i == 0 else a))
         top = answers[0].model_copy(update={"question": question})
         if any(x.same_result_as is None for x in interps[1:]):
-            top.verdict = top.verdict.model_copy(update={"reasons": [*top.verdict.reasons, "open_choice:interpretation"]})
+            reason = Reason(code="open_choice:interpretation",
+                            detail="the interpretations of the request give different answers")
+            top.verdict = top.verdict.model_copy(update={"reasons": [*top.verdict.reasons, "open_choice:interpretation"],
+                                                         "reason_codes": [*top.verdict.reason_codes, reason]})
         top.premise, top.interpretations, top.usage = premise, interps, self._usage()
         return top
 
@@ -435,149 +436,5 @@ def _name_broken_rules(answer: Answer) -> None:
     answer.verdict.reason_codes = codes
 
 
-class _Reusing:
-    """The database, except that a candidate already run in this ask is not run again when
-    :func:`check_candidates` executes it (its queries are read-only and deterministic)."""
-
-    def __init__(self, db: Database, known: dict[str, Result]) -> None:
-        self._db, self._known = db, known
-
-    def execute(self, sql: str, **kwargs) -> Result:
-        if not kwargs and sql in self._known:
-            return self._known[sql]
-        return self._db.execute(sql, **kwargs)
-
-    def __getattr__(self, name: str):
-        return getattr(self._db, name)
-
-
-# -- the completeness judge (not called by ask yet) ---------------------------------------------------
-
-def validate_parts(data: dict) -> list[tuple[str, bool]]:
-    parts = require(data, "parts", list)
-    out = []
-    for item in parts:
-        if not isinstance(item, dict) or not isinstance(item.get("covered"), bool):
-            raise BadOutput("each part must be an object with 'part' and a true/false 'covered'")
-        out.append((str(item.get("part") or "").strip(), item["covered"]))
-    if not out:
-        raise BadOutput("'parts' is empty: list at least one part of the question")
-    return out
-
-
-def judge_completeness(llm: LLM, question: str, text: str, result: Result,
-                       dialect: str = "sqlite") -> tuple[float, list[tuple[str, bool]]]:
-    """COMPLETE (IES §3.2): the share of the question's parts the answer covers, as a judge
-    model lists them, with the parts. One call (stage ``judge``); the ``incomplete`` cap
-    (COMPLETE < 0.5) is for a check to apply, which is not wired into ask yet. ``dialect``
-    quotes the result's column names."""
-    columns = ", ".join(data.identifier(c, dialect) for c in result.columns) or "(none)"
-    messages = load_prompt("judge_complete").messages(question=question, text=data.string(text, data.LONG_LIMIT),
-                                                      columns=columns)
-    parts = llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=1024), stage="judge",
-                              validate=validate_parts)
-    return sum(covered for _, covered in parts) / len(parts), parts
-
-
-# -- text the template is made of: the user reads it, so values stay unquoted ------------------------
-
-def _value(v: Any) -> str:
-    if v is None:
-        return "NULL"
-    num = data.number(v)
-    return num if num is not None else _clip(str(v), data.VALUE_LIMIT)
-
-
-def _clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _rows_caption(result: Result) -> str:
-    caption = f"{result.row_count} row{'s' if result.row_count != 1 else ''}"
-    if result.truncated:
-        caption += ", cut off at the row cap"
-    if result.row_count > RESULT_ROWS_IN_PROMPT:
-        caption += f"; the first {RESULT_ROWS_IN_PROMPT} shown"
-    return caption
-
-
-def template_text(result: Result) -> str:
-    """The ``--no-prose`` answer: every number in it is a returned cell or the row count."""
-    if result.error is not None:
-        return "No answer: the SQL did not run."
-    if result.row_count == 0:
-        return "No rows matched."
-    cols = result.columns
-
-    def row_text(row: list) -> str:
-        return ", ".join(f"{c} {_value(v)}" for c, v in zip(cols, row))
-
-    if result.row_count == 1:
-        row = result.rows[0]
-        if len(cols) == 1:
-            return f"{cols[0]}: {_value(row[0])}."
-        return "; ".join(f"{c}: {_value(v)}" for c, v in zip(cols, row)) + "."
-    head = f"{result.row_count} rows" + (" (cut off at the row cap)" if result.truncated else "")
-    first = "; ".join(row_text(r) for r in result.rows[:TEMPLATE_ROWS])
-    more = ", …" if result.row_count > TEMPLATE_ROWS else ""
-    return f"{head}. {'First' if more else 'They are'}: {first}{more}."
-
-
-# -- text the prompts are made of: every name and value through data_text ------------------------------
-
-def schema_text(profile: Profile, dialect: str = "sqlite") -> str:
-    """The schema and its profile as the prompts show it: tables, row counts, keys, column
-    types, null shares, distinct counts, ranges, example values and stand-in codes. Names are
-    written as ``dialect`` writes them in SQL, so the model can copy them into a query."""
-    lines = []
-
-    def name(n: str) -> str:
-        return data.identifier(n, dialect)
-
-    for t in profile.tables:
-        head = f"TABLE {name(t.name)}{' (view)' if t.is_view else ''}: {t.row_count:,} rows"
-        if t.primary_key:
-            head += f"; primary key ({', '.join(map(name, t.primary_key))})"
-        lines.append(head)
-        refs = {c: f"{name(fk.ref_table)}.{name(fk.ref_columns[i])}" for fk in t.foreign_keys
-                for i, c in enumerate(fk.columns) if i < len(fk.ref_columns)}
-        for c in t.columns:
-            bits = [data.type_name(c.type)]
-            if c.name in refs:
-                bits.append(f"references {refs[c.name]}")
-            if t.row_count and c.null_count:
-                bits.append(f"{c.null_count / t.row_count:.0%} null")
-            if t.row_count:
-                bits.append(f"{'≈' if c.distinct_estimated else ''}{c.distinct_count:,} distinct")
-            if isinstance(c.min, (int, float)) and not isinstance(c.min, bool) and c.min != c.max:
-                bits.append(f"from {data.value(c.min)} to {data.value(c.max)}")
-            if c.top_values and (c.distinct_count <= 12 or isinstance(c.top_values[0][0], str)):
-                bits.append("e.g. " + ", ".join(data.value(v, SAMPLE_VALUE_CHARS) for v, _ in c.top_values[:3]))
-            for s in c.stand_ins:
-                bits.append(f"stand-in code {data.value(s.value)} in {s.share:.1%} of rows (means unknown)")
-            lines.append(f"  - {name(c.name)}: {'; '.join(bits)}")
-    return "\n".join(lines)
-
-
-def result_text(result: Result, dialect: str = "sqlite", limit: int = RESULT_ROWS_IN_PROMPT) -> str:
-    """The shown result as the writer reads it: a line of column names, then a line per row."""
-    lines = [" | ".join(data.identifier(c, dialect) for c in result.columns)]
-    lines += [" | ".join(data.value(v) for v in row) for row in result.rows[:limit]]
-    return "\n".join(lines)
-
-
-def definitions_text(definitions: Definitions | None) -> str:
-    """The recorded definitions as the prompts show them: the user's file is data too."""
-    if definitions is None:
-        return "(none)"
-    lines = [f"- {data.string(term, data.NAME_LIMIT)} means {data.string(meaning, data.TEXT_LIMIT)}"
-             for term, meaning in definitions.definitions.items()]
-    lines += [f"- note: {data.string(note, data.TEXT_LIMIT)}" for note in definitions.notes]
-    lines += [f"- rule {data.string(r.name, data.NAME_LIMIT)}: {data.string(r.describe(), data.TEXT_LIMIT)}"
-              for r in definitions.rules]
-    return "\n".join(lines) or "(none)"
-
-
-__all__ = ["ask", "refine", "append_clause", "base_request", "comparable", "template_text", "schema_text",
-           "result_text", "definitions_text", "validate_sample", "judge_completeness", "VOLATILE_FIELDS"]
+__all__ = ["ask", "refine", "append_clause", "base_request", "comparable", "clean_sql", "validate_sample",
+           "VOLATILE_FIELDS"]

@@ -1,0 +1,39 @@
+"""Judge calls a rule may use: COMPLETE (IES §3.2), the share of the question's parts an
+answer covers, as a judge model lists them. Not wired into ``ask`` (the IES reproduction
+uses it, issue 13); tested on its own."""
+
+from __future__ import annotations
+
+from ..answer import Result
+from . import LLM, BadOutput, Request, load_prompt
+from . import data_text as data
+from .jsonparse import require
+
+
+def validate_parts(data: dict) -> list[tuple[str, bool]]:
+    parts = require(data, "parts", list)
+    out = []
+    for item in parts:
+        if not isinstance(item, dict) or not isinstance(item.get("covered"), bool):
+            raise BadOutput("each part must be an object with 'part' and a true/false 'covered'")
+        out.append((str(item.get("part") or "").strip(), item["covered"]))
+    if not out:
+        raise BadOutput("'parts' is empty: list at least one part of the question")
+    return out
+
+
+def judge_completeness(llm: LLM, question: str, text: str, result: Result,
+                       dialect: str = "sqlite") -> tuple[float, list[tuple[str, bool]]]:
+    """COMPLETE (IES §3.2): the share of the question's parts the answer covers, as a judge
+    model lists them, with the parts. One call (stage ``judge``); the ``incomplete`` cap
+    (COMPLETE < 0.5) is for a check to apply, which is not wired into ask yet. ``dialect``
+    quotes the result's column names."""
+    columns = ", ".join(data.identifier(c, dialect) for c in result.columns) or "(none)"
+    messages = load_prompt("judge_complete").messages(question=question, text=data.string(text, data.LONG_LIMIT),
+                                                      columns=columns)
+    parts = llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=1024), stage="judge",
+                              validate=validate_parts)
+    return sum(covered for _, covered in parts) / len(parts), parts
+
+
+__all__ = ["judge_completeness", "validate_parts"]
