@@ -19,8 +19,11 @@ Forms read, per SELECT of the tree (the COUNTs among its own output columns):
 The question's counted noun decides what ``COUNT(*)`` counts: the noun right after "how
 many", "number of", "most" (:func:`~._read.counted_table`). When it is a table the joins do
 not repeat (the many side: "how many tracks" over albums joined to tracks), counting rows is
-right and nothing is offered. A ``COUNT(DISTINCT k)`` grouped by ``k`` (or by a column a
-join or ``USING`` makes equal to it) is always 1 and is never offered.
+right and nothing is offered. When the counted table is not read at all ("how many
+customers bought a laptop?" over orders and order lines), the alternative counts the
+distinct values of the one column read that refers to it (``COUNT(DISTINCT o.customer_id)``).
+A ``COUNT(DISTINCT k)`` grouped by ``k`` (or by a column a join or ``USING`` makes equal to
+it) is always 1 and is never offered.
 
 Every alternative replaces the COUNT node (and the same COUNT in ORDER BY or HAVING).
 """
@@ -67,6 +70,10 @@ class CountingUnit:
     def _rows(self, ctx, select, scope, count) -> Choice | None:
         if scope.other_sources:
             return None  # a derived table may be what is counted; its rows have no key to read
+        read = {tp.name.lower() for _, tp in scope.by_alias.values()}
+        asked = counted_table(ctx.question, sorted(t.name for t in ctx.profile.tables))
+        if asked is not None and asked.lower() not in read:
+            return self._unread(ctx, select, scope, count, asked)
         grouped = _grouped(select, scope)
         candidates = []
         for alias in scope.order:
@@ -92,6 +99,27 @@ class CountingUnit:
         target = exp.column(key, table=scope.written_alias(alias))
         what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {table} rows; "
                 f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {entity_word(table)} once")
+        return self._alternative(ctx, select, count, target, what)
+
+    def _unread(self, ctx, select, scope, count, asked: str) -> Choice | None:
+        """"How many customers bought …" answered by COUNT(*) over rows of another table: the
+        alternative counts the distinct values of the one column read that refers to the
+        counted table (``COUNT(DISTINCT o.customer_id)``)."""
+        refs = []
+        for alias, (_, tp) in scope.by_alias.items():
+            for cp in tp.columns:
+                ref = Ref(scope.written_alias(alias), tp.name, cp.name)
+                if (_referenced_table(ctx, ref) or "").lower() == asked.lower():
+                    refs.append(ref)
+        if len(refs) != 1:
+            return None  # none, or several roads to the counted table: do not guess
+        ref = refs[0]
+        target = exp.column(ref.column, table=ref.alias)
+        one = entity_word(asked)
+        many = max(name_forms(one), key=len)
+        rows = "joined rows" if select.args.get("joins") else f"{ref.table} rows"
+        what = (f"the question counts {many}, but {count.sql(dialect=ctx.dialect)} counts {rows}; "
+                f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {one} once")
         return self._alternative(ctx, select, count, target, what)
 
     def _column(self, ctx, select, scope, count) -> Choice | None:
