@@ -94,7 +94,7 @@ def _ranks_groups_by_joined_rows(ctx: CheckContext, select: exp.Select, drive: s
         hit = next((p for p in select.expressions if isinstance(p, exp.Alias) and p.alias.lower() == key.name.lower()),
                    None)
         key = hit.this if hit is not None else key
-    if not isinstance(key, (exp.Count, exp.Sum)) or key.find(exp.Distinct):
+    if not isinstance(key, (exp.Count, exp.Sum)):
         return False
     aliases = _aliases(key)
     if aliases is None or drive in aliases:

@@ -181,7 +181,7 @@ class PopulationScope:
         if order is None or not order.expressions or not order.expressions[0].args.get("desc"):
             return False
         key = expand_key(select, order.expressions[0].this)
-        if not isinstance(key, (exp.Count, exp.Sum)) or key.find(exp.Distinct):
+        if not isinstance(key, (exp.Count, exp.Sum)):
             return False
         aliases = scope.aliases_in(key)
         if aliases is None or p_alias in aliases:
