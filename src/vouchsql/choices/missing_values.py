@@ -11,7 +11,9 @@ population scope's business and is skipped):
 - ``AVG(col)`` skips NULLs; the alternative treats them as zero, ``AVG(COALESCE(col, 0))``.
   ``COUNT(col)`` skips NULLs; the alternative counts them, ``COUNT(*)``.
 - ``col <> v``, ``NOT col = v``, ``col NOT IN (…)``, ``col NOT LIKE …`` silently drop the rows
-  where col is NULL; the alternative adds ``OR col IS NULL``.
+  where col is NULL; the alternative adds ``OR col IS NULL``. So does a comparison of two
+  columns (``ShippedDate >= RequiredDate``: an order not shipped yet is silently not late),
+  for each side that holds NULLs and is not a key column.
 
 For the last two, one COUNT of the rows in the query's scope where col is NULL comes first;
 when there are none the alternative is not run.
@@ -23,8 +25,8 @@ from sqlglot import exp
 
 from ..answer import Choice
 from ..sql.edit import count_star, reshape
-from ._read import (Ref, Scope, conjuncts, edit_copy, expand_key, null_supplied, own_nodes, projection_for,
-                    selects, set_where)
+from ._read import (Ref, Scope, conjuncts, edit_copy, expand_key, is_key_column, null_supplied, own_nodes,
+                    projection_for, selects, set_where)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon
 
@@ -136,10 +138,7 @@ class MissingValues:
     # -- negative filters ----------------------------------------------------------------
     def _filters(self, ctx, select, scope, outer):
         where_parts = conjuncts(select.args.get("where"))
-        for part in where_parts:
-            col = _negated_column(part)
-            if col is None:
-                continue
+        for part, col in [(p, c) for p in where_parts for c in _filtered_columns(ctx, scope, p)]:
             ref = self._nullable(ctx, scope, outer, col)
             if ref is None:
                 continue
@@ -160,6 +159,21 @@ class MissingValues:
             text = (f"{part.sql(dialect=ctx.dialect)} also drops the {nulls} rows where {ref.column} is NULL; "
                     f"the alternative keeps them")
             yield make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+
+
+def _filtered_columns(ctx, scope: Scope, part: exp.Expression) -> list[exp.Column]:
+    """The columns whose NULLs ``part`` silently drops: a negation's column, or either side of
+    a comparison of two non-key columns (``a.x >= a.y``)."""
+    col = _negated_column(part)
+    if col is not None:
+        return [col]
+    if isinstance(part, (exp.GT, exp.GTE, exp.LT, exp.LTE)) and isinstance(part.this, exp.Column) \
+            and isinstance(part.expression, exp.Column):
+        refs = [scope.resolve(part.this), scope.resolve(part.expression)]
+        if any(r is None or is_key_column(ctx.profile, r.table, r.column) for r in refs):
+            return []
+        return [part.this, part.expression]
+    return []
 
 
 def _negated_column(part: exp.Expression) -> exp.Column | None:

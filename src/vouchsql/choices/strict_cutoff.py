@@ -6,6 +6,10 @@ Forms read, per SELECT of the tree, in WHERE and HAVING conjuncts: ``expr > v``,
 is a filter, not the question's cutoff). The alternative flips the strictness (``>`` ↔ ``>=``,
 ``<`` ↔ ``<=``; BETWEEN → both ends excluded).
 
+A comparison of two columns (``o.ShippedDate >= o.RequiredDate``: "which orders are late?")
+is a cutoff too, the other column being the line: in WHERE, when neither is a key column and
+some rows sit exactly on it (the two are equal), the alternative flips the strictness.
+
 A half-open range (``expr >= a AND expr < b``, the usual way to write a period) is not read.
 For a WHERE condition one COUNT of the rows sitting exactly on the boundary comes first; with
 none, the alternative is not run. A HAVING condition is checked by running the alternative.
@@ -17,7 +21,8 @@ from sqlglot import exp
 
 from ..answer import Choice
 from ..sql.edit import count_star, reshape
-from ._read import conjuncts, edit_copy, literal_value, question_numbers, selects, set_having, set_where, show
+from ._read import (Scope, conjuncts, edit_copy, is_key_column, literal_value, question_numbers, selects, set_having,
+                    set_where, show)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon
 
@@ -50,7 +55,11 @@ class StrictCutoff:
         return out
 
     def _one(self, ctx, select, clause, parts, part, numbers) -> Choice | None:
-        if type(part) in _FLIP:
+        if type(part) in _FLIP and clause == "where" and _column_pair(ctx, select, part):
+            new = _FLIP[type(part)](this=part.this.copy(), expression=part.expression.copy())
+            boundary = exp.EQ(this=part.this.copy(), expression=part.expression.copy())
+            where_text = f"{part.this.sql(dialect=ctx.dialect)} = {part.expression.sql(dialect=ctx.dialect)}"
+        elif type(part) in _FLIP:
             sides = _literal_side(part)
             if sides is None:
                 return None
@@ -98,6 +107,18 @@ class StrictCutoff:
                 f"{'leaves them out' if strict else 'keeps them'}, the alternative "
                 f"{new.sql(dialect=ctx.dialect)} {'keeps them' if strict else 'leaves them out'}")
         return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+
+
+def _column_pair(ctx, select: exp.Select, part: exp.Expression) -> bool:
+    """``a.x > b.y``: two plain columns, neither a key (``t1.id < t2.id`` pairs rows, it is no cutoff)."""
+    left, right = part.this, part.expression
+    if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+        return False
+    scope = Scope(select, ctx.profile)
+    refs = [scope.resolve(left), scope.resolve(right)]
+    if any(r is None for r in refs):
+        return False
+    return not any(is_key_column(ctx.profile, r.table, r.column) for r in refs)
 
 
 def _literal_side(part: exp.Expression) -> tuple[exp.Expression, exp.Expression] | None:
