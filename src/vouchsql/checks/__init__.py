@@ -7,6 +7,7 @@ from .base import Check, CheckContext
 from .definition_rule import DefinitionRule
 from .join_drop import JoinDrop
 from .join_fanout import JoinFanout
+from .join_key_meaning import JoinKeyMeaning
 from .missing_table import MissingTable
 from .question_filters import QuestionFilters
 from .question_shape import QuestionShape
@@ -18,6 +19,7 @@ CHECKS: tuple[Check, ...] = (
     NoResult(),
     MissingTable(),
     BadJoin(),
+    JoinKeyMeaning(),
     StandInValue(),
     UncitedNumber(),
     ThinEvidence(),

@@ -9,7 +9,7 @@ read the score terms a check feeds (``CheckResult.terms``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -87,6 +87,21 @@ class DefinitionRuleEvidence(Evidence):
     broken: list[dict[str, Any]] = []
     applicable: list[str] = []
     tables: list[str] = []
+
+
+class JoinKeyPair(Evidence):
+    left: str
+    right: str
+    form: str
+    verdict: Literal["follows", "different_entities", "not_measured"]
+    reason: str
+    left_key: str | None = None  # the key the left column holds values of (its root), when known
+    right_key: str | None = None
+    should_take: list[str] = []  # for different entities: the links the join could have taken
+
+
+class JoinKeyMeaningEvidence(Evidence):
+    pairs: list[JoinKeyPair] = []  # every distinct equi-join pair with its verdict
 
 
 class QuestionShapeFinding(Evidence):

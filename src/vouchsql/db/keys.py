@@ -1,0 +1,349 @@
+"""What a column identifies: the key domain of a column, read from the profile.
+
+A column's *domain* is the key it holds values of, followed to its root: a declared foreign
+key is followed to the column it references (``Invoice.CustomerId`` → ``Customer.CustomerId``),
+and so is a foreign key the names imply (``customer_id`` → the key of ``customer`` or
+``customers``; ``SupportRepId`` has no table ``support_rep``, so only a declared key can place
+it); a table's own key is its own root. Two columns hold the same kind of thing when their
+roots are the same column; a column with no root (a name, a country, a code the names do not
+place) has no domain, and nothing is guessed about it.
+
+Names are compared case- and separator-insensitively (``CustomerId``, ``customer_id`` and
+``customerid`` are one name) and table names singular (``customers`` is ``customer``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .profile import ColumnProfile, Profile, TableProfile
+
+# Column names that say nothing about the entity they identify: two tables' ``id`` columns
+# are not one domain because they share the name.
+GENERIC = {"id", "key", "code", "name", "uuid", "guid", "pk", "rowid", "oid", "no", "num", "number",
+           "value", "type", "ref", "fk"}
+# The endings that make a name a reference: ``<entity>_id``, ``<entity>Key``, ``<entity>_code``.
+_SUFFIXES = ("id", "key", "code", "number", "num", "no", "nr")
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def norm(name: str) -> str:
+    """Lower case without separators: ``Customer_Id`` → ``customerid``."""
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def singular(name: str) -> str:
+    """``categories`` → ``category``, ``addresses`` → ``address``, ``status`` stays: crude, but
+    the same on both sides of every comparison."""
+    low = norm(name)
+    if len(low) <= 3 or low.endswith(("ss", "us", "is")):
+        return low
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("uses", "us"), ("xes", "x"), ("ches", "ch"),
+                         ("shes", "sh"), ("s", "")):
+        if low.endswith(suffix):
+            return low[: -len(suffix)] + repl
+    return low
+
+
+def words(name: str) -> list[str]:
+    """``manager_staff_id`` → manager, staff, id; ``BillingAddressId`` → billing, address, id."""
+    return [w.lower() for part in re.split(r"[^0-9A-Za-z]+", name) for w in _WORDS.findall(part)]
+
+
+def ref_words(name: str) -> list[str]:
+    """The words of a name, a run-together one split before its reference suffix
+    (``customerid`` → customer, id), so every spelling of a reference ends in its suffix."""
+    ws = words(name)
+    if len(ws) == 1:
+        for suffix in _SUFFIXES:
+            if ws[0].endswith(suffix) and len(ws[0]) > len(suffix) + 1:
+                return [ws[0][: -len(suffix)], suffix]
+    return ws
+
+
+@dataclass(frozen=True)
+class Col:
+    table: str
+    column: str
+
+    def __str__(self) -> str:
+        return f"{self.table}.{self.column}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One link followed: ``source`` references ``target``, ``how`` ``declared`` or ``name``."""
+
+    source: Col
+    target: Col
+    how: str
+
+    def __str__(self) -> str:
+        return f"{self.source} references {self.target}" + (", by its name" if self.how == "name" else "")
+
+
+@dataclass(frozen=True)
+class Domain:
+    root: Col
+    steps: tuple[Step, ...] = ()
+    how: str = "key"  # how the root itself is a key: "primary key", "referenced", "unique id"
+
+
+@dataclass
+class KeyMap:
+    """The key domains of one profile's columns, computed on demand and kept."""
+
+    profile: Profile
+    _domains: dict[tuple[str, str], Domain | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._own: dict[str, str | None] = {}
+        self._tables: dict[str, TableProfile] = {}
+        for t in self.profile.tables:
+            self._tables.setdefault(t.name.lower(), t)
+        self._edges: dict[str, list[tuple[str, Step]]] | None = None
+        self._by_singular: dict[str, list[TableProfile]] = {}
+        self._referenced: set[tuple[str, str]] = set()
+        self._pk_owner: dict[str, list[TableProfile]] = {}
+        self._prefix = {t.name.lower(): _column_prefix(t) for t in self.profile.tables}
+        for t in self.profile.tables:
+            self._by_singular.setdefault(singular(t.name), []).append(t)
+            for fk in t.foreign_keys:
+                ref = self.table(fk.ref_table)
+                for rc in fk.ref_columns:
+                    col = ref.column(rc) if ref is not None and rc else None
+                    if col is not None:
+                        self._referenced.add((ref.name.lower(), col.name.lower()))
+            key = self.own_key(t)
+            if key is not None and norm(self.bare(t.name, key)) not in GENERIC:
+                self._pk_owner.setdefault(norm(self.bare(t.name, key)), []).append(t)
+
+    def table(self, name: str) -> TableProfile | None:
+        return self._tables.get(name.lower())
+
+    def bare(self, table: str, column: str) -> str:
+        """A column's name without the prefix every column of its table carries (TPC-H's
+        ``l_orderkey`` is ``orderkey``)."""
+        prefix = self._prefix.get(table.lower(), "")
+        return column[len(prefix):] if prefix and column.lower().startswith(prefix) else column
+
+    # -- keys of a table -------------------------------------------------------------
+
+    def own_key(self, t: TableProfile) -> str | None:
+        """The single column that identifies a row of ``t``: its declared one-column primary
+        key, or, with none declared, a column named ``id`` or ``<table>_id`` whose values the
+        profile found unique and never NULL."""
+        low = t.name.lower()
+        if low not in self._own:
+            self._own[low] = self._find_own_key(t)
+        return self._own[low]
+
+    def _find_own_key(self, t: TableProfile) -> str | None:
+        if len(t.primary_key) == 1:
+            col = t.column(t.primary_key[0])
+            return col.name if col else t.primary_key[0]
+        if t.primary_key:
+            return None
+        for c in t.columns:
+            n = norm(self.bare(t.name, c.name))
+            if (n == "id" or n == singular(t.name) + "id" or n == norm(t.name) + "id") and _unique(t, c):
+                return c.name
+        return None
+
+    # -- what a column refers to -----------------------------------------------------
+
+    def _declared(self, t: TableProfile, column: str) -> Col | None:
+        low = column.lower()
+        for fk in t.foreign_keys:
+            for i, fc in enumerate(fk.columns):
+                if fc.lower() == low and i < len(fk.ref_columns) and fk.ref_columns[i]:
+                    ref = self.table(fk.ref_table)
+                    col = ref.column(fk.ref_columns[i]) if ref is not None else None
+                    if col is not None:
+                        return Col(ref.name, col.name)
+        return None
+
+    def _named(self, t: TableProfile, column: str) -> Col | None:
+        """The key another table's name and key imply: ``<entity><suffix>`` where a table
+        ``entity`` (singular or plural) has a key ending in the same suffix, tried on the whole
+        stem, then without leading role words (``manager_staff_id`` → ``staff``); or, failing
+        that, exactly the name of one other table's key (``SupplierID`` → ``Suppliers.SupplierID``)."""
+        ws = ref_words(self.bare(t.name, column))
+        if len(ws) >= 2 and ws[-1] in _SUFFIXES:
+            suffix = ws[-1]
+            for start in range(len(ws) - 1):
+                stem = "".join(ws[start:-1])
+                owners = [u for u in self._by_singular.get(singular(stem), []) if u.name != t.name]
+                hits = []
+                for u in owners:
+                    key = self.own_key(u)
+                    if key is not None and norm(self.bare(u.name, key)).endswith(suffix):
+                        hits.append(Col(u.name, key))
+                if len(hits) == 1:
+                    return hits[0]
+                if hits or self._by_singular.get(singular(stem)):
+                    return None  # the stem names a table (maybe this one) but not one key: no guess
+        n = norm(self.bare(t.name, column))
+        if n in GENERIC:
+            return None
+        owners = [u for u in self._pk_owner.get(n, []) if u.name != t.name]
+        if len(owners) == 1:
+            return Col(owners[0].name, self.own_key(owners[0]))
+        return None
+
+    def domain(self, table: str, column: str) -> Domain | None:
+        t = self.table(table)
+        col = t.column(column) if t is not None else None
+        if col is None:
+            return None
+        return self._domain(t, col, frozenset())
+
+    def _domain(self, t: TableProfile, col: ColumnProfile, seen: frozenset) -> Domain | None:
+        here = (t.name.lower(), col.name.lower())
+        if here in self._domains:
+            return self._domains[here]
+        if here in seen:
+            return None
+        seen = seen | {here}
+        me = Col(t.name, col.name)
+        found: Domain | None = None
+        declared = self._declared(t, col.name)
+        own = self.own_key(t)
+        is_own = own is not None and own.lower() == col.name.lower()
+        named = self._named(t, col.name)
+        if declared is not None and declared != me:
+            found = self._follow(me, declared, "declared", seen)
+        elif is_own:
+            # A table's key is its own root, unless its name places it in another table
+            # (``film_text.film_id`` is a film's key): then it is that table's key.
+            if named is not None and _names_other(self.bare(t.name, col.name), t.name):
+                found = self._follow(me, named, "name", seen)
+            found = found or Domain(me, (), "primary key" if t.primary_key else "unique id")
+        elif here in self._referenced:
+            found = Domain(me, (), "referenced")  # a unique column a declared foreign key points at
+        elif named is not None:
+            found = self._follow(me, named, "name", seen)
+        self._domains[here] = found
+        return found
+
+    def _follow(self, me: Col, target: Col, how: str, seen: frozenset) -> Domain | None:
+        u = self.table(target.table)
+        col = u.column(target.column) if u is not None else None
+        if col is None:
+            return None
+        inner = self._domain(u, col, seen) or Domain(Col(u.name, col.name), (), "referenced")
+        return Domain(inner.root, (Step(me, Col(u.name, col.name), how),) + inner.steps, inner.how)
+
+    # -- links between two tables ----------------------------------------------------
+
+    def links(self, a: str, b: str) -> list[tuple[Col, Col, Domain, Domain]]:
+        """Every pair of columns (one of ``a``, one of ``b``) whose domains share a root, the
+        declared ones first."""
+        ta, tb = self.table(a), self.table(b)
+        if ta is None or tb is None:
+            return []
+        by_root: dict[Col, list[tuple[Col, Domain]]] = {}
+        for cb in tb.columns:
+            db = self._domain(tb, cb, frozenset())
+            if db is not None:
+                by_root.setdefault(db.root, []).append((Col(tb.name, cb.name), db))
+        out = []
+        for ca in ta.columns:
+            da = self._domain(ta, ca, frozenset())
+            if da is None:
+                continue
+            for b, db in by_root.get(da.root, []):
+                if not (ta.name == tb.name and ca.name == b.column):
+                    out.append((Col(ta.name, ca.name), b, da, db))
+        # Declared links first, then the shorter ones; the order of the columns otherwise.
+        return sorted(out, key=lambda x: (any(s.how != "declared" for s in x[2].steps + x[3].steps),
+                                          len(x[2].steps) + len(x[3].steps)))
+
+    def path(self, a: str, b: str, max_links: int = 4) -> list[Step] | None:
+        """The shortest chain of references joining table ``a`` to table ``b`` (each step one
+        column's reference to another table's key, either way round), or None. Ties go to the
+        tables in the profile's order, so the answer is the same every time."""
+        graph = self._graph()
+        start, goal = a.lower(), b.lower()
+        if start not in graph or goal not in graph or start == goal:
+            return None
+        back: dict[str, tuple[str, Step] | None] = {start: None}
+        frontier = [start]
+        for _ in range(max_links):
+            nxt = []
+            for t in frontier:
+                for u, step in graph[t]:
+                    if u in back:
+                        continue
+                    back[u] = (t, step)
+                    if u == goal:
+                        steps = []
+                        while back[u] is not None:
+                            u, st = back[u]
+                            steps.append(st)
+                        return steps[::-1]
+                    nxt.append(u)
+            frontier = nxt
+        return None
+
+    def _graph(self) -> dict[str, list[tuple[str, Step]]]:
+        if self._edges is None:
+            edges: dict[str, list[tuple[str, Step]]] = {t.name.lower(): [] for t in self.profile.tables}
+            for t in self.profile.tables:
+                for c in t.columns:
+                    d = self._domain(t, c, frozenset())
+                    if d is None or not d.steps:
+                        continue
+                    step = d.steps[0]
+                    other = step.target.table.lower()
+                    if other == t.name.lower() or other not in edges:
+                        continue
+                    edges[t.name.lower()].append((other, step))
+                    edges[other].append((t.name.lower(), step))
+            self._edges = edges
+        return self._edges
+
+
+def _unique(t: TableProfile, c: ColumnProfile) -> bool:
+    if t.row_count <= 0 or c.null_count:
+        return False
+    if c.distinct_estimated:
+        return c.distinct_count >= 0.95 * t.row_count
+    return c.distinct_count == t.row_count
+
+
+def _column_prefix(t: TableProfile) -> str:
+    """``l_`` when every column of ``t`` (two or more) starts with the same short ``<letters>_``."""
+    if len(t.columns) < 2:
+        return ""
+    first = re.match(r"([A-Za-z]{1,4}_)", t.columns[0].name)
+    if not first:
+        return ""
+    prefix = first.group(1).lower()
+    if all(c.name.lower().startswith(prefix) and len(c.name) > len(prefix) for c in t.columns):
+        return prefix
+    return ""
+
+
+def _names_other(column: str, table: str) -> bool:
+    """Whether a key's name names some entity other than its own table: ``film_id`` in
+    ``film_text`` does, ``AlbumId`` in ``Album`` and ``id`` anywhere do not."""
+    ws = ref_words(column)
+    if len(ws) < 2 or ws[-1] not in _SUFFIXES:
+        return False
+    stem = "".join(ws[:-1])
+    return singular(stem) != singular(table) and stem != norm(table)
+
+
+_MAPS: dict[int, KeyMap] = {}
+
+
+def key_map(profile: Profile) -> KeyMap:
+    """The profile's key map, built once per profile object."""
+    hit = _MAPS.get(id(profile))
+    if hit is None or hit.profile is not profile:
+        if len(_MAPS) > 32:
+            _MAPS.clear()
+        hit = _MAPS[id(profile)] = KeyMap(profile)
+    return hit
