@@ -11,6 +11,7 @@ from .join_key_meaning import JoinKeyMeaning
 from .missing_table import MissingTable
 from .question_filters import QuestionFilters
 from .question_shape import QuestionShape
+from .reads_no_table import ReadsNoTable
 from .result_shape import EmptyResult, NoResult, ThinEvidence, TruncatedResult
 from .stand_in import StandInValue
 from .uncited_number import UncitedNumber
@@ -18,6 +19,7 @@ from .uncited_number import UncitedNumber
 CHECKS: tuple[Check, ...] = (
     NoResult(),
     MissingTable(),
+    ReadsNoTable(),
     BadJoin(),
     JoinKeyMeaning(),
     StandInValue(),

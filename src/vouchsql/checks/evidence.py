@@ -104,6 +104,10 @@ class JoinKeyMeaningEvidence(Evidence):
     pairs: list[JoinKeyPair] = []  # every distinct equi-join pair with its verdict
 
 
+class ReadsNoTableEvidence(Evidence):
+    tables: list[str] = []  # the database's tables the SQL reads
+
+
 class QuestionShapeFinding(Evidence):
     part: str  # "direction", "aggregate", "entity" or "count_unit"
     words: str  # the question's words
