@@ -8,6 +8,7 @@ from .definition_rule import DefinitionRule
 from .join_drop import JoinDrop
 from .join_fanout import JoinFanout
 from .join_key_meaning import JoinKeyMeaning
+from .merged_entities import MergedEntities
 from .missing_table import MissingTable
 from .question_filters import QuestionFilters
 from .question_shape import QuestionShape
@@ -32,6 +33,7 @@ CHECKS: tuple[Check, ...] = (
     DefinitionRule(),
     QuestionShape(),
     QuestionFilters(),
+    MergedEntities(),
 )
 
 

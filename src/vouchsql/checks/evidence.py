@@ -131,3 +131,10 @@ class QuestionFiltersEvidence(Evidence):
     findings: list[QuestionFinding] = []
     measured: list[str] = []  # the question's words read and found in the SQL
     not_measured: list[str] = []  # words read but not checkable against this SQL or database
+
+
+class MergedEntitiesEvidence(Evidence):
+    column: str | None = None  # the grouped label, Table.column
+    key: str | None = None  # the table's key the query does not group by
+    merged: int | None = None  # groups of the result holding more than one key
+    examples: list[str] = []

@@ -187,6 +187,14 @@ def _forms(table: TableProfile) -> set[str]:
     return {f for f in name_forms(table.name) if f}
 
 
+# Words after an entity's name that leave it the head of its phrase ("rentals in July",
+# "customers who …"); any other word after it makes the name a modifier where columns are
+# named after the entity.
+_FUNCTION_WORDS = frozenset("""of for in by with and or that who whom which whose per is are was were be been to from
+on at each the a an as than has have had did do does made make placed took rented bought ordered were not no
+all any every this these those their its ?""".split())
+
+
 def entity_tables(phrase: str, profile: Profile) -> dict[str, TableProfile]:
     """The tables each entity noun in ``phrase`` names, keyed by the words that name it,
     only where the words name exactly one table. Longest names first: "invoice lines" is
@@ -205,9 +213,12 @@ def entity_tables(phrase: str, profile: Profile) -> dict[str, TableProfile]:
         for hit in re.finditer(rf"(?<= ){re.escape(form)}(?= )", masked):
             same = [u for f, u in named if f == form]
             after = text[hit.end():].split()[:1]
-            # "rental rate" is the column rental_rate, not the entity rental
-            in_column = bool(after) and any(
-                c == f"{form} {after[0]}" or c.startswith(f"{form} {after[0]} ") for c in columns)
+            # "rental rate" is the column rental_rate, not the entity rental; and where columns
+            # are named after the entity ("rental_duration", "rental_date"), the entity's name
+            # before another noun ("rental price", "rental days") is a modifier too.
+            in_column = bool(after) and (
+                any(c == f"{form} {after[0]}" or c.startswith(f"{form} {after[0]} ") for c in columns)
+                or (after[0] not in _FUNCTION_WORDS and any(c.startswith(f"{form} ") for c in columns)))
             if len({u.name for u in same}) == 1 and not in_column:
                 out.setdefault(form, t)
             masked = _mask(masked, hit.start(), hit.end())

@@ -1,0 +1,101 @@
+"""Cap: the result merges different entities that share a name.
+
+``GROUP BY Track.Name`` (without the track's key) adds up every track called "Intro" into one
+row; ``GROUP BY P.Name`` merges the two playlists called "Music". The check fires only on
+evidence from the data: the grouped column is a label of its table (a ``name`` or ``title``
+column, nearly unique there: at least ``MIN_LABEL_SHARE`` of the rows have a label of their
+own, so it names rows rather than categories such as a job title), the table's key is not
+grouped by, and a probe over the query's own rows finds groups holding more than one key —
+among the rows the result shows, when it has a LIMIT.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..errors import VouchError
+from . import evidence as ev
+from ._joins import tables_by_alias
+from .base import CheckContext, report
+
+MIN_LABEL_SHARE = 0.75
+_LABELS = ("name", "title")
+_EXAMPLES = 3
+_PROBE_ROWS = 1000
+
+
+def _label_columns(select: exp.Select, ctx: CheckContext) -> list[tuple[exp.Column, str, str, str]]:
+    """(the GROUP BY column, its table, its name as the profile spells it, that table's key) for
+    each grouped label whose table's key is not grouped by."""
+    group = select.args.get("group")
+    if group is None:
+        return []
+    aliases = tables_by_alias(select, ctx.profile)
+    grouped = [e for e in group.expressions if isinstance(e, exp.Column) and e.table]
+    grouped_names = {(e.table.lower(), e.name.lower()) for e in grouped}
+    out = []
+    for col in grouped:
+        name = col.name.lower().replace("_", "")
+        if not name.endswith(_LABELS):
+            continue
+        table = aliases.get(col.table.lower())
+        profile = ctx.profile.table(table) if table else None
+        key = ctx.profile.entity_key(table) if profile is not None else None
+        column = ctx.profile.column(table, col.name) if profile is not None else None
+        if key is None or column is None or not profile.row_count:
+            continue
+        if (col.table.lower(), key.lower()) in grouped_names or any(n == key.lower() for _, n in grouped_names):
+            continue  # grouped by the key too (or a column of that name): entities stay apart
+        share = column.distinct_count / profile.row_count
+        if MIN_LABEL_SHARE <= share < 1:
+            out.append((col, profile.name, column.name, key))
+    return out
+
+
+def _merged(ctx: CheckContext, select: exp.Select, col: exp.Column, key: str) -> list | None:
+    """The labels of the query's groups that hold more than one key (``None``: not measured)."""
+    probe = select.copy()
+    for arg in ("order", "limit", "offset"):
+        probe.set(arg, None)
+    keys = exp.Count(this=exp.Distinct(expressions=[exp.column(key, table=col.table)]))
+    probe.set("expressions", [col.copy()])
+    having = exp.GT(this=keys, expression=exp.Literal.number(1))
+    old = probe.args.get("having")
+    probe.set("having", exp.Having(this=exp.and_(old.this, having) if old is not None else having))
+    try:
+        rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=_PROBE_ROWS, from_tree=True)
+    except VouchError:
+        return None
+    return [r[0] for r in rows]
+
+
+class MergedEntities:
+    name = "merged_entities"
+    kind = "cap"
+    Evidence = ev.MergedEntitiesEvidence
+
+    def run(self, ctx: CheckContext):
+        insp, result = ctx.inspection, ctx.result
+        if insp is None or not insp.qualified_ok or result.error is not None:
+            return report(self, False, "not measured: no result or the SQL could not be read")
+        select = insp.qualified
+        if not isinstance(select, exp.Select):
+            return report(self, False, "not measured: not a plain SELECT")
+        labels = _label_columns(select, ctx)
+        if not labels:
+            return report(self, False, "no grouped label without its table's key")
+        shown = {str(v) for row in result.rows for v in row}
+        for col, table, label, key in labels:
+            merged = _merged(ctx, select, col, key)
+            if merged is None:
+                continue
+            if select.args.get("limit") is not None:
+                merged = [m for m in merged if str(m) in shown]
+            if merged:
+                examples = ", ".join(repr(m) for m in merged[:_EXAMPLES])
+                return report(self, True, f"GROUP BY {table}.{label} merges different {table} rows that share "
+                                          f"a {label}: {len(merged)} group(s) hold more than one {key} "
+                                          f"(e.g. {examples}); group by {table}.{key} as well to keep them apart",
+                              column=f"{table}.{label}", key=f"{table}.{key}", merged=len(merged),
+                              examples=[str(m) for m in merged[:_EXAMPLES]])
+        return report(self, False, "each grouped label names one row of its table in this result")
