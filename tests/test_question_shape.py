@@ -42,3 +42,31 @@ def test_explicit_order_and_events():
     assert s.events is not None and "purchased" in s.events.words
     assert read_shape("Sort them in ascending order").order.kind == "low"
     assert read_shape("How many customers bought a laptop?").count_phrases == ["customers bought a laptop"]
+
+
+@pytest.mark.parametrize("question", [
+    "By big spenders we mean customers who spent at least 40. List them.",
+    "Give the phone number of the customer with the largest invoice.",
+    "What is the ID number of the order with the highest freight?",
+    "How many minutes long is the longest track?",
+    "How many days did the longest rental last?",
+])
+def test_not_aggregates(question):
+    kinds = {c.kind for c in read_shape(question).aggregates}
+    assert not kinds & {"avg", "count"}, kinds
+
+
+def test_abbreviated_column_names_its_table():
+    from types import SimpleNamespace
+
+    from vouchsql.question.shape import names_entity
+
+    departments = SimpleNamespace(name="departments")
+    employees = SimpleNamespace(name="employees")
+    assert names_entity("dept", departments)
+    assert names_entity("owner_dept", departments)
+    assert names_entity("dept_code", departments)
+    assert names_entity("emp", employees)
+    assert not names_entity("dpt", departments)  # not the same first three letters
+    assert not names_entity("deposit", departments)
+    assert not names_entity("employees_total_count", employees)

@@ -11,6 +11,8 @@ among the rows the result shows, when it has a LIMIT.
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from ..errors import VouchError
@@ -69,6 +71,20 @@ def _merged(ctx: CheckContext, select: exp.Select, col: exp.Column, key: str) ->
     return [r[0] for r in rows]
 
 
+_SHARED = re.compile(r"\b(same|share|shares|shared|sharing|duplicate|duplicates|duplicated|repeated|repeat|"
+                     r"identical|common|more than once|appear more|occur more|used (?:more|by more))\b")
+
+
+def _label_asked(question: str, label: str) -> bool:
+    """The question groups by the label itself: "track names that appear more than once",
+    "first names shared by more than two actors", "for each title" — merging is what it asks."""
+    q = " " + re.sub(r"[^a-z0-9]+", " ", (question or "").lower()) + " "
+    word = next((w for w in _LABELS if label.lower().replace("_", "").endswith(w)), None)
+    if word is None or not re.search(rf" {word}s? ", q):
+        return False
+    return bool(_SHARED.search(q) or re.search(rf" (per|by|each|every) (\w+ )?{word} ", q))
+
+
 class MergedEntities:
     name = "merged_entities"
     kind = "cap"
@@ -81,7 +97,7 @@ class MergedEntities:
         select = insp.qualified
         if not isinstance(select, exp.Select):
             return report(self, False, "not measured: not a plain SELECT")
-        labels = _label_columns(select, ctx)
+        labels = [lab for lab in _label_columns(select, ctx) if not _label_asked(ctx.question, lab[2])]
         if not labels:
             return report(self, False, "no grouped label without its table's key")
         shown = {str(v) for row in result.rows for v in row}

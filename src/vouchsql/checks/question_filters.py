@@ -22,6 +22,7 @@ import re
 
 from sqlglot import exp
 
+from ..errors import VouchError
 from ..question.filters import QuestionFilters, read_filters
 from ..question.values import value_index
 from ..question.words import fold, singular, squash
@@ -81,6 +82,8 @@ class _Sql:
             if lo is not None and hi is not None:
                 self.inequalities.append((">=", lo, node))
                 self.inequalities.append(("<=", hi, node))
+        # every ordering comparison, readable or not (``BirthDate < date('now', '-60 years')``)
+        self.comparisons = list(tree.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between))
         self.years = set()
         for s in self.strings:
             self.years.update(int(y) for y in _YEAR_IN_TEXT.findall(s))
@@ -109,6 +112,39 @@ class _Sql:
                 if any(rx.match(t) for t in texts):
                     return s
         return None
+
+
+def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
+    """Adding the filter the question names (``Title = 'Sales Support Agent'`` on every SELECT
+    that reads its table) leaves the result as it is: the rows the SQL reads all hold the value
+    already (every support rep is a Sales Support Agent), so its absence is not evidence.
+    False when it cannot be tried (no result, a truncated one, an empty one, a probe error)."""
+    result = ctx.result
+    insp = ctx.inspection
+    if result.error is not None or result.truncated or not result.rows or insp is None or not insp.qualified_ok:
+        return False
+    probe = insp.qualified.copy()
+    added = 0
+    by_table: dict[str, dict[str, set[str]]] = {}
+    for table, column, value in raw:
+        by_table.setdefault(table.lower(), {}).setdefault(column, set()).add(value)
+    for select in list(probe.find_all(exp.Select)):
+        for t in select.find_all(exp.Table):
+            if t.parent_select is not select or t.name.lower() not in by_table:
+                continue
+            alias = t.alias_or_name
+            conds = [exp.column(col, table=alias).isin(*[exp.Literal.string(v) for v in sorted(vals)])
+                     for col, vals in sorted(by_table[t.name.lower()].items())]
+            select.where(exp.or_(*conds), copy=False)
+            added += 1
+    if not added:
+        return False
+    try:
+        rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=len(result.rows) + 1, from_tree=True)
+    except VouchError:
+        return False
+    key = lambda rs: sorted(repr(tuple(r)) for r in rs)  # noqa: E731
+    return key(rows) == key(result.rows)
 
 
 def _schema_names(profile) -> set[str]:
@@ -195,6 +231,7 @@ class QuestionFilters:
             g["values"].add(fold(m.text))
             g["tables"].update(x.table for x in here)
             g["refs"].update(f"{x.table}.{x.column}" for x in here)
+            g.setdefault("raw", set()).update((x.table, x.column, x.value) for x in here)
         for columns, g in groups.items():
             words = ", ".join(f"'{m.text}'" for m in g["mentions"])
             refs = ", ".join(sorted(g["refs"]))
@@ -207,6 +244,10 @@ class QuestionFilters:
             on_key = sql.predicate_on(keys, with_literal=True) if keys else None
             if on_key is not None:
                 measured.append(f"{words}: the SQL filters on the key instead ({_sql(on_key)})")
+                continue
+            if on_column is None and _filter_changes_nothing(ctx, g["raw"]):
+                not_measured.append(f"{words} ({refs}): every row the SQL reads already holds it "
+                                    f"(adding the filter changes nothing)")
                 continue
             if on_column is None:
                 findings.append({"kind": "value", "words": words, "expected": f"a filter on {refs}",
@@ -246,6 +287,13 @@ class QuestionFilters:
                 continue
             if all(lo == hi for lo, hi in inside):
                 not_measured.append(f"'{y.words}': every row is from {y.year}, the filter changes nothing")
+                continue
+            # "since 2021", "from 2021 to 2025" where a date column read holds nothing outside
+            # that range: the filter may change nothing, so its absence is not evidence
+            if y.relation != "in" and any(
+                    {"before": hi < y.year, "after": lo > y.year, "since": lo >= y.year,
+                     "through": hi <= y.year}[y.relation] for lo, hi in inside):
+                not_measured.append(f"'{y.words}': a date column the SQL reads holds only such years")
                 continue
             ok = {"in": {y.year}, "before": {y.year, y.year - 1}, "after": {y.year, y.year + 1},
                   "since": {y.year, y.year - 1}, "through": {y.year, y.year + 1}}[y.relation]
@@ -314,7 +362,8 @@ class QuestionFilters:
                                      "sql": _sql(node),
                                      "problem": f"the question says '{nf.words}' ({nf.op} {n:g}) but the SQL has {_sql(node)}"})
                     continue
-            if not sql.inequalities and n != 1 and nf.op != "=" and self._anchored(nf, read_tables, names) \
+            if not sql.inequalities and not sql.comparisons and n != 1 and nf.op != "=" \
+                    and self._anchored(nf, read_tables, names) \
                     and n not in sql.numbers:
                 findings.append({"kind": "comparison", "words": nf.words, "expected": f"{nf.op} {n:g}", "sql": None,
                                  "problem": f"the question says '{nf.words}' but the SQL has no such comparison"})

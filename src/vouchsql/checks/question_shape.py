@@ -312,6 +312,8 @@ def _aggregates(shape: Shape, sql: _Sql, ctx: CheckContext):
                 findings.append({"part": "aggregate", "words": claim.words,
                                  "sql": f"the SQL's output {label} is an average, not a total"})
         elif k == "count":
+            if _measure_column(sql, text, claim):
+                continue  # "how many pages": a column the SQL reads measures it
             if have:
                 measured = True
             if have and "count" not in have and not _sum_of_quantity(sql) and not (
@@ -329,6 +331,19 @@ def _aggregates(shape: Shape, sql: _Sql, ctx: CheckContext):
                 findings.append({"part": "aggregate", "words": claim.words,
                                  "sql": "the SQL ranks by an average (AVG), not by a total"})
     return findings, measured
+
+
+def _measure_column(sql: _Sql, text: str, claim: Claim) -> bool:
+    """'how many <w>' / 'number of <w>' where <w> is a numeric, non-identifier column of a table
+    the SQL reads ("how many pages", "number of hours"): a measure, not a count of rows."""
+    for m in re.finditer(rf" {re.escape(claim.words)} (\w+) ", text):
+        w = singular(m.group(1))
+        for t in sql.read:
+            for c in t.columns:
+                cw = [singular(x) for x in words_of(c.name).split()]
+                if cw and cw[-1] == w and _type_class(sql.profile, t.name, c.name) == "size":
+                    return True
+    return False
 
 
 # -- entities ----------------------------------------------------------------------------
@@ -429,6 +444,8 @@ def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
         if len(linked) != 1:
             continue
         table = next(iter(linked.values()))
+        if any(_counts_table(sql, s, table) for s in sql.selects):
+            continue  # some COUNT of the SQL does count this entity ("tracks minus albums")
         for s in sql.selects:
             scope = sql.scopes[id(s)]
             if scope.other_sources or not scope.by_alias:
@@ -457,11 +474,35 @@ def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
                         refs = [scope.resolve(x) for x in cols]
                         if len(refs) == 1 and refs[0] is not None:
                             tp = sql.profile.table(refs[0].table)
+                            if _distinct_asked(ctx, sql, refs[0].column):
+                                continue
                             if tp is not None and refs[0].column not in tp.primary_key:
                                 out.append({"part": "count_unit", "words": shape.events.words,
                                             "sql": f"{c.sql()} counts distinct {refs[0].column} values, "
                                                    f"not the {tp.name} rows (the events)"})
     return out
+
+
+def _counts_table(sql: _Sql, s: exp.Select, table: TableProfile) -> bool:
+    scope = sql.scopes[id(s)]
+    if scope.other_sources or not scope.by_alias:
+        return False
+    if not any(True for p in s.expressions for _ in own_nodes(p, exp.Count)):
+        return False
+    tables = {tp.name for _, tp in scope.by_alias.values()}
+    return table.name in tables or any(_composed_of(t, table) for t in tables)
+
+
+_DISTINCT_WORDS = re.compile(r" (distinct|different|unique|once) ")
+
+
+def _distinct_asked(ctx: CheckContext, sql: _Sql, column: str) -> bool:
+    """The question asks for distinct things, not events: it says "distinct/different/unique/
+    once", or it names the entity whose key is counted distinct ("… by the number of customers")."""
+    text = words(ctx.question)
+    if _DISTINCT_WORDS.search(text):
+        return True
+    return any(names_entity(column, t) for t in entity_tables(text, sql.profile).values())
 
 
 def _composed_of(name: str, table: TableProfile) -> bool:

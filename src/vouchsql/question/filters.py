@@ -76,7 +76,7 @@ _ORDINAL = re.compile(r"\b(second|third|fourth|fifth|next|\d+(?:st|nd|rd|th)|ski
 _YEAR = re.compile(r"(?<![\d/$.,-])(1[89]\d\d|20\d\d)(?![\d/%]|,\d|\.\d)")
 _YEAR_BEFORE = {"before": "before", "until": "before", "till": "before", "prior": "before", "through": "through",
                 "after": "after", "since": "since", "from": "since", "in": "in", "during": "in", "of": "in",
-                "for": "in", "year": "in", "and": "in", ",": "in", "or": "in"}
+                "for": "in", "year": "in", "and": "in", ",": "in", "or": "in", "to": "through"}
 
 
 @dataclass(frozen=True)
@@ -207,8 +207,15 @@ def read_ids(toks: list[Token], is_id_column) -> list[IdFilter]:
                 t = toks[j]
                 if t.text in {".", "?", "!", ";"}:
                     break
+                # another id column named first ("OrderID, CustomerID and …"): the number is not this one's
+                if t.is_word and is_id_column(t.text):
+                    break
                 value = number(t.text) if not t.is_word else None
                 if value is not None:
+                    # "InvoiceId … for invoices from 2022", "rental_id … in August 2005": a year, not an id
+                    prev = toks[j - 1].low if j > i + n else ""
+                    if value.is_integer() and 1800 <= value <= 2100 and (prev in _YEAR_BEFORE or prev in MONTHS):
+                        break
                     out.append(IdFilter(name, value, " ".join(x.text for x in toks[i:j + 1])))
                     break
             break

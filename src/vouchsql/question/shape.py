@@ -139,9 +139,24 @@ _EVENTS = re.compile(r" ((best|top|worst|highest|lowest) selling|most (purchased
                      r"number of times|times (was|were|has|have) )")
 
 
+# Not aggregates: "we mean" (a verb), "phone number of"/"ID number of" (a label), and "how many
+# minutes/days/pages …" (a measure, which a MAX, a difference or a column answers as well as a COUNT).
+_NOT_AGGREGATE = re.compile(
+    r" (?:we|i|you|they|to|does|do|did|which|that|this|it|what) (means?)(?= )"
+    r"| (?:phone|telephone|fax|mobile|id|identification|serial|reference|account|part|model|version|"
+    r"tracking|registration|invoice|order|item|row|line|page|record|ticket|room|house|postal|zip|contact) "
+    r"(number of)(?= )"
+    r"| (how many) (?=(?:more |)(?:seconds|minutes|hours|days|weeks|months|years|dollars|euros|pounds|cents|"
+    r"percent|bytes|kilobytes|megabytes|miles|kilometers|kilometres|pages|units|points) )")
+_MEASURE_COUNT = re.compile(r" (how many|number of) (\w+) ")
+
+
 def _read_aggregates(text: str) -> list[Claim]:
     out: list[Claim] = []
     masked = text
+    for m in _NOT_AGGREGATE.finditer(text):
+        g = next(i for i in (1, 2, 3) if m.group(i))
+        masked = _mask(masked, m.start(g), m.end(g))
     for m in _TOTAL_AS_THING.finditer(text):
         start = m.end() - len("total ") - 1
         masked = _mask(masked, start, m.end() - 1)
@@ -234,7 +249,18 @@ def names_entity(column: str, table: TableProfile) -> bool:
     if not cw:
         return False
     tw = words_of(table.name).split()
-    return bool(tw) and [singular(w) for w in cw] == [singular(w) for w in tw]
+    if bool(tw) and [singular(w) for w in cw] == [singular(w) for w in tw]:
+        return True
+    # an abbreviation of a one-word table's name, as the last word: ``dept``/``owner_dept`` for
+    # ``departments``, ``emp`` for ``employees``, ``cust_no`` for ``customer``
+    return len(tw) == 1 and len(cw) <= 2 and _abbreviates(cw[-1], singular(tw[0]))
+
+
+def _abbreviates(short: str, word: str) -> bool:
+    if not (3 <= len(short) < len(word)) or short[:3] != word[:3]:
+        return False
+    rest = iter(word[3:])
+    return all(ch in rest for ch in short[3:])
 
 
 __all__ = ["Claim", "Shape", "entity_tables", "names_entity", "read_shape", "words"]
