@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from .answer import CheckResult, Reason, Verdict
 from .errors import UserInputError
+from .rules import RULE_NAMES
 
 PASS_AT, FLAG_AT = 0.80, 0.60
 VETO_CAP, CAP_CAP = 0.59, 0.79
@@ -135,7 +136,8 @@ def v2(inp: ScoreInput) -> tuple[float, Reasons]:
     return designed(inp, use_agreement=True)
 
 
-RULES = {"agreement_first": agreement_first, "v3": v3, "designed": designed, "v2": v2}
+_RULE_FUNCTIONS = {"agreement_first": agreement_first, "v3": v3, "designed": designed, "v2": v2}
+RULES = {name: _RULE_FUNCTIONS[name] for name in RULE_NAMES}  # every named rule has a function
 
 
 def score(rule: str, inp: ScoreInput) -> Verdict:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import platformdirs
 
 from .errors import UserInputError
+from .rules import RULE_NAMES
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def _temperature(text: str) -> float:
     return value
 
 
-RULES = ("designed", "v2", "agreement_first", "v3")
+RULES = RULE_NAMES
 
 
 def _rule(text: str) -> str:

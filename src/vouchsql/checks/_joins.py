@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..errors import VouchError
-from ..sql.edit import base_tables, from_node
+from ..sql.edit import base_tables, conjuncts, from_node
 from .base import CheckContext
 
 
@@ -34,14 +34,6 @@ def tables_by_alias(select: exp.Select, profile=None) -> dict[str, str]:
     return out
 
 
-def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
-    if node is None:
-        return []
-    if isinstance(node, (exp.Where, exp.Paren)) and not isinstance(node.this, exp.Select):
-        return _conjuncts(node.this)
-    if isinstance(node, exp.And):
-        return _conjuncts(node.left) + _conjuncts(node.right)
-    return [node]
 
 
 def _col(node: exp.Expression) -> tuple[str, str] | None:
@@ -57,8 +49,8 @@ def inner_equalities(select: exp.Select) -> list[tuple[tuple[str, str], tuple[st
     for join in select.args.get("joins") or []:
         if (join.side or "").upper() in ("LEFT", "RIGHT", "FULL"):
             continue
-        conds += _conjuncts(join.args.get("on"))
-    conds += _conjuncts(select.args.get("where"))
+        conds += conjuncts(join.args.get("on"))
+    conds += conjuncts(select.args.get("where"))
     for c in conds:
         if isinstance(c, exp.EQ):
             a, b = _col(c.left), _col(c.right)

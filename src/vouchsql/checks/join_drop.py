@@ -19,7 +19,7 @@ import re
 
 from sqlglot import exp
 
-from ..sql.edit import column, count_distinct, driving_table, join_equalities, reshape
+from ..sql.edit import column, conjuncts, count_distinct, driving_table, join_equalities, reshape
 from ._joins import group_keys, outer_select, run_counts
 from . import evidence as ev
 from .base import CheckContext, report
@@ -37,14 +37,6 @@ def _has_inner_join(select: exp.Select) -> bool:
     return bool(join_equalities(select.args.get("where")))
 
 
-def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
-    if node is None:
-        return []
-    if isinstance(node, (exp.Where, exp.Paren)) and not isinstance(node.this, exp.Select):
-        return _conjuncts(node.this)
-    if isinstance(node, exp.And):
-        return _conjuncts(node.left) + _conjuncts(node.right)
-    return [node]
 
 
 def _aliases(node: exp.Expression) -> set[str] | None:
@@ -64,7 +56,7 @@ def _split_where(select: exp.Select, drive: str) -> tuple[list, list, list]:
     read a joined table's columns (and reject its NULLs: no IS NULL, COALESCE or OR)."""
     eqs = {id(e) for e in join_equalities(select.args.get("where"))}
     joins, own, joined = [], [], []
-    for part in _conjuncts(select.args.get("where")):
+    for part in conjuncts(select.args.get("where")):
         if id(part) in eqs:
             joins.append(part)
             continue

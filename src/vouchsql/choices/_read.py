@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..db.profile import ColumnProfile, Profile, TableProfile
-from ..sql.edit import from_node, set_from  # noqa: F401 - set_from: for the detectors
+from ..sql.edit import conjuncts, from_node, set_from  # noqa: F401 - conjuncts, set_from: for the detectors
+from ..words import entity_word, name_forms, singular, words_of  # noqa: F401 - for the detectors
 
 _INT_TYPES = re.compile(r"INT|BOOL", re.I)
 _NUM_TYPES = re.compile(r"INT|REAL|FLOA|DOUB|NUM|DEC|MONEY|BOOL", re.I)
@@ -71,18 +72,6 @@ def own_nodes(node: exp.Expression, kind) -> list[exp.Expression]:
             stack.append(child)
     out.reverse()
     return out
-
-
-def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
-    if node is None:
-        return []
-    if isinstance(node, (exp.Where, exp.Having)):
-        return conjuncts(node.this)
-    if isinstance(node, exp.Paren) and not isinstance(node.this, exp.Select):
-        return conjuncts(node.this)
-    if isinstance(node, exp.And):
-        return conjuncts(node.left) + conjuncts(node.right)
-    return [node]
 
 
 def and_all(parts: list[exp.Expression]) -> exp.Expression | None:
@@ -350,44 +339,6 @@ def null_supplied(select: exp.Select) -> set[str]:
                 out.add(f.this.alias_or_name.lower())
             out.update(j.this.alias_or_name.lower() for j in joins[:i])
     return out
-
-
-# -- words --------------------------------------------------------------------------------
-
-def words_of(name: str) -> str:
-    """``InvoiceLine`` → ``invoice line``; ``order_items`` → ``order items``."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ")
-    return " ".join(spaced.lower().split())
-
-
-def entity_word(table: str) -> str:
-    """How a description names one row of a table: ``order_items`` → ``order item``."""
-    phrase = words_of(table)
-    parts = phrase.split()
-    return " ".join(parts[:-1] + [singular(parts[-1])]) if parts else table
-
-
-def singular(word: str) -> str:
-    low = word.lower()
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ses", "s"), ("xes", "x"), ("s", "")):
-        if low.endswith(suffix) and len(low) > len(suffix) + 1 and not low.endswith("ss"):
-            return low[: -len(suffix)] + repl
-    return low
-
-
-def name_forms(name: str) -> set[str]:
-    """Ways a question may name a table or column: its words, singular and plural."""
-    phrase = words_of(name)
-    if not phrase:
-        return set()
-    one = " ".join(phrase.split()[:-1] + [singular(phrase.split()[-1])])
-    if re.search(r"[^aeiou]y$", one):
-        many = one[:-1] + "ies"
-    elif re.search(r"(s|x|ch|sh)$", one):
-        many = one + "es"
-    else:
-        many = one + "s"
-    return {phrase, one, many}
 
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")

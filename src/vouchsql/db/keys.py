@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..words import singular as _singular
 from .profile import ColumnProfile, Profile, TableProfile
 
 # Column names that say nothing about the entity they identify: two tables' ``id`` columns
@@ -34,16 +35,9 @@ def norm(name: str) -> str:
 
 
 def singular(name: str) -> str:
-    """``categories`` → ``category``, ``addresses`` → ``address``, ``status`` stays: crude, but
-    the same on both sides of every comparison."""
-    low = norm(name)
-    if len(low) <= 3 or low.endswith(("ss", "us", "is")):
-        return low
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("uses", "us"), ("xes", "x"), ("ches", "ch"),
-                         ("shes", "sh"), ("s", "")):
-        if low.endswith(suffix):
-            return low[: -len(suffix)] + repl
-    return low
+    """The singular of a name without separators: ``Categories`` → ``category``."""
+    return _singular(norm(name))
+
 
 
 def words(name: str) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..errors import VouchError
+from ..words import singular
 from .base import Database, TableInfo, jsonable
 
 PROFILE_FORMAT = 1
@@ -362,12 +363,6 @@ def _stand_ins(cp: ColumnProfile, values: _Values) -> list[StandIn]:
 
 # -- join pairs and key overlap ----------------------------------------------------------
 
-def _singular(name: str) -> str:
-    low = name.lower()
-    for suffix, repl in (("ies", "y"), ("ses", "s"), ("s", "")):
-        if low.endswith(suffix) and len(low) > len(suffix) + 1:
-            return low[: -len(suffix)] + repl
-    return low
 
 
 def _join_candidates(schema: list[TableInfo]):
@@ -391,7 +386,7 @@ def _join_candidates(schema: list[TableInfo]):
     for t in schema:
         if len(t.primary_key) == 1:
             pk_owner.setdefault(t.primary_key[0].lower(), []).append(t)
-    by_singular = {_singular(t.name): t for t in schema}
+    by_singular = {singular(t.name): t for t in schema}
     for t in schema:
         for c in t.columns:
             low = c.name.lower()
@@ -400,7 +395,7 @@ def _join_candidates(schema: list[TableInfo]):
                     add((t.name, c.name), (owner.name, owner.primary_key[0]), "name")
             m = re.fullmatch(r"(.+?)_?id", low)
             if m and low != "id":
-                owner = by_singular.get(_singular(m.group(1)))
+                owner = by_singular.get(singular(m.group(1)))
                 if owner and owner.name != t.name and len(owner.primary_key) == 1:
                     add((t.name, c.name), (owner.name, owner.primary_key[0]), "name")
     return out

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..answer import CheckResult, Reason
+from ..rules import RULE_NAMES
 from ..choices import reported
 from ..errors import UserInputError, VouchError
 from ..agreement import strict_clusters
@@ -40,7 +41,7 @@ from .runs import build_manifest, load_records, read_manifest, replay_bootstrap,
 
 HARNESS = "confidence"
 RECORDS = "confidence.jsonl"
-DEFAULT_RULES = ("designed", "v2", "agreement_first", "v3")
+DEFAULT_RULES = RULE_NAMES
 RECORD_KEYS = ("k", "max_rows", "timeout")
 
 _TRUE = {"1", "true", "yes", "right", "correct"}

@@ -11,6 +11,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ..words import singular  # noqa: F401 - one singular for every reader
+
 NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
@@ -50,17 +52,6 @@ def squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", fold(text))
 
 
-def singular(word: str) -> str:
-    """A crude English singular of a lower-case word: 'countries' → 'country',
-    'boxes' → 'box', 'agents' → 'agent'; words ending in 'ss'/'us'/'is' are kept."""
-    w = word.lower()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 4 and w.endswith(("ches", "shes", "xes", "sses")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,20 @@ from sqlglot import exp
 _SHAPE_ARGS = ("group", "having", "order", "limit", "offset", "distinct", "qualify")
 
 
+def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+    """The AND-ed parts of a condition (a WHERE, HAVING or ON clause, or an expression), with
+    parentheses around a condition opened; a parenthesised subquery is one part."""
+    if node is None:
+        return []
+    if isinstance(node, (exp.Where, exp.Having)):
+        return conjuncts(node.this)
+    if isinstance(node, exp.Paren) and not isinstance(node.this, exp.Select):
+        return conjuncts(node.this)
+    if isinstance(node, exp.And):
+        return conjuncts(node.left) + conjuncts(node.right)
+    return [node]
+
+
 def from_node(select: exp.Select) -> exp.From | None:
     """The FROM clause: newer sqlglot names the argument ``from_``, older ``from``."""
     return select.args.get("from_") or select.args.get("from")

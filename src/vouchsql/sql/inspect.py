@@ -18,6 +18,7 @@ from sqlglot.optimizer.scope import Scope, build_scope
 from sqlglot.schema import MappingSchema
 
 from ..db.profile import Profile
+from .edit import conjuncts
 
 # Names that look like tables but are not the user's: the SQLite catalogue and friends.
 CATALOGUE = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema",
@@ -164,14 +165,6 @@ class _Tracer:
         return refs
 
 
-def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
-    if node is None:
-        return []
-    if isinstance(node, exp.Paren):
-        return _conjuncts(node.this)
-    if isinstance(node, exp.And):
-        return _conjuncts(node.left) + _conjuncts(node.right)
-    return [node]
 
 
 def _eq_pair(scope: Scope, node: exp.Expression, tracer: _Tracer) -> tuple[ColumnRef, ColumnRef] | None:
@@ -195,12 +188,12 @@ def _scope_joins(scope: Scope, tracer: _Tracer) -> list[JoinRef]:
     found: list[JoinRef] = []
     for join in select.args.get("joins") or []:
         side = (join.side or "inner").lower()
-        for cond in _conjuncts(join.args.get("on")):
+        for cond in conjuncts(join.args.get("on")):
             pair = _eq_pair(scope, cond, tracer)
             if pair:
                 found.append(JoinRef(pair[0], pair[1], "on", side))
     where = select.args.get("where")
-    for cond in _conjuncts(where.this if where else None):
+    for cond in conjuncts(where.this if where else None):
         pair = _eq_pair(scope, cond, tracer)
         if pair:
             found.append(JoinRef(pair[0], pair[1], "where", "inner"))
