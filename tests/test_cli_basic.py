@@ -216,3 +216,20 @@ def test_config_markdown(capsys):
     code, out, _ = run(capsys, "config", "--markdown")
     assert code == 0
     assert out.strip() == settings_markdown().strip()
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path, chinook_path):
+    """`vouch profile --json | head -c 1`: the reader leaves early; no traceback, exit 141."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import sys; from vouchsql.cli import main; sys.exit(main(['profile', '--db', sys.argv[1], '--json']))"
+    env = {**os.environ, "VOUCH_CACHE_DIR": str(tmp_path / "cache")}
+    with subprocess.Popen([sys.executable, "-c", code, str(chinook_path)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=env) as proc:
+        assert proc.stdout.read(1) == b"{"
+        proc.stdout.close()  # the profile's JSON is far larger than a pipe's buffer
+        err = proc.stderr.read().decode()
+        assert proc.wait(120) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from rich.console import Console
@@ -16,7 +17,10 @@ from .evals import cli as evals_cli
 from .server import cli as server_cli
 from .settings import SETTINGS, load_config, settings_markdown
 
-_REJECTED_KINDS = {"rejected", "empty", "parse", "multiple_statements", "not_select", "bad_input"}
+# Refused before it runs (the gate, the engine policy, a value certainly over the byte bound):
+# the SQL is the user's to change, exit 2 like any bad input.
+_REJECTED_KINDS = {"rejected", "empty", "parse", "multiple_statements", "not_select", "bad_input", "forbidden",
+                   "too_large"}
 
 
 def _settings_parent() -> argparse.ArgumentParser:
@@ -112,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`vouch profile --json | head`): stop quietly, as other tools do.
+        # Python would report the pipe again when it flushes stdout at exit: point it at devnull.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 # Arguments that are text for the database or a model; paths may hold any bytes the system allows.

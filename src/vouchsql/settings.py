@@ -1,5 +1,5 @@
 """One settings table feeds the CLI options, ``VOUCH_*`` environment variables and an
-optional ``vouch.toml``; the README's configuration table is generated from it and a test
+optional ``vouch.toml``; the table in docs/configuration.md is generated from it and a test
 keeps the two in step.
 
 Precedence, lowest first: the default here, ``vouch.toml`` (``./vouch.toml`` or the file
@@ -234,7 +234,7 @@ def load_config(env: dict[str, str] | None = None, cwd: Path | None = None, **ov
 
 
 def settings_markdown() -> str:
-    """The README's configuration table, generated from SETTINGS."""
+    """The configuration table of docs/configuration.md, generated from SETTINGS."""
     lines = [
         "| setting | CLI option | environment | default | what it does |",
         "|---|---|---|---|---|",
