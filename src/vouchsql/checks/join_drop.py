@@ -112,7 +112,7 @@ def _count_rows(ctx: CheckContext, table: exp.Table, conds: list[exp.Expression]
 
 
 def _kept(ctx: CheckContext, select: exp.Select, drive: str, key: str, conds: list[exp.Expression]) -> int | None:
-    probe = reshape(select, [count_distinct(column(drive, key))], where="drop")
+    probe = reshape(select, [count_distinct(column(drive, key, ctx.db.dialect))], where="drop")
     if conds:
         probe.set("where", exp.Where(this=exp.and_(*[c.copy() for c in conds])))
     counts = run_counts(ctx, probe)
@@ -172,7 +172,7 @@ class JoinDrop:
                 if tried >= MAX_SCOPES:
                     return None
                 tried += 1
-                where = exp.EQ(this=column(alias, cp.name), expression=exp.Literal.string(value))
+                where = exp.EQ(this=column(alias, cp.name, ctx.db.dialect), expression=exp.Literal.string(value))
                 inside = _kept(ctx, select, alias, key, joins + own + [where])
                 scope = _count_rows(ctx, drive, own + [where]) if own or table.sampled else count
                 if inside is None or not scope:

@@ -22,13 +22,13 @@ from .base import CheckContext, report
 _AGGS = {"count", "sum", "avg"}
 
 
-def _probe(select: exp.Select, alias: str, key: str) -> exp.Select:
+def _probe(select: exp.Select, alias: str, key: str, dialect: str) -> exp.Select:
     """Within each group of the query: rows with a key of ``alias``, and distinct keys."""
     inner = select.copy()
     for arg in ("having", "order", "limit", "offset", "distinct", "qualify", "with"):
         inner.set(arg, None)
-    inner.set("expressions", [exp.alias_(exp.Count(this=column(alias, key)), "vouch_n"),
-                              exp.alias_(exp.Count(this=exp.Distinct(expressions=[column(alias, key)])), "vouch_d")])
+    inner.set("expressions", [exp.alias_(exp.Count(this=column(alias, key, dialect)), "vouch_n"),
+                              exp.alias_(exp.Count(this=exp.Distinct(expressions=[column(alias, key, dialect)])), "vouch_d")])
     outer = exp.select(exp.Sum(this=exp.column("vouch_n")), exp.Sum(this=exp.column("vouch_d"))).from_(
         exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("vouch_groups"))))
     if select.args.get("with") is not None:
@@ -88,7 +88,7 @@ class JoinFanout:
                 continue
             if star and alias.lower() in entities and counted is not None:
                 continue  # "how many albums" grouped by album: one album per group, by design
-            counts = run_counts(ctx, _probe(select, alias, key))
+            counts = run_counts(ctx, _probe(select, alias, key, ctx.db.dialect))
             if not counts or not counts[1]:
                 continue
             rows, distinct = int(counts[0]), int(counts[1])

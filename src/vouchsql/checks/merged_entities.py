@@ -16,6 +16,7 @@ import re
 from sqlglot import exp
 
 from ..errors import VouchError
+from ..sql.edit import column as column_ref
 from . import evidence as ev
 from ._joins import tables_by_alias
 from .base import CheckContext, report
@@ -59,7 +60,7 @@ def _merged(ctx: CheckContext, select: exp.Select, col: exp.Column, key: str) ->
     probe = select.copy()
     for arg in ("order", "limit", "offset"):
         probe.set(arg, None)
-    keys = exp.Count(this=exp.Distinct(expressions=[exp.column(key, table=col.table)]))
+    keys = exp.Count(this=exp.Distinct(expressions=[column_ref(col.args.get("table"), key, ctx.db.dialect)]))
     probe.set("expressions", [col.copy()])
     having = exp.GT(this=keys, expression=exp.Literal.number(1))
     old = probe.args.get("having")

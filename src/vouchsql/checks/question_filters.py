@@ -23,6 +23,7 @@ import re
 from sqlglot import exp
 
 from ..errors import VouchError
+from ..sql.edit import column as column_ref
 from ..question.filters import QuestionFilters, read_filters
 from ..question.values import value_index
 from ..question.words import fold, singular, squash
@@ -132,8 +133,8 @@ def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
         for t in select.find_all(exp.Table):
             if t.parent_select is not select or t.name.lower() not in by_table:
                 continue
-            alias = t.alias_or_name
-            conds = [exp.column(col, table=alias).isin(*[exp.Literal.string(v) for v in sorted(vals)])
+            ref = t.args["alias"].this if t.alias else t.this  # as written, quotes included
+            conds = [column_ref(ref, col, ctx.db.dialect).isin(*[exp.Literal.string(v) for v in sorted(vals)])
                      for col, vals in sorted(by_table[t.name.lower()].items())]
             select.where(exp.or_(*conds), copy=False)
             added += 1

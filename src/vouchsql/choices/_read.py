@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..db.profile import ColumnProfile, Profile, TableProfile
-from ..sql.edit import conjuncts, from_node, set_from  # noqa: F401 - conjuncts, set_from: for the detectors
+from ..sql.edit import column, conjuncts, from_node, set_from  # noqa: F401 - conjuncts, set_from: for the detectors
 from ..words import entity_word, name_forms, singular, words_of  # noqa: F401 - for the detectors
 
 _INT_TYPES = re.compile(r"INT|BOOL", re.I)
@@ -155,6 +155,14 @@ def has_window(node: exp.Expression) -> bool:
 
 # -- sources and columns ------------------------------------------------------------------
 
+
+def written_ident(node: exp.Expression) -> exp.Identifier:
+    """A copy of the identifier a FROM/JOIN item is referred to by: its alias, else its name,
+    with the quotes it was written with (``"Track"`` and ``T`` read differently on PostgreSQL)."""
+    alias = node.args.get("alias")
+    ident = alias.this if isinstance(alias, exp.TableAlias) and isinstance(alias.this, exp.Identifier) else node.this
+    return ident.copy() if isinstance(ident, exp.Identifier) else exp.to_identifier(node.alias_or_name)
+
 class Scope:
     """The base tables of one SELECT by alias, and how its columns resolve."""
 
@@ -196,6 +204,16 @@ class Scope:
     def written_alias(self, alias: str) -> str:
         node, _ = self.by_alias[alias.lower()]
         return node.alias_or_name
+
+    def written_ident(self, alias: str) -> exp.Identifier:
+        """How the query refers to the table of ``alias``, as written (quotes included)."""
+        node, _ = self.by_alias[alias.lower()]
+        return written_ident(node)
+
+    def column(self, alias: str, name: str, dialect: str) -> exp.Column:
+        """``alias.name`` for the stored column ``name`` of the table of ``alias``, written so
+        that the engine reads it (PostgreSQL folds an unquoted ``CustomerId``)."""
+        return column(self.written_ident(alias), name, dialect)
 
     def resolve(self, col: exp.Column) -> Ref | None:
         if not isinstance(col, exp.Column) or isinstance(col.this, exp.Star):

@@ -179,7 +179,7 @@ class AggregationLevel:
             for node in own_nodes(place, exp.Column):
                 if node == key or scope.resolve(node) == c_ref:
                     node.replace(agg_cls(this=node.copy()))
-        alt.set("group", exp.Group(expressions=[exp.column(p_key, table=scope.written_alias(p_alias))]))
+        alt.set("group", exp.Group(expressions=[scope.column(p_alias, p_key, ctx.dialect)]))
         alt.set("distinct", None)
         res = ctx.run(alt_root)
         if res is None:
@@ -261,7 +261,7 @@ class AggregationLevel:
                 inner_exprs.append(exp.alias_(unalias(p).copy(), output_name(p)))
         inner.set("expressions", inner_exprs)
         inner.set("group", exp.Group(expressions=[g.copy() for g in group.expressions]
-                                     + [exp.column(entity.column, table=entity.alias)]))
+                                     + [scope.column(entity.alias, entity.column, ctx.dialect)]))
         for arg in ("order", "limit", "offset"):
             inner.set(arg, None)
         outer_exprs = []

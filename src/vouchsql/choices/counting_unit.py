@@ -96,7 +96,7 @@ class CountingUnit:
             alias, table, key = (named or candidates)[0]
         if not scope.fans_out(alias):
             return None
-        target = exp.column(key, table=scope.written_alias(alias))
+        target = scope.column(alias, key, ctx.dialect)
         what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {table} rows; "
                 f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {entity_word(table)} once")
         return self._alternative(ctx, select, count, target, what)
@@ -114,7 +114,7 @@ class CountingUnit:
         if len(refs) != 1:
             return None  # none, or several roads to the counted table: do not guess
         ref = refs[0]
-        target = exp.column(ref.column, table=ref.alias)
+        target = scope.column(ref.alias, ref.column, ctx.dialect)
         one = entity_word(asked)
         many = max(name_forms(one), key=len)
         rows = "joined rows" if select.args.get("joins") else f"{ref.table} rows"
@@ -159,7 +159,7 @@ class CountingUnit:
         names_column = any(mentions(ctx.question, f) for f in name_forms(ref.column))
         if not names_table or names_column:
             return None
-        target = exp.column(key, table=ref.alias)
+        target = scope.column(ref.alias, key, ctx.dialect)
         what = (f"{count.sql(dialect=ctx.dialect)} counts distinct {words_of(ref.column)} values, so "
                 f"{ref.table} rows that share one count once; COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) "
                 f"counts every {entity_word(ref.table)}")

@@ -26,8 +26,9 @@ import re
 from sqlglot import exp
 
 from ..answer import Choice
+from ..sql.edit import column
 from ._read import (Scope, conjuncts, edit_copy, entity_word, from_node, own_nodes, selects, set_from, set_where,
-                    twin)
+                    twin, written_ident)
 from .base import ChoiceContext, make_choice, values_note
 from .lexicon import Lexicon
 
@@ -125,7 +126,7 @@ class Negation:
             return None
         conds = [positive]
         x_node = scope.by_alias[x_end.alias.lower()][0]
-        x_col = exp.column(x_end.column, table=x_node.alias_or_name)
+        x_col = column(written_ident(x_node), x_end.column, ctx.dialect)
         cp = ctx.profile.column(x_end.table, x_end.column)
         if cp is None or cp.null_count:
             conds.append(exp.Not(this=exp.Is(this=x_col.copy(), expression=exp.Null())))
@@ -133,7 +134,7 @@ class Negation:
         set_where(sub, conjuncts(sub.args.get("where")) + conds)
         alt_root, alt = edit_copy(ctx.tree, select)
         kept = [p.copy() for p in conjuncts(select.args.get("where")) if p is not part]
-        key = exp.column(p_end.column, table=p_end.alias)
+        key = scope.column(p_end.alias, p_end.column, ctx.dialect)
         kept.append(exp.Not(this=exp.In(this=key, query=exp.Subquery(this=sub))))
         set_where(alt, kept)
         res = ctx.run(alt_root)
@@ -181,13 +182,13 @@ class Negation:
                 return None
         c_node = join.this
         cond = exp.and_(*[c.copy() for c in local])
-        c_col = exp.column(c_end.column, table=c_node.alias_or_name)
+        c_col = column(written_ident(c_node), c_end.column, ctx.dialect)
         sub = exp.Select(expressions=[c_col])
         set_from(sub, exp.From(this=c_node.copy()))
         set_where(sub, [exp.Not(this=exp.Paren(this=cond))])
         alt_root, alt = edit_copy(ctx.tree, select)
         alt.set("joins", [j.copy() for j in select.args["joins"] if j is not join] or None)
-        key = exp.column(p_end.column, table=p_end.alias)
+        key = scope.column(p_end.alias, p_end.column, ctx.dialect)
         new_part = exp.In(this=key, query=exp.Subquery(this=sub))
         set_where(alt, [new_part if p is part else p.copy() for p in conjuncts(select.args.get("where"))])
         res = ctx.run(alt_root)

@@ -131,7 +131,7 @@ class PopulationScope:
         last_key = self._key(scope, last_alias)
         if last_key is None:
             return None
-        counted = exp.column(last_key, table=scope.written_alias(last_alias))
+        counted = scope.column(last_alias, last_key, ctx.dialect)
         for node in own_nodes(alt, exp.Count):
             if node.this is None or isinstance(node.this, exp.Star) or (
                     isinstance(node.this, exp.Literal) and not node.this.is_string):
@@ -202,7 +202,7 @@ class PopulationScope:
         named = [(cp, v, n) for cp in tp.columns for v, n in named_values(ctx.question, cp, tp.row_count)]
         if not named:
             return False
-        target = exp.column(key, table=scope.written_alias(p_alias))
+        target = scope.column(p_alias, key, ctx.dialect)
 
         def kept(extra: exp.Expression | None) -> int | None:
             root, probe = edit_copy(ctx.tree, select)
@@ -219,7 +219,7 @@ class PopulationScope:
         for cp, value, n in named[:MAX_SCOPES]:
             if n != total:
                 continue  # the kept entities cannot be exactly the named ones
-            inside = kept(exp.EQ(this=exp.column(cp.name, table=scope.written_alias(p_alias)),
+            inside = kept(exp.EQ(this=scope.column(p_alias, cp.name, ctx.dialect),
                                  expression=exp.Literal.string(value)))
             if inside == total:
                 return True

@@ -5,6 +5,7 @@ changed."""
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 _SHAPE_ARGS = ("group", "having", "order", "limit", "offset", "distinct", "qualify")
 
@@ -87,5 +88,22 @@ def count_distinct(column: exp.Expression) -> exp.Expression:
     return exp.Count(this=exp.Distinct(expressions=[column]))
 
 
-def column(table_alias: str, name: str) -> exp.Column:
-    return exp.column(name, table=table_alias, quoted=True)
+def stored_name(name: str, dialect: str | None) -> exp.Identifier:
+    """An identifier for a name as the database stores it (a profile's table or column
+    name, or an identifier already normalised by sqlglot's qualify): quoted where ``dialect``
+    would otherwise fold it (PostgreSQL reads an unquoted ``CustomerId`` as ``customerid``)
+    or where it is not a plain word; plain otherwise, so the SQL reads as a user writes it."""
+    ident = exp.to_identifier(name)
+    if not ident.quoted and dialect and Dialect.get_or_raise(dialect).case_sensitive(name):
+        ident.set("quoted", True)
+    return ident
+
+
+def column(table: "str | exp.Identifier | None", name: str, dialect: str | None = None) -> exp.Column:
+    """``table.name`` for a stored column ``name``. ``table``: an identifier as the query
+    writes it (kept, quotes and all), or a stored or normalised name (see :func:`stored_name`)."""
+    if isinstance(table, exp.Identifier):
+        ref = table.copy()
+    else:
+        ref = stored_name(table, dialect) if table else None
+    return exp.Column(this=stored_name(name, dialect), table=ref)

@@ -67,6 +67,28 @@ def schema_mapping(profile: Profile) -> dict[str, dict[str, str]]:
     return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in profile.tables}
 
 
+def _quoted_mapping(profile: Profile, dialect: str) -> dict[str, dict[str, str]]:
+    """The schema with every name written quoted in ``dialect``: the profile holds the names
+    as the engine stores them, so PostgreSQL's ``Track`` must not be folded to ``track`` as an
+    unquoted name would be (a dialect that ignores case still folds a quoted one)."""
+    def q(name: str) -> str:
+        return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
+
+    return {q(t.name): {q(c.name): (c.type or "TEXT") for c in t.columns} for t in profile.tables}
+
+
+def _alias_quoted_tables(tree: exp.Expression) -> exp.Expression:
+    """Give each unaliased table read by a quoted name (``FROM "Track"``) that name as its
+    alias: sqlglot's qualify would alias it with the unquoted name, which PostgreSQL folds
+    (``"Track" AS track``), and ``"Track"."AlbumId"`` would then name no table."""
+    for table in tree.find_all(exp.Table):
+        ident = table.this
+        if (isinstance(ident, exp.Identifier) and ident.quoted and not table.alias
+                and isinstance(table.parent, (exp.From, exp.Join))):
+            table.set("alias", exp.TableAlias(this=ident.copy()))
+    return tree
+
+
 _SCHEMAS: dict[tuple[int, str], tuple[Profile, MappingSchema]] = {}
 
 
@@ -77,7 +99,7 @@ def _mapping_schema(profile: Profile, dialect: str) -> MappingSchema:
     if hit is None or hit[0] is not profile:
         if len(_SCHEMAS) > 32:
             _SCHEMAS.clear()
-        hit = _SCHEMAS[key] = (profile, MappingSchema(schema_mapping(profile), dialect=dialect))
+        hit = _SCHEMAS[key] = (profile, MappingSchema(_quoted_mapping(profile, dialect), dialect=dialect))
     return hit[1]
 
 
@@ -103,7 +125,7 @@ def inspect_sql(tree: exp.Expression, profile: Profile, dialect: str) -> Inspect
     tables, ctes = referenced_tables(tree)
     qualified, ok = tree, False
     try:
-        qualified = qualify(tree.copy(), schema=_mapping_schema(profile, dialect), dialect=dialect,
+        qualified = qualify(_alias_quoted_tables(tree.copy()), schema=_mapping_schema(profile, dialect), dialect=dialect,
                             validate_qualify_columns=False, quote_identifiers=False,
                             identify=False)
         ok = True
