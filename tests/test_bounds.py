@@ -61,7 +61,9 @@ def test_sqlite_byte_cap_and_cell_cut(chinook_path, tmp_path):
         r = db.execute("SELECT * FROM Track")
         assert r.error is None and r.truncated and r.truncated_reason == "bytes"
         assert 50 < r.row_count < 200  # 3,503 rows exist
-        r = db.execute("SELECT 1 AS a, printf('%.*c', (SELECT 300000), 'x') AS big")
+        # A cell whose size only the data decides (a width from the data, printf('%.*c', …),
+        # is refused as too_large: test_sqlite_wide_rows_are_fetched_a_few_at_a_time).
+        r = db.execute("SELECT 1 AS a, hex(zeroblob((SELECT 150000))) AS big")
         assert r.truncated_reason == "cell" and r.rows[0][0] == 1 and len(r.rows[0][1]) < 20_000
         r = db.execute("SELECT COUNT(*) FROM Track")
         assert (r.rows, r.truncated, r.truncated_reason) == ([[3503]], False, None)
@@ -321,3 +323,117 @@ def test_serve_refuses_an_absurd_response_limit(clean_env, chinook_path):
     from vouchsql.cli import main
 
     assert main(["serve", "--db", f"c={chinook_path}", "--max-response-bytes", "10"]) == 2
+
+
+# -- found by the isolation corpus (tests/isolation) --------------------------------------------
+
+def test_postgres_policy_follows_views_bodies_and_operators(pg, tmp_path):
+    # A view or a function that lies about its volatility ran pg_advisory_lock as the reader:
+    # the lock outlived the rollback. An operator calls its function without naming it.
+    url, raw, schema = pg
+    raw.execute(f"CREATE VIEW {schema}.v_lock AS SELECT pg_advisory_lock(4242)::text AS l")
+    raw.execute(f"CREATE VIEW {schema}.v_over AS SELECT * FROM {schema}.v_lock")
+    raw.execute(f"CREATE FUNCTION {schema}.liar(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS "
+                f"$f$ BEGIN PERFORM pg_advisory_lock(7777); RETURN $1; END $f$")
+    raw.execute(f"CREATE FUNCTION {schema}.dyn() RETURNS int STABLE LANGUAGE plpgsql AS "
+                f"$f$ BEGIN EXECUTE 'SELECT 1'; RETURN 1; END $f$")
+    raw.execute(f"CREATE FUNCTION {schema}.bump(int, int) RETURNS int LANGUAGE sql AS 'SELECT $1 + $2'")
+    raw.execute(f"CREATE OPERATOR {schema}.### (LEFTARG = int, RIGHTARG = int, FUNCTION = {schema}.bump)")
+    raw.execute(f"CREATE FUNCTION {schema}.twice(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 2 * $1'")
+    raw.execute(f"CREATE VIEW {schema}.v_ok AS SELECT {schema}.twice(id) AS t FROM {schema}.owners")
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        for sql, named in [("SELECT * FROM v_lock", "view"), ("SELECT * FROM v_over", "view"),
+                           ("SELECT liar(1)", "pg_advisory_lock"), ("SELECT dyn()", "EXECUTE"),
+                           ("SELECT 1 ### 2", "operator"), ("SELECT txid_current()", "transaction id")]:
+            r = db.execute(sql)
+            assert r.error is not None and r.error.kind in {"forbidden", "parse"}, (sql, r.error)
+            if r.error.kind == "forbidden":
+                assert named in r.error.message, (sql, r.error.message)
+        assert db.execute("SELECT max(t) FROM v_ok").rows == [[100]]
+        assert db.execute("SELECT twice(21)").rows == [[42]]
+    assert raw.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchone()[0] == 0
+
+
+def test_postgres_an_empty_result_is_a_result(pg, tmp_path):
+    # psycopg's stream sets no description without a row: every empty result was an error.
+    url, raw, schema = pg
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        for sql in ("SELECT id, name FROM owners WHERE false", "SELECT id FROM owners EXCEPT SELECT id FROM owners",
+                    "SELECT name, repeat(name, 2) AS twice FROM owners WHERE id < 0"):
+            r = db.execute(sql)
+            assert r.error is None and r.rows == [] and r.row_count == 0, (sql, r.error)
+            assert r.columns and r.columns[0] in ("id", "name")
+
+
+@pytest.mark.parametrize("server", ["pg", "mariadb"])
+def test_the_time_limit_holds_when_the_server_does_not_stop(server, request, tmp_path):
+    # The server's own limit acts between steps only (PostgreSQL's 1 GB string_agg ran 1.2 s
+    # past it): the connection is cut half a second after the limit, and the next query runs.
+    url, _, _ = request.getfixturevalue(server)
+    sleep = "SELECT pg_sleep(5)" if server == "pg" else "SELECT SLEEP(5)"
+    with vouchsql.connect(url, cache_dir=str(tmp_path), timeout=1) as db:
+        db._session_setup = lambda timeout: ["SET TRANSACTION READ ONLY"]  # no server-side limit
+        started = time.monotonic()
+        r = db.execute(sleep)
+        assert r.error is not None and r.error.kind == "timeout", r.error
+        assert time.monotonic() - started < 2.0
+        assert db.execute("SELECT 2 AS b").rows == [[2]]
+
+
+def test_mariadb_policy_follows_views_and_bodies_and_hides_accounts(mariadb, tmp_path):
+    url, cur, name = mariadb
+    cur.execute(f"CREATE VIEW {name}.v_lock AS SELECT GET_LOCK('vouch_bounds_lock', 0) AS l")
+    cur.execute(f"CREATE VIEW {name}.v_passwd AS SELECT LOAD_FILE('/etc/passwd') AS body")
+    cur.execute(f"CREATE FUNCTION {name}.liar() RETURNS INT READS SQL DATA BEGIN SET @vouch_x = 1; RETURN 1; END")
+    cur.execute(f"CREATE FUNCTION {name}.calm(x INT) RETURNS INT DETERMINISTIC NO SQL RETURN x * 2")
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        for sql, named in [("SELECT * FROM v_lock", "GET_LOCK"), ("SELECT * FROM v_passwd", "LOAD_FILE"),
+                           ("SELECT liar()", "sets a variable"), ("SELECT * FROM mysql.user", "mysql.user"),
+                           ("SELECT * FROM `mysql` . `global_priv`", "mysql.global_priv"),
+                           ("SELECT * FROM sys.processlist", "sys schema"), ("SELECT LAST_INSERT_ID(7)", "LAST_INSERT_ID")]:
+            r = db.execute(sql)
+            assert r.error is not None and r.error.kind == "forbidden", (sql, r.error)
+            assert named in r.error.message, (sql, r.error.message)
+        assert db.execute("SELECT calm(21), LAST_INSERT_ID() >= 0").rows == [[42, 1]]
+    cur.execute("SELECT IS_USED_LOCK('vouch_bounds_lock')")
+    assert cur.fetchone()[0] is None
+
+
+def test_sqlite_wide_rows_are_fetched_a_few_at_a_time(chinook_path, tmp_path):
+    # 256 rows of 8 MB were fetched in one chunk (2 GB) and ran 13 s past a 1 s limit.
+    with vouchsql.connect(chinook_path, cache_dir=str(tmp_path), timeout=1, max_result_bytes=1_000_000) as db:
+        started = time.monotonic()
+        r = db.execute("SELECT hex(randomblob(400000)) AS a FROM Track")
+        assert time.monotonic() - started < 1.0
+        assert r.truncated_reason == "bytes" and 0 < r.row_count <= 2
+        r = db.execute("SELECT printf('%.*c', (SELECT 400000000), 'x')")
+        assert r.error is not None and r.error.kind == "too_large"  # loops once per character otherwise
+        assert db.execute("SELECT printf('%.*f', 2, 3.14159)").rows == [["3.14"]]
+
+
+def test_duckdb_builders_bounded_and_a_file_opened_twice(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    path = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE t AS SELECT range AS id FROM range(10)")
+    con.close()
+    first = vouchsql.connect(path, cache_dir=str(tmp_path / "c"), timeout=2)
+    # A second connection in the same process (two requests of `vouch serve`) shares DuckDB's
+    # instance, whose configuration the first locked: it used to fail to open.
+    with vouchsql.connect(path, cache_dir=str(tmp_path / "c"), timeout=2) as second:
+        for db in (first, second):
+            for sql in ("SELECT repeat('x', (SELECT 400000000))", "SELECT lpad('a', (SELECT 400000000), 'b')",
+                        "SELECT range((SELECT 400000000))", "SELECT list_resize([1], (SELECT 400000000))",
+                        "SELECT repeat('x', 1000000) FROM range(1000)"):
+                started = time.monotonic()
+                r = db.execute(sql)
+                assert r.error is not None and "max_result_bytes" in r.error.message, (sql, r.error)
+                assert time.monotonic() - started < 0.5
+            for sql in ("SELECT system.main.repeat('x', 3)", "SELECT 'x'.repeat(3)"):
+                assert db.execute(sql).error.kind == "forbidden"
+            r = db.execute("SELECT repeat('ab', 2), lpad('7', 3, '0'), range(3), range(1, 3), list_resize([1], 2), "
+                           "unnest(generate_series(1, 2)) AS g")
+            assert r.error is None and r.rows[0][:2] == ["abab", "007"], r.error
+            assert db.execute("SELECT current_setting('memory_limit')").rows == [["192.0 MiB"]]
+    assert first.execute("SELECT count(*) FROM t").rows == [[10]]
+    first.close()

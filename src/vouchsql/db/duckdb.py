@@ -4,16 +4,33 @@ of CSV/Parquet files exposed as views of an in-memory database.
 For a folder, the views are created first and then external access is switched off and the
 configuration locked, so a query can read the folder's files through the views but cannot
 open any other file, write one, install or load an extension, or undo those settings.
+
+Memory is bounded as well: DuckDB's ``memory_limit`` is set from ``max_result_bytes`` (an
+aggregate such as ``list(range)`` over 100M rows took 1.7 GB before), with spilling to a
+private temporary folder (never beside the user's database), made only when a query spills
+and removed on close. A few scalar functions build one value in a single step that neither
+the memory limit nor the time limit reaches (``repeat('x', (SELECT 400000000))``: 865 MB and
+2.6 s past a 1 s limit; ``range((SELECT 400000000))``: 15 GB and 46 s), and DuckDB holds the
+values of 2,048 computed rows at once (``repeat('x', 1000000)`` over 1,000 rows: 2 GB):
+``repeat``, ``lpad``, ``rpad``, ``list_resize``, ``array_resize`` and ``range`` /
+``generate_series`` without a step are shadowed by temporary macros that refuse a value
+larger than ``max_result_bytes`` / 2,048 before it is built, and calling the built-ins by a
+qualified name (``system.main.repeat``) or as a method (``'x'.repeat(n)``) is refused.
+``range`` / ``generate_series`` with a step are not guarded.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 
-from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError
+from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, SQLRejected, UserInputError
 from ..settings import Config
 from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
 
@@ -26,6 +43,51 @@ def _import_duckdb():
     except ImportError:
         raise UserInputError("DuckDB support needs the duckdb extra: pip install 'vouchsql[duckdb]'") from None
     return duckdb
+
+
+# Scalar functions that build one value of a size their arguments decide, and the temporary
+# macro that shadows each: the size is checked before the built-in runs (every element or
+# character is at least a byte). DuckDB computes 2,048 rows at a time and holds their values
+# at once, outside its memory_limit (repeat('x', 1000000) over 1,000 rows took 2 GB), so one
+# value may hold at most max_result_bytes / 2,048 (16 KiB at the default) -- rows are better
+# generated with FROM range(…). ``CAST(s AS VARCHAR)`` gives a length for text, blobs and
+# lists alike. range/generate_series with a step are passed through unchecked: their size
+# needs the types of the arguments, which a macro does not know.
+_CHUNK_ROWS = 2048
+_TOO_BIG = ("error('{name}() would build a value over {cap_text} bytes: DuckDB computes 2,048 rows at once, "
+            "so one value may hold at most max_result_bytes / 2,048; select less, generate rows with "
+            "FROM range(...), or raise --max-result-bytes')")
+_GUARDED_BUILDERS = {
+    "repeat": "(s, n) AS system.main.repeat(s, CASE WHEN n > 0 AND n * length(CAST(s AS VARCHAR)) > {cap} "
+              "THEN {too_big} ELSE n END)",
+    "lpad": "(s, n, f) AS system.main.lpad(s, CASE WHEN n > {cap} THEN {too_big} ELSE n END, f)",
+    "rpad": "(s, n, f) AS system.main.rpad(s, CASE WHEN n > {cap} THEN {too_big} ELSE n END, f)",
+    "list_resize": "(l, n) AS system.main.list_resize(l, CASE WHEN n > {cap} THEN {too_big} ELSE n END), "
+                   "(l, n, v) AS system.main.list_resize(l, CASE WHEN n > {cap} THEN {too_big} ELSE n END, v)",
+    "array_resize": "(l, n) AS system.main.array_resize(l, CASE WHEN n > {cap} THEN {too_big} ELSE n END), "
+                    "(l, n, v) AS system.main.array_resize(l, CASE WHEN n > {cap} THEN {too_big} ELSE n END, v)",
+    "range": "(b) AS system.main.range(CASE WHEN b > {cap} THEN {too_big} ELSE b END), "
+             "(a, b) AS system.main.range(a, CASE WHEN b - a > {cap} THEN {too_big} ELSE b END), "
+             "(a, b, c) AS system.main.range(a, b, c)",
+    "generate_series": "(b) AS system.main.generate_series(CASE WHEN b > {cap} THEN {too_big} ELSE b END), "
+                       "(a, b) AS system.main.generate_series(a, CASE WHEN b - a > {cap} THEN {too_big} ELSE b END), "
+                       "(a, b, c) AS system.main.generate_series(a, b, c)",
+}
+_QUALIFIED_BUILDER = re.compile(r"\.\s*\"?\s*(" + "|".join(_GUARDED_BUILDERS) + r")\s*\"?\s*\(", re.IGNORECASE)
+_MiB = 1024 * 1024
+# Files open in this process: path → [connections, spill folder of their shared instance].
+_SHARED: dict[str, list] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def memory_limit(max_result_bytes: int, widest_table: int = 0) -> int:
+    """DuckDB's memory_limit for a given byte cap: two caps (the rows held while fetching and
+    the values being built) and 128 MiB for the engine's own work; beyond it, DuckDB spills
+    to disk or stops the query with an out-of-memory error. A scan holds buffers for every
+    column of a table (a 10,000-column CSV needs about 640 MiB of DuckDB's accounting while
+    its resident memory stays under 400 MB), so a wide table raises the limit to 96 KiB per
+    column of the widest table."""
+    return max(2 * max_result_bytes + 128 * _MiB, widest_table * 96 * 1024)
 
 
 def data_files(folder: Path) -> list[Path]:
@@ -72,22 +134,88 @@ class DuckDBDatabase(Database):
                     reader = DATA_SUFFIXES[f.suffix.lower()]
                     self._conn.execute(
                         f'CREATE {kind} "{_view_name(f, taken)}" AS SELECT * FROM {reader}(\'{literal}\')')
-                self._conn.execute("SET enable_external_access = false")
-                self._conn.execute("SET lock_configuration = true")
+                self._lock_down()
             else:
                 if not self.path.exists():
                     raise UserInputError(f"{self.path}: no such file")
                 self._conn = duckdb.connect(str(self.path), read_only=True)
                 # read_only protects the database file; this stops COPY … TO, EXPORT and
                 # read_csv('/any/file') from reaching the rest of the file system.
-                self._conn.execute("SET enable_external_access = false")
-                self._conn.execute("SET lock_configuration = true")
+                self._lock_down()
         except duckdb.Error as exc:
+            self._remove_spill()
             raise UserInputError(f"{self.path}: cannot open with DuckDB ({str(exc).splitlines()[0]})") from None
         self._schema: list[TableInfo] | None = None
 
+    _spill: str | None = None
+    _shared_key: str | None = None
+
+    def _lock_down(self) -> None:
+        """Bound memory, guard the value builders, then shut external access and lock the
+        configuration so that no query can undo any of it.
+
+        DuckDB shares one database instance among the read-only connections a process opens
+        to the same file (two requests of ``vouch serve`` at once, say). The first locks its
+        configuration; a later connection finds it locked, checks that external access is
+        off, and only adds its own macros. The spill folder belongs to the instance and goes
+        when its last connection closes."""
+        max_bytes = self.config.max_result_bytes
+        cap = max(1024, max_bytes // _CHUNK_ROWS)  # bytes one built value may hold
+        key = None if self.files else str(self.path)
+        with _SHARED_LOCK:
+            locked = self._conn.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
+            if locked:
+                external = self._conn.execute("SELECT current_setting('enable_external_access')").fetchone()[0]
+                if external:
+                    raise UserInputError(f"{self.path} is already open in this process with its configuration "
+                                         f"locked and external access on; Vouch cannot open it read-only-safe")
+            else:
+                # DuckDB makes the folder only when a query first spills.
+                self._spill = os.path.join(tempfile.gettempdir(), f"vouch-duckdb-spill-{uuid.uuid4().hex}")
+                spill = self._spill.replace("'", "''")
+                widest = self._conn.execute(
+                    "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM information_schema.columns "
+                    "GROUP BY table_catalog, table_schema, table_name)").fetchone()[0]
+                for statement in (f"SET memory_limit = '{memory_limit(max_bytes, widest) // 1024}KiB'",
+                                  f"SET temp_directory = '{spill}'",
+                                  "SET enable_progress_bar = false",
+                                  # An extension a query needs is not fetched from the network.
+                                  "SET autoinstall_known_extensions = false"):
+                    self._conn.execute(statement)
+            # Temporary macros belong to the connection, so every connection makes its own.
+            for name, overloads in _GUARDED_BUILDERS.items():
+                too_big = _TOO_BIG.format(name=name, cap_text=f"{cap:,}")
+                self._conn.execute(f"CREATE OR REPLACE TEMP MACRO {name}"
+                                   + overloads.format(cap=int(cap), too_big=too_big))
+            if not locked:
+                self._conn.execute("SET enable_external_access = false")
+                self._conn.execute("SET lock_configuration = true")
+            if key is not None:
+                entry = _SHARED.setdefault(key, [0, None])
+                entry[0] += 1
+                if self._spill:
+                    entry[1], self._spill = self._spill, None
+                self._shared_key = key
+
+    def _remove_spill(self) -> None:
+        with _SHARED_LOCK:
+            key, self._shared_key = self._shared_key, None
+            entry = _SHARED.get(key) if key is not None else None
+            if entry is not None:
+                entry[0] -= 1
+                if entry[0] <= 0:
+                    del _SHARED[key]
+                    if entry[1]:
+                        shutil.rmtree(entry[1], ignore_errors=True)
+            if self._spill:
+                shutil.rmtree(self._spill, ignore_errors=True)
+                self._spill = None
+
     def close(self) -> None:
-        self._conn.close()
+        try:
+            self._conn.close()
+        finally:
+            self._remove_spill()
 
     def identity(self) -> str:
         paths = self.files or [self.path]
@@ -97,6 +225,12 @@ class DuckDBDatabase(Database):
     def _check_select(self, sql: str) -> None:
         """DuckDB's own parser must see exactly one SELECT: allowed_paths lets a query read
         the folder's files but would also let COPY … TO overwrite them."""
+        builtin = _QUALIFIED_BUILDER.search(sql)
+        if builtin:
+            raise SQLRejected(f"{builtin.group(1)}() called by a qualified name or as a method is not allowed: "
+                              f"Vouch bounds the size of the value it builds only when it is called by its "
+                              f"plain name",
+                              kind="forbidden")
         extract = getattr(self._conn, "extract_statements", None)
         if extract is None:  # pragma: no cover - very old DuckDB
             return

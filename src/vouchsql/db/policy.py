@@ -13,11 +13,21 @@ MariaDB/MySQL, every word of its text is looked up here:
   outside the database, or falls in a category that acts outside the transaction (large
   objects, server files, replication and WAL, locks, statistics resets, configuration
   setters, sequence advancers, backend signalling, SQL run from a string). Catalogue tables
-  that hold secrets (``pg_authid`` …) are refused as well.
+  that hold secrets (``pg_authid`` …) are refused as well. What a query reaches without
+  naming it is followed too: a user function whose body (SQL or PL/pgSQL) uses a refused
+  name, or runs SQL built as text (``EXECUTE``), or is written in a language whose body
+  cannot be read; a view whose definition uses a refused name (a view runs its functions as
+  the reader); an operator or aggregate whose function is refused. A function that declares
+  itself ``IMMUTABLE`` but takes an advisory lock is refused for what it calls, not trusted
+  for what it says.
 - **MariaDB/MySQL**: executable and versioned comments (``/*!``, ``/*!NNNNN``, ``/*M!``),
   ``INTO OUTFILE/DUMPFILE``, user-variable assignment (``:=``), ``LOAD_FILE``, the lock
   functions and sequence advancers are refused, and so are the server's loadable functions
-  (``mysql.func``) and stored functions declared ``MODIFIES SQL DATA``.
+  (``mysql.func``), stored functions declared ``MODIFIES SQL DATA`` or ``CONTAINS SQL``
+  or whose body uses a refused name or sets a variable, views whose definition does (a view
+  runs with its definer's powers), the tables that hold password hashes or other sessions'
+  SQL (``mysql.user``, ``mysql.global_priv``, the process list, the ``sys`` schema),
+  ``LAST_INSERT_ID(expr)`` and the ``SET_VAR`` optimizer hint.
 
 The scan is over the raw text, strings and comments included, on purpose: it must not depend
 on tokenising exactly as the server does (backslash escapes, ``standard_conforming_strings``,
@@ -77,6 +87,7 @@ _PG_CATEGORIES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), r) fo
     (r"^pg_stat_(reset\w*|statements_reset|clear_snapshot)$", "it resets server statistics"),
     (r"^set_config$", "it changes the server's configuration (the time limit among it)"),
     (r"^(nextval|setval)$", "it advances a sequence, which no rollback undoes"),
+    (r"^(txid_current|pg_current_xact_id)$", "it assigns a transaction id, which no rollback gives back"),
     (r"^pg_(cancel_backend|terminate_backend|reload_conf|rotate_logfile|"
      r"log_backend_memory_contexts|signal_backend|notify)$", "it signals server processes"),
     (r"^(query_to_xml\w*|cursor_to_xml\w*|ts_stat|ts_rewrite|dblink\w*)$",
@@ -107,6 +118,45 @@ WHERE p.prorettype::regtype::text NOT IN ({", ".join(f"'{t}'" for t in _PG_UNCAL
 """
 
 
+# User-defined functions (outside the system schemas and extensions) with what they run: the
+# body of a SQL or PL/pgSQL function, the transition and final functions of an aggregate.
+PG_BODIES_SQL = f"""
+SELECT lower(p.proname), n.nspname, l.lanname,
+       CASE WHEN p.prokind = 'a' THEN (SELECT a.aggtransfn::text || ' ' || a.aggfinalfn::text || ' '
+                                              || a.aggcombinefn::text
+                                       FROM pg_catalog.pg_aggregate a WHERE a.aggfnoid = p.oid)
+            ELSE p.prosrc END,
+       p.prokind
+FROM pg_catalog.pg_proc p
+JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND p.prokind <> 'p'
+  AND p.prorettype::regtype::text NOT IN ({", ".join(f"'{t}'" for t in _PG_UNCALLABLE)})
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_proc'::regclass
+                  AND d.objid = p.oid AND d.deptype = 'e')
+"""
+
+# Views run their functions as the reader, each time they are read.
+PG_VIEWS_SQL = """
+SELECT lower(c.relname), n.nspname, pg_catalog.pg_get_viewdef(c.oid)
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'v' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+"""
+
+# Operators defined outside the system schemas: a symbol that calls a function unnamed.
+PG_OPERATORS_SQL = """
+SELECT o.oprname, lower(p.proname), n.nspname
+FROM pg_catalog.pg_operator o
+JOIN pg_catalog.pg_proc p ON p.oid = o.oprcode
+JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+"""
+
+# Languages whose bodies the word scan can read.
+_PG_READABLE_LANGUAGES = {"sql", "plpgsql"}
+
+
 def pg_reason(name: str, schema: str, volatility: str, extension: str | None) -> str | None:
     """Why a function named ``name`` may not run, or None when it may."""
     if extension in PG_DENIED_EXTENSIONS:
@@ -127,16 +177,61 @@ class PostgresPolicy:
 
     refused: dict[str, tuple[str, str]] = field(default_factory=dict)
     known: set[str] = field(default_factory=set)
+    views: dict[str, tuple[str, str]] = field(default_factory=dict)
+    operators: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
-    def from_rows(cls, rows) -> "PostgresPolicy":
+    def from_rows(cls, rows, bodies=(), views=(), operators=()) -> "PostgresPolicy":
+        """``rows`` from PG_CATALOGUE_SQL; ``bodies``, ``views`` and ``operators`` from
+        PG_BODIES_SQL, PG_VIEWS_SQL and PG_OPERATORS_SQL."""
         policy = cls()
         for name, schema, volatility, extension in rows:
             policy.known.add(name)
             reason = pg_reason(name, schema, volatility, extension)
             if reason and name not in policy.refused:
                 policy.refused[name] = (f"{schema}.{name}", reason)
+        policy._follow(bodies, views, operators)
         return policy
+
+    def _follow(self, bodies, views, operators) -> None:
+        """Refuse user functions, aggregates and views for what they run, until nothing
+        more is refused (a view over a function over a function …), then operators."""
+        pending: list[tuple[dict, str, str, set[str]]] = []
+        for name, schema, language, source, *kind in bodies:
+            if name in self.refused:
+                continue
+            aggregate = bool(kind) and kind[0] == "a"
+            if not aggregate and language not in _PG_READABLE_LANGUAGES:
+                self.refused[name] = (f"{schema}.{name}", f"it is written in {language}, so Vouch cannot "
+                                                          f"read what it does")
+                continue
+            if language == "plpgsql" and re.search(r"\bexecute\b", source or "", re.IGNORECASE):
+                self.refused[name] = (f"{schema}.{name}", "it runs SQL built as text (EXECUTE), out of "
+                                                          "the reach of these checks")
+                continue
+            pending.append((self.refused, name, schema, words(source or "")))
+        for name, schema, definition in views:
+            pending.append((self.views, name, schema, words(definition or "")))
+        changed = True
+        while changed:
+            changed = False
+            for verdicts, name, schema, used in pending:
+                if name in verdicts:
+                    continue
+                hit = sorted(used & (self.refused.keys() | self.views.keys() | PG_SECRET_RELATIONS))
+                if hit:
+                    verdicts[name] = (f"{schema}.{name}", f"it uses {hit[0]}, which {self._why(hit[0])}")
+                    changed = True
+        for symbol, function, schema in operators:
+            if function in self.refused:
+                self.operators[symbol] = (f"{schema}.{symbol}", f"it calls {self.refused[function][0]}(), which "
+                                                                f"{self._why(function)}")
+
+    def _why(self, word: str) -> str:
+        if word in PG_SECRET_RELATIONS:
+            return "holds secrets or other sessions' data"
+        reason = (self.refused.get(word) or self.views[word])[1]
+        return "is refused: " + reason.removeprefix("it ")
 
     def unknown_calls(self, sql: str) -> set[str]:
         """Words written as calls (``name(``) that the loaded catalogue does not hold: a
@@ -153,6 +248,13 @@ class PostgresPolicy:
         for word in sorted(found & self.refused.keys()):
             qualified, reason = self.refused[word]
             raise forbidden(f"the function {qualified}()", reason)
+        for word in sorted(found & self.views.keys()):
+            qualified, reason = self.views[word]
+            raise forbidden(f"the view {qualified}", reason)
+        for symbol in sorted(self.operators):
+            if symbol in sql:
+                qualified, reason = self.operators[symbol]
+                raise forbidden(f"the operator {qualified}", reason)
 
 
 # Keywords that are followed by "(" without being functions: not a sign of a new function.
@@ -188,22 +290,74 @@ MYSQL_DENIED_FUNCTIONS = {
     "setval": "it moves a sequence, which no rollback undoes",
     "outfile": "SELECT … INTO OUTFILE writes a server file",
     "dumpfile": "SELECT … INTO DUMPFILE writes a server file",
+    "set_var": "the SET_VAR optimizer hint changes a server variable (the time limit among them)",
+    "sys_exec": "it runs an operating-system command",
+    "sys_eval": "it runs an operating-system command",
 }
 
+# Stored functions with their declared data access and body (NULL where the role may not
+# see it), and views outside the server's own schemas with their definitions.
 MYSQL_CATALOGUE_SQL = (
-    "SELECT LOWER(ROUTINE_NAME), ROUTINE_SCHEMA FROM information_schema.ROUTINES "
-    "WHERE ROUTINE_TYPE = 'FUNCTION' AND SQL_DATA_ACCESS IN ('MODIFIES SQL DATA', 'CONTAINS SQL')")
+    "SELECT LOWER(ROUTINE_NAME), ROUTINE_SCHEMA, SQL_DATA_ACCESS, ROUTINE_DEFINITION "
+    "FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION'")
+MYSQL_VIEWS_SQL = (
+    "SELECT LOWER(TABLE_NAME), TABLE_SCHEMA, VIEW_DEFINITION FROM information_schema.VIEWS "
+    "WHERE TABLE_SCHEMA NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')")
 MYSQL_UDF_SQL = "SELECT LOWER(name) FROM mysql.func"
+
+# Words naming what holds password hashes or other sessions' SQL.
+MYSQL_SECRET_WORDS = {
+    "global_priv": "it holds the server's accounts and their password hashes",
+    "authentication_string": "it holds password hashes",
+    "processlist": "it shows other sessions' SQL",
+    "processlist_info": "it shows other sessions' SQL",
+}
+_SEP = r"(?:\s|`|\"|/\*.*?\*/)*"
+# The same, qualified by the server's own schemas; and the sys schema, whose views show
+# other sessions' SQL and whose functions set session variables.
+_MYSQL_SECRET_TABLES = re.compile(
+    rf"\b(?:mysql{_SEP}\.{_SEP}(?:user|global_priv|general_log|slow_log|password_reuse_check_history)(?![\w$])"
+    rf"|performance_schema{_SEP}\.{_SEP}(?:threads|events_statements_\w+|session_\w+|user_variables_\w+)(?![\w$])"
+    rf"|sys{_SEP}\.)", re.IGNORECASE | re.DOTALL)
+# A stored function body that sets a session or global variable changes state whatever
+# data access it declares (the declaration is not enforced).
+_MYSQL_BODY_STATE = re.compile(r"\bset\s+(?:global|session|local|persist|@)|:=|\binto\s*@", re.IGNORECASE)
 
 
 @dataclass
 class MySQLPolicy:
     refused: dict[str, str] = field(default_factory=lambda: dict(MYSQL_DENIED_FUNCTIONS))
 
-    def add_stored(self, rows) -> None:
-        for name, schema in rows:
-            self.refused.setdefault(name, f"the stored function {schema}.{name} is declared to "
-                                          f"modify data or run SQL statements")
+    def add_stored(self, rows, views=()) -> None:
+        """Stored functions (MYSQL_CATALOGUE_SQL rows) and views (MYSQL_VIEWS_SQL rows):
+        refused for what they declare, then for what their bodies use, until nothing more is
+        refused (a view over a function over a view …)."""
+        pending: list[tuple[str, str, str, set[str]]] = []
+        for row in rows:
+            name, schema = row[0], row[1]
+            access = row[2] if len(row) > 2 else "MODIFIES SQL DATA"
+            body = row[3] if len(row) > 3 else None
+            if access in ("MODIFIES SQL DATA", "CONTAINS SQL"):
+                self.refused.setdefault(name, f"the stored function {schema}.{name} is declared to "
+                                              f"modify data or run SQL statements")
+            elif body and _MYSQL_BODY_STATE.search(body):
+                self.refused.setdefault(name, f"the stored function {schema}.{name} sets a variable, "
+                                              f"which changes session or server state")
+            else:
+                pending.append(("stored function", name, schema, words(body or "")))
+        for name, schema, definition in views:
+            pending.append(("view", name, schema, words(definition or "")))
+        changed = True
+        while changed:
+            changed = False
+            for what, name, schema, used in pending:
+                if name in self.refused:
+                    continue
+                hit = sorted(used & (self.refused.keys() | MYSQL_SECRET_WORDS.keys()))
+                if hit:
+                    why = self.refused.get(hit[0]) or MYSQL_SECRET_WORDS[hit[0]]
+                    self.refused[name] = f"the {what} {schema}.{name} uses {hit[0].upper()} ({why})"
+                    changed = True
 
     def add_udfs(self, rows) -> None:
         for (name,) in rows:
@@ -222,6 +376,16 @@ class MySQLPolicy:
             raise forbidden("NEXT VALUE FOR", "it advances a sequence, which no rollback undoes")
         if re.search(r"\binto\s*(/\*[\s\S]*?\*/\s*|#[^\n]*\n\s*|--[^\n]*\n\s*)*@", sql, re.IGNORECASE):
             raise forbidden("SELECT … INTO @variable", "it changes session state")
+        if re.search(r"\blast_insert_id\s*\(\s*[^)\s]", sql, re.IGNORECASE):
+            raise forbidden("LAST_INSERT_ID(expr)", "it sets the session's last insert id")
+        secret = _MYSQL_SECRET_TABLES.search(sql)
+        if secret:
+            shown = re.sub(r"/\*.*?\*/|[`\"\s]", "", secret.group(0), flags=re.DOTALL)
+            shown = "the sys schema" if shown.lower() == "sys." else shown
+            raise forbidden(f"reading {shown}", "it holds password hashes, other sessions' SQL or the server's "
+                                                "own diagnostics, not the database's data")
+        for word in sorted(words(sql) & MYSQL_SECRET_WORDS.keys()):
+            raise forbidden(f"reading {word}", MYSQL_SECRET_WORDS[word])
         for word in sorted(words(sql) & self.refused.keys()):
             raise forbidden(word.upper(), self.refused[word])
 
@@ -306,10 +470,52 @@ def built_size(node) -> float:
     return 0
 
 
-def check_built_sizes(tree, max_bytes: int) -> None:
-    """Refuse a statement with an expression that certainly builds more than ``max_bytes``."""
+_PRINTF_SPEC = re.compile(r"%(%|[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?(?:hh|h|ll|l|L|q|j|z|t)?([a-zA-Z]))")
+# fmt-style (DuckDB's format): a replacement field whose spec holds another field, {:>{}}.
+_FMT_NESTED = re.compile(r"\{[^{}]*:[^{}]*\{[^{}]*\}[^{}]*\}")
+
+
+def width_from_data(node) -> bool:
+    """Whether a printf/format call takes a width or precision from an argument that is not
+    a constant (``printf('%.*c', n, 'x')``): it can build a value of any size, and SQLite and
+    DuckDB build it in one step that neither the time limit nor the byte cap reaches
+    (SQLite's ``%.*c`` loops once per character: 3.6 s for 400,000,000)."""
     from sqlglot import exp
 
+    name = (node.name if isinstance(node, exp.Anonymous) else getattr(node, "key", "")).lower()
+    if not (isinstance(node, exp.Format) or name in _FORMATTERS):
+        return False
+    args = list(node.iter_expressions())
+    if not args or not (isinstance(args[0], exp.Literal) and args[0].is_string):
+        return False
+    fmt, rest = args[0].this, args[1:]
+    if _FMT_NESTED.search(fmt):
+        return any(_constant(a) is None for a in rest if not (isinstance(a, exp.Literal) and a.is_string))
+    i = 0
+    for spec in _PRINTF_SPEC.finditer(fmt):
+        if spec.group(1) == "%":
+            continue
+        for star in (spec.group(2), spec.group(3)):
+            if star == "*":
+                if i < len(rest) and _constant(rest[i]) is None:
+                    return True
+                i += 1
+        i += 1  # the value converted
+    return False
+
+
+def check_built_sizes(tree, max_bytes: int) -> None:
+    """Refuse a statement with an expression that certainly builds more than ``max_bytes``,
+    or whose size only the data decides in a step no limit reaches (see width_from_data)."""
+    from sqlglot import exp
+
+    for node in tree.find_all(exp.Format, exp.Anonymous):
+        if width_from_data(node):
+            shown = node.sql()
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise SQLRejected(
+                f"{shown} takes a width or precision from the data ('*'), so it can build a value of any "
+                f"size in one step that no limit interrupts; give the width as a number", kind="too_large")
     for node in tree.find_all(exp.Repeat, exp.Pad, exp.Space, exp.Format, exp.Anonymous, exp.DPipe):
         size = built_size(node)
         if size > max_bytes:

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
+import socket
+import threading
 import time
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError, VouchError
 from ..settings import Config
 from ..sql.gate import SQLGLOT_DIALECTS
 from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
-from .policy import (MYSQL_CATALOGUE_SQL, MYSQL_UDF_SQL, PG_CATALOGUE_SQL, MySQLPolicy,
-                     PostgresPolicy)
+from .policy import (MYSQL_CATALOGUE_SQL, MYSQL_UDF_SQL, MYSQL_VIEWS_SQL, PG_BODIES_SQL, PG_CATALOGUE_SQL,
+                     PG_OPERATORS_SQL, PG_VIEWS_SQL, MySQLPolicy, PostgresPolicy)
 
 
 def _import_sqlalchemy():
@@ -89,6 +92,7 @@ class SQLAlchemyDatabase(Database):
         start = time.monotonic()
         with self._engine.connect() as conn:
             stream = None
+            watchdog = _Watchdog(conn.connection.driver_connection, timeout + _GRACE_S)
             try:
                 for stmt in self._session_setup(timeout):
                     conn.exec_driver_sql(stmt)
@@ -105,11 +109,20 @@ class SQLAlchemyDatabase(Database):
                 raise ExecutionError(f"{self.engine}: the statement returned no rows; "
                                      f"Vouch runs only SELECT queries") from None
             except (sa.exc.DBAPIError, self._engine.dialect.loaded_dbapi.Error, QueryTimeout) as exc:
-                if stream is not None and not self._is_postgres:
+                if watchdog.fired:
+                    stream = None
+                elif stream is not None and not self._is_postgres:
                     stream.abandon(conn)
                     stream = None
-                raise self._translate(exc, time.monotonic() - start >= timeout, timeout) from None
+                raise self._translate(exc, watchdog.fired or time.monotonic() - start >= timeout,
+                                      timeout) from None
             finally:
+                watchdog.cancel()
+                if watchdog.fired:
+                    # The socket is cut: nothing more can be read or rolled back on it.
+                    stream = None
+                    if not conn.invalidated:
+                        conn.invalidate()
                 if stream is not None:
                     stream.close()
                 if not conn.invalidated:
@@ -166,11 +179,13 @@ class SQLAlchemyDatabase(Database):
             with self._engine.connect() as conn:
                 try:
                     if self._is_postgres:
+                        read = lambda sql: conn.exec_driver_sql(sql).fetchall()  # noqa: E731
                         self._policy_cache = PostgresPolicy.from_rows(
-                            conn.exec_driver_sql(PG_CATALOGUE_SQL).fetchall())
+                            read(PG_CATALOGUE_SQL), read(PG_BODIES_SQL), read(PG_VIEWS_SQL), read(PG_OPERATORS_SQL))
                     else:
                         policy = MySQLPolicy()
-                        policy.add_stored(conn.exec_driver_sql(MYSQL_CATALOGUE_SQL).fetchall())
+                        policy.add_stored(conn.exec_driver_sql(MYSQL_CATALOGUE_SQL).fetchall(),
+                                          conn.exec_driver_sql(MYSQL_VIEWS_SQL).fetchall())
                         try:
                             policy.add_udfs(conn.exec_driver_sql(MYSQL_UDF_SQL).fetchall())
                         except self._sa.exc.DBAPIError:
@@ -225,6 +240,54 @@ class SQLAlchemyDatabase(Database):
                 raise ExecutionError(f"cannot read the privileges of the role on {self.target}: "
                                      f"{_first_line(exc)}") from None
         return self._role_powers
+
+
+# How long past the time limit a statement may keep the caller waiting before its connection
+# is cut: the server's own limit (statement_timeout, max_statement_time) acts first, but a
+# server checks it only between steps (PostgreSQL building a 1 GB string_agg ran 1.2 s past a
+# 1 s statement_timeout).
+_GRACE_S = 0.5
+
+
+class _Watchdog:
+    """Shuts the connection's socket down if the statement is still running ``seconds`` after
+    it started, so the blocked driver call returns at once with an error; the server ends
+    the statement when it next notices that its client is gone."""
+
+    def __init__(self, driver, seconds: float) -> None:
+        self.fired = False
+        self._driver = driver
+        self._timer = threading.Timer(seconds, self._sever)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _sever(self) -> None:
+        fd = _socket_fd(self._driver)
+        if fd is None:
+            return
+        self.fired = True
+        try:
+            # A duplicate of the descriptor: shutting it down ends the connection for both,
+            # closing it leaves the driver's own descriptor to the driver.
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _socket_fd(driver) -> int | None:
+    """The socket descriptor of a psycopg or PyMySQL connection (None for other drivers)."""
+    try:
+        pgconn = getattr(driver, "pgconn", None)
+        if pgconn is not None:
+            return pgconn.socket
+        sock = getattr(driver, "_sock", None)
+        return sock.fileno() if sock is not None else None
+    except Exception:  # noqa: BLE001 - a closed connection has no socket; nothing to cut
+        return None
 
 
 def _pg_reader_role(conn) -> list[str]:
@@ -299,6 +362,9 @@ class _PsycopgStream(_Stream):
         shape = pgconn.describe_prepared(b"")
         names = [shape.fname(i).decode(driver.info.encoding) for i in range(shape.nfields)]
         oids = [shape.ftype(i) for i in range(shape.nfields)]
+        # psycopg's stream sets the cursor's description with the first row, so an empty
+        # result has none: the described names stand in (an empty EXCEPT is still a result).
+        self._described = names
         wrapped = self._wrap(driver, sql, names, oids, max_bytes, type_lengths)
         self._rows = self._cur.stream(wrapped or sql)
 
@@ -364,6 +430,8 @@ class _PsycopgStream(_Stream):
 
     def columns(self) -> list[str]:
         if self._cur.description is None:
+            if self._described:
+                return list(self._described)
             raise _resource_closed()
         names = [d.name for d in self._cur.description]
         return names[:-1] if self._flag else names

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError
 from ..settings import Config
-from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
+from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded, value_bytes
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -99,8 +99,10 @@ class SQLiteDatabase(Database):
     def _run(self, sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
         max_bytes = self.config.max_result_bytes if max_bytes is None else max_bytes
         deadline = time.monotonic() + timeout
-        # Called every N virtual-machine steps; a non-zero return interrupts the query.
-        self._conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        # Called every N virtual-machine steps; a non-zero return interrupts the query. N is
+        # small because a step can be slow: hex(randomblob(2000000)) takes ~30 ms a row, so
+        # 10,000 steps (~700 such rows) ran 13 s past a 1 s limit.
+        self._conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1_000)
         # SQLite builds a whole string or blob in one step, which no progress handler can
         # interrupt (zeroblob(400000000) ran 8.5 s past a 3 s limit and took 1.6 GB), so the
         # largest value it may build is bounded too, at the byte cap.
@@ -109,7 +111,7 @@ class SQLiteDatabase(Database):
         try:
             cur.execute(sql)
             columns = [d[0] for d in cur.description or []]
-            rows, truncated = fetch_bounded(cur.fetchmany, max_rows, max_bytes, deadline)
+            rows, truncated = fetch_bounded(_paced(cur.fetchmany, max_bytes), max_rows, max_bytes, deadline)
         except QueryTimeout:
             raise QueryTimeout(_timeout_message(timeout)) from None
         except sqlite3.OperationalError as exc:
@@ -192,6 +194,26 @@ class SQLiteDatabase(Database):
     def _pragma(self, pragma: str, table: str) -> list[tuple]:
         # Only schema-reading pragmas from _READ_PRAGMAS get here; the name is quoted.
         return self._conn.execute(f"PRAGMA {pragma}({self.quote(table)})").fetchall()
+
+
+def _paced(fetchmany, max_bytes: int):
+    """``fetchmany`` that asks for one row first, then for no more rows than the largest row
+    seen so far says fit in a quarter of ``max_bytes``: SQLite builds each row as it is
+    fetched, so a chunk of 256 rows of 8 MB each held 2 GB before any cap could look."""
+    largest = 0
+
+    def fetch(n: int) -> list:
+        nonlocal largest
+        if largest == 0:
+            n = 1
+        else:
+            n = max(1, min(n, max_bytes // (4 * largest)))
+        batch = fetchmany(n)
+        for row in batch:
+            largest = max(largest, 16 + sum(value_bytes(v) for v in row))
+        return batch
+
+    return fetch
 
 
 def _timeout_message(timeout: float) -> str:
