@@ -1,0 +1,547 @@
+"""Mutation testing of the core modules (issue 11, part 5): a benchmark, not a CI job.
+
+For each target module this runs **mutmut** (3.x, ``pip install mutmut``) in a throw-away copy
+of the working tree with only that module's own test files, then prints killed / timeout /
+survived / no-tests per module, the kill rate, the rate over the mutants not judged
+equivalent (:data:`EQUIVALENT`, one reason each), and the diff of every survivor.
+
+mutmut 3 reads its settings from ``[tool.mutmut]`` in ``pyproject.toml`` and writes its
+mutated tree to ``mutants/`` in the working directory. The repository's own
+``pyproject.toml`` is left alone: the script copies ``src/``, ``tests/`` and
+``pyproject.toml`` into ``<workdir>/<module>/``, appends the documented settings there
+(``source_paths``, ``only_mutate``, ``pytest_add_cli_args_test_selection``) and runs
+``python -m mutmut run`` in that copy; mutmut runs, for each mutant, only the selected tests
+that call the mutated function, and stops at the first failure.
+
+mutmut mutates only code inside functions and methods. The module-level constants
+(``PASS_AT``, ``RHO_MIN``, ``Z95`` …) are the cutoffs the issue names, so a small AST pass of
+this script (on by default; ``--no-constants``) nudges each numeric literal of a module-level
+assignment (a float in (0, 1] by ±0.01, another float by ±10%, an int by ±1) and runs the
+same selection against each nudged copy (``pytest -x``).
+
+    pip install mutmut
+    python bench/mutation.py                              # the six modules: hours on 2 CPUs
+    python bench/mutation.py --modules bad_join,metrics --max-children 2
+    python bench/mutation.py --before-without tests/test_boundaries.py --keep --workdir /tmp/vouch-mutation
+    python bench/mutation.py --rerun --workdir /tmp/vouch-mutation   # after editing tests
+    python bench/mutation.py --json mutation.json
+
+``--before REV`` measures twice in one go: first with ``tests/`` as of git revision ``REV``
+(a selected test file it lacks is an empty placeholder; ``--before-without FILES`` instead
+takes the working tree's tests less those files), then, with the working tree's tests,
+only the mutants that survived are run again (the tests only grow, so a killed mutant stays
+killed). ``--rerun`` does that second step alone in a kept ``--workdir``. The source is
+always the working tree's ``src/`` at the time of the first run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+# Golden cases in tests/test_checks.py: keep every other test of the selected files, and of
+# the golden cases those of the check itself and the ones on which nothing may fire.
+_GOLDEN = "not test_golden_case or nothing_fires or {}"
+_CHECK_TESTS = ["tests/test_checks.py", "tests/test_check_protocol.py", "tests/test_boundaries.py"]
+
+
+@dataclass
+class Target:
+    path: str
+    tests: list[str]
+    k: str | None = None
+    name: str = ""
+
+    @property
+    def module(self) -> str:
+        return self.path.removeprefix("src/").removesuffix(".py").replace("/", ".")
+
+
+TARGETS = {
+    "score": Target("src/vouchsql/score.py",
+                    ["tests/test_score.py", "tests/test_check_protocol.py", "tests/test_boundaries.py"]),
+    "agreement": Target("src/vouchsql/agreement.py", ["tests/test_agreement.py", "tests/test_boundaries.py"]),
+    "stand_in": Target("src/vouchsql/checks/stand_in.py", _CHECK_TESTS, _GOLDEN.format("stand_in")),
+    "bad_join": Target("src/vouchsql/checks/bad_join.py", _CHECK_TESTS, _GOLDEN.format("bad_join")),
+    "uncited_number": Target("src/vouchsql/checks/uncited_number.py", _CHECK_TESTS,
+                             _GOLDEN.format("uncited_number")),
+    "metrics": Target("src/vouchsql/evals/metrics.py", ["tests/test_metrics.py", "tests/test_boundaries.py"]),
+}
+
+# Survivors judged equivalent, each with the reason no test can tell it from the original:
+# (module, function as mutmut names it (fnmatch), a regex found in the mutated line, reason).
+# Matched by content, not by mutmut's numbering, so that an edit elsewhere in a module does
+# not shift the list; a rule only applies to a mutant that was not killed. The constant
+# pass names its function "<module level>". Reviewed by hand against each survivor's diff.
+_NAN = ("*", "*", r'float\("NAN"\)', "float() reads 'NAN' as it reads 'nan'")
+_ASTYPE = ("metrics", "*", r"\.astype\(None\)", "astype(None) is astype(float64)")
+_DIVIDE = "no division by zero can happen here (a 0 denominator comes with a 0 numerator: 0/0 is "\
+          "'invalid', not 'divide'), so silencing 'divide' or not changes nothing"
+_INT32 = "the int64 switch only matters past 2³¹ − 1 items, which no test can hold in memory"
+EQUIVALENT: list[tuple[str, str, str, str]] = [
+    _NAN, _ASTYPE,
+    # bad_join
+    ("bad_join", "x_join_overlaps", r'"XXjoin_overlapsXX"|"JOIN_OVERLAPS"|ctx\.cache\["join_overlaps"\] = None',
+     "join_overlaps is called once per run (by BadJoin.run only), so its cache entry is never read back"),
+    ("bad_join", "x_join_overlaps", r"if \(ctx\.inspection\) or True else",
+     "BadJoin.run returns before calling join_overlaps when there is no inspection"),
+    # uncited_number
+    ("uncited_number", "x_numbers_in", r'finditer\(text or "XXXX"\)', "'XXXX' holds no number, as '' does not"),
+    ("uncited_number", "x_numbers_in", r"start = m\.start\(1\) if \(sign\) or True else",
+     "start is read only when there is a sign"),
+    ("uncited_number", "x_numbers_in", r'in "XX\(\[=:\$€£XX"',
+     "the pattern's look-behind already refuses a sign after a word character such as X"),
+    ("uncited_number", "x_numbers_in", r'sign = ""$', "'' is as false as None"),
+    ("uncited_number", "x_numbers_in", r"float\(digits\) / \(-1 if sign else 1\)", "x / -1 == x * -1"),
+    ("uncited_number", "x__cited", r"cells\[i\] < x\.value \+ tol$",
+     "the tolerance carries a 1e-9 slack, so a cell exactly at x + tol is a float coincidence"),
+    # metrics
+    ("metrics", "x__average_ranks", r'np\.argsort\(s, (kind=None|kind="MERGESORT"|)\)',
+     "tied scores get their average rank, so a sort that is not stable gives the same ranks "
+     "(and numpy reads the kind case-insensitively)"),
+    ("metrics", "x_auroc_stat", r"chunk_cells: int = 1000001", "the chunk size never changes the values"),
+    ("metrics", "x_auroc_stat", r"step = max\(2, |step = max\(1, chunk_cells // \(3 \* u\)\)|range\(0, b, \)",
+     "the chunk size never changes the values"),
+    ("metrics", "x_auroc_stat", r"u = int\(dense\.max\(\)\) \+ 2 if|else 2$",
+     "a wider code space keeps right and wrong answers apart all the same (and with no "
+     "scores every resample is undefined either way)"),
+    ("metrics", "x_auroc_stat", r"np\.arange\(rows, (dtype=None)?\)", "numpy's default integer is int64 here"),
+    ("metrics", "x_auroc_stat", r'np\.einsum\("IJ,IJ->I"', "einsum subscripts are case-sensitive letters: "
+     "upper-case ones name the same contraction"),
+    ("metrics", "x_auroc_stat", r"wins2 / \(2\.0 \* p \* q\), None\)",
+     "None stored into a float array is nan"),
+    ("metrics", "x_auroc_stat", r"\(p > 0\) \| \(q > 0\)|\(p >= 0\) & \(q > 0\)|\(p > 0\) & \(q >= 0\)",
+     "with no right (p = 0) or no wrong (q = 0) answer in a resample wins2 is 0, so the "
+     "division is 0/0 = nan anyway"),
+    ("metrics", "x_auroc_stat", r'errstate\(invalid="ignore", (divide=None)?\)', _DIVIDE),
+    ("metrics", "x_mean_stat", r'errstate\(invalid="ignore", (divide=None)?\)', _DIVIDE),
+    ("metrics", "x_mean_stat", r"np\.where\(n >= 0,", "with n = 0 the division is 0/0 = nan anyway"),
+    ("metrics", "x_bootstrap", r"v\.fill\(None\)", "fill(None) on a float array fills nan"),
+    ("metrics", "x_bootstrap", r"rng\.integers\(n, size=", "integers(n) draws from [0, n), as integers(0, n)"),
+    ("metrics", "x_bootstrap", r"dtype=np\.int64 if (\(n > 2\*\*31 - 1\) and False|n >= 2\*\*31 - 1|"
+     r"n > 2\*\*31 \+ 1|n > 3\*\*31 - 1|n > 2\*\*32 - 1|n > 2\*\*31 - 2) else", _INT32),
+    ("metrics", "x_wilson", r"z = Z95 if (\(level == 0\.95\) and False|level == 1\.95) else _z\(level\)",
+     "_z(0.95) is Z95 to 4e-16"),
+    ("metrics", "x_wilson", r"min\(2\.0, centre \+ half\)",
+     "the Wilson upper bound is below 1 whenever successes < n"),
+]
+
+for _name, _target in TARGETS.items():
+    _target.name = _name
+
+KILLED = {"killed", "timeout", "caught by type check"}
+
+
+@dataclass
+class Mutant:
+    name: str
+    status: str
+    diff: str = ""
+    function: str = ""
+    line: str = ""
+    equivalent: str | None = None
+
+
+@dataclass
+class ModuleResult:
+    name: str
+    mutants: list[Mutant] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+
+    def count(self, *statuses: str) -> int:
+        return sum(m.status in statuses for m in self.mutants)
+
+    def summary(self) -> dict:
+        total = len(self.mutants)
+        killed = self.count(*KILLED)
+        equivalent = sum(m.equivalent is not None and m.status not in KILLED for m in self.mutants)
+        rest = total - equivalent
+        return {"module": self.name, "total": total, "killed": self.count("killed"),
+                "timeout": self.count("timeout"), "survived": self.count("survived"),
+                "no_tests": self.count("no tests"), "other": total - self.count(*KILLED, "survived", "no tests"),
+                "equivalent": equivalent, "kill_rate": killed / total if total else None,
+                "non_equivalent_kill_rate": killed / rest if rest else None, "seconds": round(self.seconds, 1)}
+
+
+# ---------------------------------------------------------------------------------------
+# The working copy
+# ---------------------------------------------------------------------------------------
+def copy_tests(dest: Path, rev: str | None, selection_files: list[str], without: list[str] = ()) -> None:
+    """``tests/`` into ``dest`` from the working tree or from git revision ``rev``; a selected
+    test file that ``rev`` lacks, and each file of ``without``, becomes an empty module, so
+    that the selection (and so mutmut's cached test-to-function map) is the same before and
+    after."""
+    if (dest / "tests").exists():
+        shutil.rmtree(dest / "tests")
+    if rev:
+        archive = subprocess.run(["git", "archive", rev, "tests"], cwd=ROOT, check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    else:
+        shutil.copytree(ROOT / "tests", dest / "tests",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+    for name in without:
+        (dest / name).unlink(missing_ok=True)
+    for name in selection_files:
+        if not (dest / name).is_file():
+            (dest / name).write_text(f'"""Not in {rev}: a placeholder."""\n', encoding="utf-8")
+
+
+def make_copy(dest: Path, target: Target, tests_rev: str | None, without: list[str] = ()) -> list[str]:
+    """A copy of src/, tests/ and pyproject.toml in ``dest`` with the mutmut settings for
+    ``target``; returns the pytest selection (the test files and ``-k``)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    shutil.copytree(ROOT / "src", dest / "src", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    copy_tests(dest, tests_rev, target.tests, without)
+    # tests/conftest.py finds the sample databases two folders above itself: in the copy
+    # (dest/tests) and in mutmut's tree (dest/mutants/tests).
+    for at in (dest.parent / "shared", dest / "shared"):
+        if SHARED.is_dir() and not at.exists():
+            at.symlink_to(SHARED, target_is_directory=True)
+    selection = list(target.tests) + (["-k", target.k] if target.k else [])
+    settings = {
+        "source_paths": ["src"],
+        "only_mutate": [target.path],
+        "pytest_add_cli_args_test_selection": selection,
+        "pytest_add_cli_args": ["-p", "no:cacheprovider"],
+        "use_git_change_detection": False,
+    }
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    text += "\n[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())
+    (dest / "pyproject.toml").write_text(text, encoding="utf-8")
+    return selection
+
+
+def _clean_env() -> dict:
+    env = dict(os.environ)
+    for name in list(env):
+        if name.startswith("VOUCH_") or name == "PYTHONPATH":
+            env.pop(name)
+    return env
+
+
+# ---------------------------------------------------------------------------------------
+# mutmut
+# ---------------------------------------------------------------------------------------
+_DIFF_LINE = re.compile(r"^\+(?!\+\+)(.*)$", re.M)
+
+
+def run_mutmut(dest: Path, result: ModuleResult, max_children: int, log, names: list[str] | None = None) -> None:
+    """``mutmut run`` in ``dest`` (only ``names`` when given: mutmut reruns a mutant it is
+    named, whatever it cached), then every mutant's status and each survivor's diff."""
+    env = _clean_env()
+    cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *(names or [])]
+    if names == []:
+        cmd = None
+    if cmd:
+        done = subprocess.run(cmd, cwd=dest, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        with open(dest / "mutmut-run.log", "a", encoding="utf-8") as f:
+            f.write(done.stdout)
+        if done.returncode != 0:
+            result.error = f"mutmut run exited {done.returncode}; see {dest / 'mutmut-run.log'}"
+            log(result.error)
+            log(done.stdout[-3000:])
+    listed = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=dest, env=env,
+                            capture_output=True, text=True)
+    for line in listed.stdout.splitlines():
+        m = re.match(r"\s+(\S+): (.+)$", line)
+        if not m:
+            continue
+        name, status = m.group(1), m.group(2).strip()
+        mutant = Mutant(name=name, status=status, function=_function_key(name))
+        if status not in KILLED:
+            shown = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=dest, env=env,
+                                   capture_output=True, text=True)
+            mutant.diff = _trim_diff(shown.stdout)
+            added = _DIFF_LINE.findall(mutant.diff)
+            mutant.line = added[0].strip() if added else ""
+        result.mutants.append(mutant)
+
+
+def _function_key(name: str) -> str:
+    """``vouchsql.score.x_gate__mutmut_3`` -> ``x_gate``; methods keep ``xǁClassǁmethod``."""
+    return name.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
+
+
+def _trim_diff(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if line.startswith(("@@", "-", "+")) or line.startswith("# "))
+
+
+# ---------------------------------------------------------------------------------------
+# Module-level numeric constants (mutmut leaves them alone)
+# ---------------------------------------------------------------------------------------
+def _nudges(value) -> list:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value + 1, value - 1]
+    if isinstance(value, float):
+        if 0 < abs(value) <= 1:
+            return [round(value + 0.01, 10), round(value - 0.01, 10)]
+        return [value * 1.1, value * 0.9]
+    return []
+
+
+def constant_mutants(source: str) -> list[tuple[str, str, str]]:
+    """(description, mutated source, mutated line) for every numeric literal in a module-level
+    assignment (``X = 0.85``, ``A, B = 0.8, 0.6``, ``W = {"k": 0.3}``), each nudged both ways."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    out = []
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+            continue
+        for node in ast.walk(stmt.value):
+            if not (isinstance(node, ast.Constant) and type(node.value) in (int, float)):
+                continue
+            if node.lineno != node.end_lineno:
+                continue
+            for new in _nudges(node.value):
+                line = lines[node.lineno - 1]
+                mutated_line = line[:node.col_offset] + repr(new) + line[node.end_col_offset:]
+                mutated = "".join(lines[:node.lineno - 1] + [mutated_line] + lines[node.lineno:])
+                out.append((f"line {node.lineno}: {node.value!r} -> {new!r}", mutated, mutated_line.strip()))
+    return out
+
+
+def run_constants(dest: Path, target: Target, selection: list[str], result: ModuleResult, log,
+                  only: set[str] | None = None) -> None:
+    """Each nudged constant against the selection; ``only``: the names to run (the others
+    are left out of ``result``)."""
+    path = dest / target.path
+    original = path.read_text(encoding="utf-8")
+    env = _clean_env()
+    env["PYTHONPATH"] = str(dest / "src")
+    base = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *selection]
+    mutants = [(f"{target.module}.<module level>__const_{i}", *m)
+               for i, m in enumerate(constant_mutants(original), 1)]
+    mutants = [m for m in mutants if only is None or m[0] in only]
+    if not mutants:
+        return
+    start = time.perf_counter()
+    clean = subprocess.run(base, cwd=dest, env=env, capture_output=True, text=True)
+    clean_s = time.perf_counter() - start
+    if clean.returncode != 0:
+        result.error = (result.error or "") + f" the unmutated tests fail in {dest} (constants skipped)"
+        log(clean.stdout[-2000:])
+        return
+    timeout = max(60.0, 10 * clean_s)
+    try:
+        for name, what, mutated, line in mutants:
+            path.write_text(mutated, encoding="utf-8")
+            try:
+                done = subprocess.run(base, cwd=dest, env=env, capture_output=True, text=True, timeout=timeout)
+                status = {0: "survived", 1: "killed", 3: "killed", 5: "no tests"}.get(done.returncode, "suspicious")
+            except subprocess.TimeoutExpired:
+                status = "timeout"
+            diff = f"@@ {what}\n+{line}" if status not in KILLED else ""
+            result.mutants.append(Mutant(name=name, status=status, diff=diff, function="<module level>", line=line))
+            log(f"    {name}: {what}: {status}")
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def measure(dest: Path, target: Target, selection: list[str], args, log, previous: ModuleResult | None = None,
+            ) -> ModuleResult:
+    """One measurement of ``target`` in ``dest``: everything, or (given ``previous``) only
+    what ``previous`` did not kill, its killed mutants carried over."""
+    result = ModuleResult(target.name)
+    start = time.perf_counter()
+    alive = None if previous is None else [m for m in previous.mutants if m.status not in KILLED]
+    if args.mutmut:
+        names = None if alive is None else [m.name for m in alive if m.function != "<module level>"]
+        run_mutmut(dest, result, args.max_children, log, names)
+    if args.constants:
+        consts = None if alive is None else {m.name for m in alive if m.function == "<module level>"}
+        run_constants(dest, target, selection, result, log, consts)
+        if previous is not None:
+            result.mutants += [m for m in previous.mutants
+                               if m.function == "<module level>" and m.status in KILLED]
+    result.seconds = time.perf_counter() - start
+    judge(result)
+    s = result.summary()
+    log(f"   {target.name}: {s['killed'] + s['timeout']}/{s['total']} killed in {s['seconds']} s")
+    return result
+
+
+def save(dest: Path, result: ModuleResult, label: str) -> None:
+    doc = {"name": result.name, "seconds": result.seconds, "error": result.error,
+           "mutants": [m.__dict__ for m in result.mutants]}
+    (dest / f"result-{label}.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def load(dest: Path, label: str) -> ModuleResult | None:
+    path = dest / f"result-{label}.json"
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return ModuleResult(doc["name"], [Mutant(**m) for m in doc["mutants"]], doc["seconds"], doc["error"])
+
+
+# ---------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------
+def equivalent_reason(module: str, function: str, line: str) -> str | None:
+    for mod, func, pattern, reason in EQUIVALENT:
+        if fnmatch.fnmatchcase(module, mod) and fnmatch.fnmatchcase(function, func) and re.search(pattern, line):
+            return reason
+    return None
+
+
+def judge(result: ModuleResult) -> None:
+    for m in result.mutants:
+        m.equivalent = None if m.status in KILLED else equivalent_reason(result.name, m.function, m.line)
+
+
+def print_report(results: list[ModuleResult], show_diffs: bool) -> None:
+    head = f"{'module':<16}{'total':>6}{'killed':>7}{'t/o':>5}{'surv':>6}{'none':>6}{'other':>6}{'equiv':>6}" \
+           f"{'kill%':>8}{'non-eq%':>9}{'secs':>8}"
+    print(head)
+    print("-" * len(head))
+    tot = {"total": 0, "killed": 0, "timeout": 0, "equivalent": 0}
+    for r in results:
+        s = r.summary()
+        pct = lambda v: "-" if v is None else f"{100 * v:.1f}"  # noqa: E731
+        print(f"{r.name:<16}{s['total']:>6}{s['killed']:>7}{s['timeout']:>5}{s['survived']:>6}{s['no_tests']:>6}"
+              f"{s['other']:>6}{s['equivalent']:>6}{pct(s['kill_rate']):>8}{pct(s['non_equivalent_kill_rate']):>9}"
+              f"{s['seconds']:>8}")
+        for k in tot:
+            tot[k] += s[k]
+    killed = tot["killed"] + tot["timeout"]
+    if tot["total"]:
+        rest = tot["total"] - tot["equivalent"]
+        print(f"{'all':<16}{tot['total']:>6}{tot['killed']:>7}{tot['timeout']:>5}{'':>24}{tot['equivalent']:>6}"
+              f"{100 * killed / tot['total']:>8.1f}{100 * killed / rest if rest else 0:>9.1f}")
+    for r in results:
+        if r.error:
+            print(f"\n{r.name}: {r.error}")
+        alive = [m for m in r.mutants if m.status not in KILLED]
+        if not alive:
+            continue
+        print(f"\n== {r.name}: {len(alive)} not killed")
+        for m in alive:
+            tag = f"equivalent: {m.equivalent}" if m.equivalent else m.status
+            print(f"-- {m.name} [{tag}]")
+            if show_diffs and m.diff:
+                print("\n".join("   " + line for line in m.diff.splitlines() if not line.startswith("# ")))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--modules", default=",".join(TARGETS), help=f"comma-separated, of {', '.join(TARGETS)}")
+    ap.add_argument("--max-children", type=int, default=max(1, min(4, os.cpu_count() or 1)))
+    ap.add_argument("--workdir", type=Path, help="where the copies go (default: a new temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the working copies")
+    ap.add_argument("--before", metavar="REV", help="first measure with tests/ as of this git revision")
+    ap.add_argument("--before-without", metavar="FILES", default="",
+                    help="first measure with the working tree's tests less these files (comma-separated)")
+    ap.add_argument("--rerun", action="store_true",
+                    help="in a kept --workdir: run what the last measurement did not kill, with today's tests")
+    ap.add_argument("--no-constants", dest="constants", action="store_false",
+                    help="skip the module-level constant pass")
+    ap.add_argument("--no-mutmut", dest="mutmut", action="store_false", help="only the constant pass")
+    ap.add_argument("--no-diffs", dest="diffs", action="store_false")
+    ap.add_argument("--json", type=Path, help="write the per-module summaries and every survivor here")
+    args = ap.parse_args(argv)
+
+    names = [n.strip() for n in args.modules.split(",") if n.strip()]
+    unknown = [n for n in names if n not in TARGETS]
+    if unknown:
+        ap.error(f"unknown module(s) {unknown}; choose from {', '.join(TARGETS)}")
+    if args.rerun and not args.workdir:
+        ap.error("--rerun needs the --workdir of a kept run")
+    if args.mutmut:
+        try:
+            import mutmut  # noqa: F401
+        except ImportError:
+            ap.error("mutmut is not installed: pip install mutmut")
+    keep = args.keep or args.rerun
+    without = [f.strip() for f in args.before_without.split(",") if f.strip()]
+    phased = bool(args.before or without)
+    before_label = " ".join(filter(None, [f"tests as of {args.before}" if args.before else "",
+                                          f"without {', '.join(without)}" if without else ""]))
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="vouch-mutation-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        mm = version("mutmut")
+    except PackageNotFoundError:
+        mm = "not installed"
+    log(f"# {platform.python_implementation()} {platform.python_version()}, mutmut {mm}, "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, workdir {workdir}")
+    befores, afters = [], []
+    for name in names:
+        target = TARGETS[name]
+        dest = workdir / name
+        if args.rerun:
+            previous = load(dest, "after") or load(dest, "before")
+            if previous is None:
+                log(f"== {name}: nothing measured in {dest}; skipped")
+                continue
+            selection = list(target.tests) + (["-k", target.k] if target.k else [])
+            copy_tests(dest, None, target.tests)
+            log(f"== {name}: rerunning what survived, with the working tree's tests")
+            after = measure(dest, target, selection, args, log, previous)
+            save(dest, after, "after")
+            afters.append(after)
+            before = load(dest, "before")
+            if before is not None:
+                befores.append(before)
+            continue
+        selection = make_copy(dest, target, args.before, without)
+        log(f"== {name}: {target.path} with {' '.join(selection)}" + (f" (before: {before_label})" if phased else ""))
+        first = measure(dest, target, selection, args, log)
+        if phased:
+            save(dest, first, "before")
+            befores.append(first)
+            copy_tests(dest, None, target.tests)
+            log(f"== {name}: rerunning what survived, with the working tree's tests")
+            after = measure(dest, target, selection, args, log, first)
+        else:
+            after = first
+        save(dest, after, "after")
+        afters.append(after)
+        if not keep:
+            shutil.rmtree(dest, ignore_errors=True)
+    if befores:
+        print(f"# before ({before_label or 'the first measurement'})")
+        print_report(befores, False)
+        print("\n# after (the working tree's tests)")
+    print_report(afters, args.diffs)
+    if args.json:
+        doc = {"before": [r.summary() for r in befores], "modules": [r.summary() for r in afters],
+               "survivors": [{"module": r.name, "name": m.name, "status": m.status, "function": m.function,
+                              "line": m.line, "equivalent": m.equivalent, "diff": m.diff}
+                             for r in afters for m in r.mutants if m.status not in KILLED]}
+        args.json.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    if not keep and args.workdir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
