@@ -434,9 +434,6 @@ def test_stand_in_not_measured_paths_never_veto(tmp_path):
         assert StandInValue().run(ctx).detail == "not measured: no result to read"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the stand-in share counts hit columns by output *name*, so two "
-                                       "outputs both named 'age' that the code reaches count once "
-                                       "(src/vouchsql/checks/stand_in.py)")
 def test_stand_in_share_counts_columns_with_the_same_name_apart(tmp_path):
     db = people_db(tmp_path / "people.sqlite", 5, income_codes=True)
     # Three carrying outputs (age, income, age); the code reaches both 'age' outputs.

@@ -54,6 +54,7 @@ class StandInValue:
         if len(insp.outputs) != len(result.columns):
             return report(self, False, "not measured: the output columns could not be traced")
         hits = []
+        hit_outputs: set[int] = set()  # by position: two outputs may share a name
         carriers = 0
         for i, out in enumerate(insp.outputs):
             codes = []
@@ -64,6 +65,7 @@ class StandInValue:
                 continue
             carriers += 1
             values = {normalise_value(row[i]) for row in result.rows}
+            before = len(hits)
             for ref, code in codes:
                 if normalise_value(code) in values:
                     hits.append({"column": result.columns[i], "source": str(ref), "code": code,
@@ -73,11 +75,13 @@ class StandInValue:
                     if n:
                         hits.append({"column": result.columns[i], "source": str(ref), "code": code,
                                      "how": f"{out.aggregate} over {n} rows holding the code", "rows": n})
+            if len(hits) > before:
+                hit_outputs.add(i)
         if hits:
             words = "; ".join(f"{h['source']} uses {h['code']:g} for unknown, {h['how']} in '{h['column']}'"
                               for h in hits)
             # GROUNDED's stand-in share: the carrying columns no code reaches.
-            share = 1 - len({h["column"] for h in hits}) / carriers
+            share = 1 - len(hit_outputs) / carriers
             return report(self, True, words, hits=hits, carriers=carriers, terms={"grounded": share})
         if carriers:
             return report(self, False, f"{carriers} returned column(s) come from columns with stand-in codes, "
