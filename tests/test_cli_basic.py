@@ -219,17 +219,18 @@ def test_config_markdown(capsys):
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path, chinook_path):
-    """`vouch profile --json | head -c 1`: the reader leaves early; no traceback, exit 141."""
+    """`vouch sql --json … | head -c 1`: the reader leaves early; no traceback, exit 141."""
     import os
     import subprocess
     import sys
 
-    code = "import sys; from vouchsql.cli import main; sys.exit(main(['profile', '--db', sys.argv[1], '--json']))"
+    code = ("import sys; from vouchsql.cli import main; "
+            "sys.exit(main(['sql', '--db', sys.argv[1], '--json', 'SELECT * FROM Track']))")
     env = {**os.environ, "VOUCH_CACHE_DIR": str(tmp_path / "cache")}
     with subprocess.Popen([sys.executable, "-c", code, str(chinook_path)], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env) as proc:
         assert proc.stdout.read(1) == b"{"
-        proc.stdout.close()  # the profile's JSON is far larger than a pipe's buffer
+        proc.stdout.close()  # 3,503 rows of JSON: far more than a pipe's 64 KiB buffer
         err = proc.stderr.read().decode()
         assert proc.wait(120) == 141
     assert "Traceback" not in err and "BrokenPipe" not in err, err
