@@ -88,7 +88,12 @@ def matches(actual, expected, path: str = "evidence") -> list[str]:
 
 @pytest.mark.parametrize("check_name, case", list(_cases()))
 def test_golden_case(request, cache_dir, check_name, case):
-    answer = _run(request, case, cache_dir)
+    assert_golden(_run(request, case, cache_dir), check_name, case)
+
+
+def assert_golden(answer, check_name: str, case: dict, where: str = "") -> None:
+    """The golden expectations of ``case`` on ``answer`` (also run on other engines by
+    test_golden_engines.py); ``where`` is added to the failure message."""
     by_name = {c.name: c for c in answer.checks}
     assert list(by_name) == CHECK_NAMES, "every registered check reports, in registry order"
     if check_name == NOTHING_FIRES:
@@ -98,7 +103,7 @@ def test_golden_case(request, cache_dir, check_name, case):
         return
     result = by_name[check_name]
     expect = case["expect"]
-    context = f"{result.detail!r} evidence={result.evidence!r}"
+    context = f"{result.detail!r} evidence={result.evidence!r}{where}"
     assert result.fired is expect["fired"], context
     if "evidence" in expect:
         problems = matches(result.evidence, expect["evidence"])
