@@ -91,3 +91,12 @@ def test_reason_codes_parallel_the_reasons(demo_db, tmp_path):
                                 cache_dir=cache, rule=rule)
         codes = [r.code for r in answer.verdict.reason_codes]
         assert "bad_join" in codes and len(codes) == len(answer.verdict.reasons), (rule, codes)
+
+
+@pytest.mark.parametrize("sql", ["WITH t AS (SELECT AVG(age) AS a FROM customers) SELECT a FROM t",
+                                 "SELECT AVG(age) FROM customers UNION SELECT 1"])
+def test_stand_in_is_not_measured_where_its_probe_cannot_reach(demo_db, tmp_path, sql):
+    """An average over a column with a stand-in code, computed where the code-row probe cannot
+    reach (a CTE, a UNION): not measured, and no GROUNDED part — never 'no code reaches'."""
+    check = by_name(vouchsql.check(demo_db, "What is the average age?", [sql], cache_dir=str(tmp_path)))["stand_in_value"]
+    assert not check.fired and check.terms == {} and check.detail.startswith("not measured")

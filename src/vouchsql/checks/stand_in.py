@@ -41,6 +41,14 @@ def _code_rows(ctx: CheckContext, output_index: int, code: float) -> int | None:
         return None
 
 
+def _aggregated_inside(ctx: CheckContext, column: str) -> bool:
+    """Whether a SUM/AVG/MIN/MAX/… somewhere in the SQL reads a column of this name."""
+    for agg in ctx.tree.find_all(exp.AggFunc):
+        if agg.key in _AGGREGATES_HIT and any(c.name.lower() == column.lower() for c in agg.find_all(exp.Column)):
+            return True
+    return False
+
+
 class StandInValue:
     name = "stand_in_value"
     kind = "veto"
@@ -55,6 +63,7 @@ class StandInValue:
             return report(self, False, "not measured: the output columns could not be traced")
         hits = []
         hit_outputs: set[int] = set()  # by position: two outputs may share a name
+        unread: list[str] = []  # aggregates over carrying columns whose code rows could not be counted
         carriers = 0
         for i, out in enumerate(insp.outputs):
             codes = []
@@ -70,9 +79,13 @@ class StandInValue:
                 if normalise_value(code) in values:
                     hits.append({"column": result.columns[i], "source": str(ref), "code": code,
                                  "how": "returned as a value"})
+                elif out.aggregate is None and _aggregated_inside(ctx, ref.column):
+                    unread.append(result.columns[i])  # aggregated in a CTE or subquery the probe cannot reach
                 elif out.aggregate in _AGGREGATES_HIT:
                     n = _code_rows(ctx, i, code)
-                    if n:
+                    if n is None:
+                        unread.append(result.columns[i])
+                    elif n:
                         hits.append({"column": result.columns[i], "source": str(ref), "code": code,
                                      "how": f"{out.aggregate} over {n} rows holding the code", "rows": n})
             if len(hits) > before:
@@ -83,6 +96,11 @@ class StandInValue:
             # GROUNDED's stand-in share: the carrying columns no code reaches.
             share = 1 - len(hit_outputs) / carriers
             return report(self, True, words, hits=hits, carriers=carriers, terms={"grounded": share})
+        if unread:
+            # The aggregate sits where the probe cannot reach it (a CTE, a subquery, a UNION):
+            # whether a code feeds it is unknown, so no GROUNDED part either way.
+            return report(self, False, f"not measured: could not count the stand-in code rows feeding "
+                                       f"{', '.join(repr(c) for c in unread)}", carriers=carriers)
         if carriers:
             return report(self, False, f"{carriers} returned column(s) come from columns with stand-in codes, "
                                        f"but no code reaches the answer", carriers=carriers, terms={"grounded": 1.0})
