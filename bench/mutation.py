@@ -99,6 +99,18 @@ EQUIVALENT: list[tuple[str, str, str, str]] = [
      "join_overlaps is called once per run (by BadJoin.run only), so its cache entry is never read back"),
     ("bad_join", "x_join_overlaps", r"if \(ctx\.inspection\) or True else",
      "BadJoin.run returns before calling join_overlaps when there is no inspection"),
+    # stand_in
+    ("stand_in", "x__code_rows", r"copy=(None|True)\)|, \)$",
+     "the probe is built fresh, so editing it in place or a copy of it ends the same"),
+    ("stand_in", "x__code_rows", r"isinstance\(argument, exp\.Expression\) or not isinstance\(argument, exp\.Star\)",
+     "the aggregates probed (sum, avg, min, max, stddev, variance) always have an expression argument, never *"),
+    ("stand_in", "x__code_rows", r"timeout=None, from_tree=True|dialect\), from_tree=True\)",
+     "only a probe slower than the check timeout could tell"),
+    ("stand_in", "x__code_rows", r"from_tree=(None|False)\)|timeout=ctx\.db\.config\.timeout, \)",
+     "from_tree only skips re-parsing Vouch's own probe through the gate, which accepts it"),
+    ("stand_in", "x__code_rows", r"probe\.sql\(dialect=None\)",
+     "COUNT(*) … WHERE col = code AND NOT arg IS NULL reads the same in sqlglot's default dialect "
+     "for SQLite and DuckDB"),
     # uncited_number
     ("uncited_number", "x_numbers_in", r'finditer\(text or "XXXX"\)', "'XXXX' holds no number, as '' does not"),
     ("uncited_number", "x_numbers_in", r"start = m\.start\(1\) if \(sign\) or True else",

@@ -140,6 +140,7 @@ def test_designed_thin_evidence_below_three_terms(terms, thin):
     v = _score("designed", 1.0, checks)
     assert v.score == (CAP_CAP if thin else 1.0)
     assert any(r.startswith("thin_evidence") for r in v.reasons) is thin
+    assert ("thin_evidence" in [r.code for r in v.reason_codes]) is thin
 
 
 @pytest.mark.parametrize("k, clusters, expected", [(1, [0], CAP_CAP), (2, [0, 0], 1.0), (2, [0, 1], 0.5)])
@@ -151,6 +152,30 @@ def test_designed_entropy_layer_at_one_and_two_samples(k, clusters, expected):
         assert v.score == round(0.5 / 0.7, 4)
     else:
         assert v.score == expected
+
+
+def test_designed_with_one_sample_keeps_the_checklist_layer():
+    grounded0 = [CheckResult(name="missing_table", kind="veto", fired=False, detail="ok", terms={"grounded": 0.0}),
+                 CheckResult(name="uncited_number", kind="cap", fired=False, detail="ok", terms={"schema": 1.0}),
+                 CheckResult(name="join_drop", kind="signal", fired=True, detail="fired")]
+    v = _score("designed", 1.0, grounded0, k=1, clusters=[0])
+    # SAFETY = 1 − L1 = 0.5 with no agreement layer: (0.30·0 + 0.20·1 + 0.20·0.5) / 0.70.
+    assert v.score == round(0.3 / 0.7, 4)
+    assert v.reasons == ["grounded 0.00", "safety 0.50", "join_drop", "thin_evidence (one sample: no agreement layer)"]
+    assert [r.code for r in v.reason_codes] == ["grounded", "safety", "join_drop", "thin_evidence"]
+    vetoed = grounded0[:2] + [CheckResult(name="bad_join", kind="veto", fired=True, detail="fired")]
+    assert "safety 0.00" in _score("designed", 1.0, vetoed, k=1, clusters=[0]).reasons
+
+
+def test_score_is_clamped_to_0_1_and_unknown_rules_are_named():
+    assert _score("agreement_first", 1.25, _checks()).score == 1.0
+    assert _score("agreement_first", -0.5, _checks()).score == 0.0
+    from vouchsql.errors import UserInputError
+    from vouchsql.score import RULES
+
+    assert set(RULES) == {"agreement_first", "v3", "designed", "v2"}
+    with pytest.raises(UserInputError, match=f"^unknown scoring rule 'v9'; choose one of {', '.join(RULES)}$"):
+        _score("v9", 1.0, _checks())
 
 
 def test_designed_hard_caps_vetoes_and_the_uncited_number_only():
@@ -353,6 +378,8 @@ def test_a_stand_in_code_needs_half_a_percent_of_the_column(tmp_path, codes, fou
     ("SELECT AVG(DISTINCT age) FROM people", "avg over 5 rows holding the code"),
     ("SELECT AVG(age + 0) FROM people", "avg over 5 rows holding the code"),
     ("SELECT AVG(age) FROM people WHERE id >= 3", "avg over 2 rows holding the code"),
+    # The probe asks whether the whole argument is NULL on code rows, not its first part.
+    ("SELECT AVG(COALESCE(age, NULLIF(age, -1))) FROM people", "avg over 5 rows holding the code"),
     ("SELECT MIN(age) FROM people", "returned as a value"),
     ("SELECT age FROM people WHERE id = 0", "returned as a value"),
     ("SELECT name, age FROM people WHERE id IN (1, 10)", "returned as a value"),
@@ -398,6 +425,35 @@ def test_stand_in_grounded_share_counts_the_carrying_columns_reached(tmp_path, s
     assert check.evidence["carriers"] == 2
     assert check.terms == {"grounded": grounded}
     assert check.fired is (grounded < 1)
+
+
+def test_stand_in_names_every_hit(tmp_path):
+    db = people_db(tmp_path / "people.sqlite", 5, income_codes=True)
+    check = run_check(db, "stand_in_value", "SELECT AVG(age), AVG(income) FROM people")
+    assert check.detail == ("people.age uses -1 for unknown, avg over 5 rows holding the code in 'AVG(age)'; "
+                            "people.income uses -1 for unknown, avg over 10 rows holding the code in 'AVG(income)'")
+
+
+def test_stand_in_reads_past_outputs_it_cannot_profile_or_probe(tmp_path):
+    db = people_db(tmp_path / "people.sqlite", 5)
+    # rowid is no profiled column: it carries nothing, the next output is still read.
+    check = run_check(db, "stand_in_value", "SELECT rowid, age FROM people WHERE id = 0")
+    assert check.fired and check.evidence["carriers"] == 1
+    # An aggregate computed inside a CTE: the outer projection holds no aggregate to probe.
+    check = run_check(db, "stand_in_value", "WITH t AS (SELECT AVG(age) AS a FROM people) SELECT a FROM t")
+    assert check.evidence["carriers"] == 1
+
+
+@pytest.mark.xfail(strict=True, reason="gap: when the code-row probe cannot reach the aggregate (in a CTE, a "
+                                       "subquery or a UNION), stand_in_value says 'not measured' (no GROUNDED part) "
+                                       "instead of firing (src/vouchsql/checks/stand_in.py, _code_rows)")
+@pytest.mark.parametrize("sql", ["WITH t AS (SELECT AVG(age) AS a FROM people) SELECT a FROM t",
+                                 "SELECT a FROM (SELECT AVG(age) AS a FROM people)",
+                                 "SELECT AVG(age) FROM people UNION SELECT 1"])
+def test_stand_in_an_average_over_codes_vetoes_wherever_it_is_computed(tmp_path, sql):
+    db = people_db(tmp_path / "people.sqlite", 5)
+    check = run_check(db, "stand_in_value", sql)
+    assert check.terms != {"grounded": 1.0} and check.fired
 
 
 def test_stand_in_without_a_carrier_measures_nothing(tmp_path):
@@ -661,6 +717,50 @@ def test_duplicate_rows_count():
     assert not both_ways(R([(1,), (1,), (2,)]), R([(1,), (2,), (2,)]))
     assert not both_ways(R([(1, 2), (1, 2), (3, 4)]), R([(1, 2), (3, 4), (3, 4)]))
     assert both_ways(R([(1, 2), (1, 2), (3, 4)]), R([(4, 3), (2, 1), (2, 1)]))
+
+
+def test_agreement_edges_report_every_field():
+    from vouchsql.answer import Agreement
+
+    assert agreement([]) == Agreement(value=None, lower_bound=None, truncated_pairs=0)
+    failed = Result(error=ResultError(kind="execution", message="boom"))
+    assert agreement([failed, R([(1,)])]) == Agreement(value=0.0, lower_bound=0.0, truncated_pairs=0)
+    cut = [R([(i,) for i in range(3)], truncated=True, row_count=3) for _ in range(4)]
+    assert agreement(cut) == Agreement(value=1.0, lower_bound=0.25, truncated_pairs=3)
+    with pytest.raises(ValueError, match="^shown_index needs at least one result$"):
+        from vouchsql.agreement import shown_index
+        shown_index([])
+
+
+def test_the_nan_sentinel_prints_and_pickles_as_itself():
+    import pickle
+
+    from vouchsql.agreement import NAN
+
+    assert repr(NAN) == "NaN" and repr(normalise_value(float("nan"))) == "NaN"
+    assert pickle.loads(pickle.dumps(NAN)) is NAN
+    assert pickle.loads(pickle.dumps([normalise_value(Decimal("NaN"))]))[0] is NAN
+
+
+def test_decimals_beyond_float_precision_round_exactly():
+    assert normalise_value(Decimal("Infinity")) == float("inf")
+    assert normalise_value(Decimal("-Infinity")) == float("-inf")
+    # 16 digits before the point (adjusted() = 15): rounded to 4 places as a decimal, then
+    # made a float; through a float first it would be …456.25, the nearest double to …456.37496.
+    assert normalise_value(Decimal("1234567890123456.37496")) == 1234567890123456.5
+    assert normalise_value(Decimal("123456789012345.37496")) == pytest.approx(123456789012345.375)
+    assert normalise_value(Decimal("12345678901234567890.5")) == float("12345678901234567890.5")
+    assert normalise_value(Decimal("12345678901234567890.00004")) == 12345678901234567890
+
+
+@pytest.mark.xfail(strict=True, reason="bug: a ragged result's missing cells are padded with a sentinel that "
+                                       "normalises to the string '<missing>', so they equal a real '<missing>' "
+                                       "text cell (src/vouchsql/agreement.py, _Missing)")
+def test_a_missing_cell_equals_no_real_value():
+    from vouchsql.agreement import normalise_rows
+
+    [_, (_, padded)] = normalise_rows(Result(columns=["a", "b"], rows=[[1, "x"], [2]], row_count=2))
+    assert padded != "<missing>"
 
 
 # ---------------------------------------------------------------------------------------
