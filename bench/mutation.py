@@ -83,7 +83,8 @@ TARGETS = {
 }
 
 # Survivors judged equivalent, each with the reason no test can tell it from the original:
-# (module, function as mutmut names it (fnmatch), a regex found in the mutated line, reason).
+# (module, function as mutmut names it (fnmatch), a regex found in the mutated line, reason
+# [, a regex that must also be found in the diff with its context]).
 # Matched by content, not by mutmut's numbering, so that an edit elsewhere in a module does
 # not shift the list; a rule only applies to a mutant that was not killed. The constant
 # pass names its function "<module level>". Reviewed by hand against each survivor's diff.
@@ -92,8 +93,59 @@ _ASTYPE = ("metrics", "*", r"\.astype\(None\)", "astype(None) is astype(float64)
 _DIVIDE = "no division by zero can happen here (a 0 denominator comes with a 0 numerator: 0/0 is "\
           "'invalid', not 'divide'), so silencing 'divide' or not changes nothing"
 _INT32 = "the int64 switch only matters past 2³¹ − 1 items, which no test can hold in memory"
-EQUIVALENT: list[tuple[str, str, str, str]] = [
+EQUIVALENT: list[tuple[str, ...]] = [
     _NAN, _ASTYPE,
+    # agreement
+    ("agreement", "<module level>", r"^_QUANTUM = Decimal\((0|2)\)\.scaleb",
+     "Decimal.quantize reads only the quantum's exponent, not its digits"),
+    ("agreement", "xǁ_NaNTypeǁ__hash__", r"return 5136719", "any constant hash serves a singleton"),
+    ("agreement", "x__norm_decimal", r"ctx\.prec = d\.adjusted\(\) \+ _DECIMALS \+ 3",
+     "one more digit of precision than the quantize needs changes nothing"),
+    ("agreement", "x__norm_decimal", r"rounding=None\)|d\.quantize\(_QUANTUM, \)",
+     "the default context already rounds half-even"),
+    ("agreement", "x__norm_decimal", r"return _norm_float\((None|float\(None\))\)",
+     "the InvalidOperation fallback is unreachable: the precision is set to fit the quantize"),
+    ("agreement", "x_agreement", r"Agreement\(value=None, truncated_pairs=0\)|lower_bound=(None|0\.0), \)",
+     "the dropped argument equals Agreement's default"),
+    ("agreement", "x__cluster_prepared", r"cid = -2", "any negative id means 'no cluster yet'"),
+    ("agreement", "x__match", r"\(pa, pb\) if pa\.width < pb\.width else",
+     "with equal widths either result may be the narrow one: the choice is then a permutation"),
+    ("agreement", "x__norm_str", r'if ("XX\.XX" not in s|"\." not in s or "e" not in s|'
+     r'"\." not in s and "e" not in s or "E" not in s|"\." not in s and "XXeXX"|'
+     r'"\." not in s and "E" not in s and "E"|"\." not in s and "e" not in s and "(XXEXX|e)" not in s)',
+     "more strings tried as int first: int() refuses every non-integer text, which then goes to float()"),
+    ("agreement", "x__normalise_column", r"for v in set\(None\)",
+     "the TypeError is caught and the column normalised value by value, to the same values"),
+    ("agreement", "x__normalise_column", r"if types < _(UNCHANGED|MEMO)_TYPES:",
+     "the other branch normalises the same values (the memo is only a speed-up)"),
+    ("agreement", "x__normalise_columns", r"width = None$|if any\(len\(r\) == width",
+     "the widths are then recomputed from every row, which pads nothing when no row is short"),
+    ("agreement", "x__prepare_all", r"p = None$|seen\.get\((None|id\(None\))\)|seen\[id\(None\)\]",
+     "preparing the same result twice gives equal prepared results (a speed-up only)"),
+    ("agreement", "x__search", r"zeros = \[1\] \* n", "both sides start from the same class labels"),
+    ("agreement", "x__search", r"used\[taken\] = None|advanced = None|used\[h\] = (None|False)",
+     "None is as false as False; and a wide group used twice never passes the joint check "
+     "(two distinct narrow columns cannot both equal one wide column)"),
+    ("agreement", "x__search", r"frame\[5\] = (None|\+1|-2)$|cls_b, 0, (\+1|-2)\]",
+     "the frame's 'taken' slot is rewritten before it is read again, and a wide group freed twice "
+     "never passes the joint check"),
+    ("agreement", "x__search", r"need = Counter\(None\)",
+     "the pigeonhole test is a shortcut: without it the search finds no injective choice all the same"),
+    ("agreement", "x__search", r"^return True$",
+     "unreachable: two narrow groups with one candidate each share it only if they share a "
+     "signature, which the pigeonhole test already refused", r"if len\(set\(chosen\)\) < len\(chosen\):\n-\s+return False\n\+"),
+    ("agreement", "x__search", r"idx = \[1\] \* narrow\.width", "every entry is overwritten just below"),
+    ("agreement", "x__search", r"order = sorted\(range\(len\(a_groups\)\), (key=None)?\)",
+     "the depth-first search is complete in any order (the order only prunes sooner)"),
+    ("agreement", "x__search", r"MAX_SEARCH_CELLS / max\(n, 1\)|MAX_SEARCH_CELLS // max\(n, 2\)",
+     "steps are integers, so a fractional budget counts the same; and a one-row pair never "
+     "reaches the cap"),
+    ("agreement", "x__strict", r"if pa is pb and pa\.result is pb\.result",
+     "the identity shortcut: the full comparison that follows gives the same answer"),
+    ("agreement", "x_normalise_rows", r"_normalise_columns\(result\.rows, None\)",
+     "the hint is used only for a result without rows, which returns [] before reading it"),
+    ("agreement", "x_normalise_value", r"t = (None|type\(None\))$",
+     "the exact-type fast paths are skipped and the isinstance branches below give the same values"),
     # bad_join
     ("bad_join", "x_join_overlaps", r'"XXjoin_overlapsXX"|"JOIN_OVERLAPS"|ctx\.cache\["join_overlaps"\] = None',
      "join_overlaps is called once per run (by BadJoin.run only), so its cache entry is never read back"),
@@ -293,7 +345,8 @@ def _function_key(name: str) -> str:
 
 
 def _trim_diff(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if line.startswith(("@@", "-", "+")) or line.startswith("# "))
+    """``mutmut show`` without its first line (the name and status) and the file header."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith(("# ", "--- ", "+++ ")))
 
 
 # ---------------------------------------------------------------------------------------
@@ -410,16 +463,19 @@ def load(dest: Path, label: str) -> ModuleResult | None:
 # ---------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------
-def equivalent_reason(module: str, function: str, line: str) -> str | None:
-    for mod, func, pattern, reason in EQUIVALENT:
-        if fnmatch.fnmatchcase(module, mod) and fnmatch.fnmatchcase(function, func) and re.search(pattern, line):
+def equivalent_reason(module: str, function: str, line: str, diff: str = "") -> str | None:
+    """The reason of the first rule matching this mutant: module and function (fnmatch), the
+    mutated line (regex), and, for a rule with a fifth item, the diff with its context."""
+    for mod, func, pattern, reason, *context in EQUIVALENT:
+        if fnmatch.fnmatchcase(module, mod) and fnmatch.fnmatchcase(function, func) and re.search(pattern, line) \
+                and all(re.search(c, diff) for c in context):
             return reason
     return None
 
 
 def judge(result: ModuleResult) -> None:
     for m in result.mutants:
-        m.equivalent = None if m.status in KILLED else equivalent_reason(result.name, m.function, m.line)
+        m.equivalent = None if m.status in KILLED else equivalent_reason(result.name, m.function, m.line, m.diff)
 
 
 def print_report(results: list[ModuleResult], show_diffs: bool) -> None:

@@ -70,9 +70,14 @@ def _score(rule: str, agreement_value: float, checks: list[CheckResult], k: int 
 
 
 def test_the_cutoffs_are_the_papers():
+    import vouchsql.agreement as agreement_module
+
     assert (PASS_AT, FLAG_AT, VETO_CAP, CAP_CAP) == (0.80, 0.60, 0.59, 0.79)
     assert RHO_MIN == 0.85
     assert STAND_IN_SHARE == 0.005
+    # The matcher's search caps (a search that hits one counts as no match).
+    assert (agreement_module.MAX_SEARCH_STEPS, agreement_module.MAX_SEARCH_CELLS,
+            agreement_module._MIN_SEARCH_STEPS) == (10_000, 5_000_000, 256)
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -719,6 +724,85 @@ def test_duplicate_rows_count():
     assert both_ways(R([(1, 2), (1, 2), (3, 4)]), R([(4, 3), (2, 1), (2, 1)]))
 
 
+def test_an_error_never_matches_even_an_empty_result():
+    failed = Result(error=ResultError(kind="execution", message="boom"))
+    empty = Result(columns=[], rows=[], row_count=0)
+    assert not results_match(failed, empty) and not results_match(empty, failed)
+    assert not strict_match(failed, empty) and not strict_match(empty, failed)
+    assert results_match(empty, Result(columns=["a"], rows=[], row_count=0))
+
+
+def test_a_permutation_found_only_by_searching():
+    # Both columns hold {0, 1, 2}; only swapping them gives the rows (the first choice fails).
+    a = R([(0, 1), (1, 2), (2, 0)])
+    swapped = R([(1, 0), (2, 1), (0, 2)])
+    assert both_ways(a, swapped) and not strict_match(a, swapped)
+    assert not both_ways(a, R([(0, 1), (1, 0), (2, 2)]))  # same column multisets, neither order fits
+
+
+def test_the_search_budget_is_counted_exactly(monkeypatch):
+    import vouchsql.agreement as agreement_module
+
+    a = R([(0, 0), (0, 1), (1, 0), (1, 1)])
+    wide = R([(0, 1, 1), (0, 1, 0), (1, 0, 1), (1, 0, 0)])  # found at the third candidate tried
+    monkeypatch.setattr(agreement_module, "MAX_SEARCH_STEPS", 3)
+    assert both_ways(a, wide)
+    monkeypatch.setattr(agreement_module, "MAX_SEARCH_STEPS", 2)
+    assert not both_ways(a, wide), "an exhausted search counts as no match"
+    # The row-visit cap: MAX_SEARCH_CELLS // rows steps, here 12 // 4 = 3 and 11 // 4 = 2.
+    monkeypatch.setattr(agreement_module, "MAX_SEARCH_STEPS", 10_000)
+    monkeypatch.setattr(agreement_module, "_MIN_SEARCH_STEPS", 1)
+    monkeypatch.setattr(agreement_module, "MAX_SEARCH_CELLS", 12)
+    assert both_ways(a, wide)
+    monkeypatch.setattr(agreement_module, "MAX_SEARCH_CELLS", 11)
+    assert not both_ways(a, wide)
+    monkeypatch.setattr(agreement_module, "_MIN_SEARCH_STEPS", 3)
+    assert both_ways(a, wide), "the floor of steps wins over the row-visit cap"
+
+
+def test_strict_match_at_its_edges():
+    cut3 = R([(1,), (2,)], truncated=True, row_count=3)
+    assert strict_match(cut3, R([(5,), (6,)], truncated=True, row_count=3)), "undetermined: optimistic"
+    assert not strict_match(cut3, R([(1,), (2,)], truncated=True, row_count=4))
+    assert not strict_match(cut3, R([(1,), (2,)]))
+    assert not strict_match(R([(1, 2)]), R([(1,)]))
+
+
+def test_ragged_rows_are_padded_to_the_widest():
+    from vouchsql.agreement import normalise_rows
+
+    rows = normalise_rows(Result(columns=["a", "b"], rows=[[1, 2], [3], [4, 5]], row_count=3))
+    assert [len(r) for r in rows] == [2, 2, 2] and [r[0] for r in rows] == [1, 3, 4]
+    assert rows[1][1] not in (None, 0, "")
+    full = Result(columns=["a", "b"], rows=[[1, 2], [3, None], [4, 5]], row_count=3)
+    assert not results_match(Result(columns=["a", "b"], rows=[[1, 2], [3], [4, 5]], row_count=3), full)
+
+
+def test_normalise_value_of_subclasses_and_other_numbers():
+    import enum
+    from fractions import Fraction
+
+    class Text(str):
+        pass
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    assert normalise_value(Text("12")) == 12 and normalise_value(Text("x")) == "x"
+    assert normalise_value(Level.HIGH) == 3 and type(normalise_value(Level.HIGH)) is int
+    assert normalise_value(np.int64(7)) == 7 and type(normalise_value(np.int64(7))) is int
+    assert normalise_value(np.float64(1.23456)) == 1.2346 and normalise_value(np.float64(2.0)) == 2
+    assert normalise_value(Fraction(1, 3)) == 0.3333 and normalise_value(Fraction(4, 2)) == 2
+    assert normalise_value(Fraction(10**400, 3)) == str(Fraction(10**400, 3))
+    assert normalise_value("12345678901234567890") == 12345678901234567890
+    assert normalise_value("-12345678901234567891") == -12345678901234567891
+    assert normalise_value("1E3") == 1000 and normalise_value("2.50") == 2.5
+    rows = [[Decimal("sNaN")], [Decimal("1.23456")], [Decimal("sNaN")]]
+    from vouchsql.agreement import NAN, normalise_rows
+
+    assert normalise_rows(Result(columns=["d"], rows=rows, row_count=3)) == [(NAN,), (1.2346,), (NAN,)]
+
+
 def test_agreement_edges_report_every_field():
     from vouchsql.answer import Agreement
 
@@ -753,7 +837,7 @@ def test_decimals_beyond_float_precision_round_exactly():
     assert normalise_value(Decimal("12345678901234567890.00004")) == 12345678901234567890
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a ragged result's missing cells are padded with a sentinel that "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="bug: a ragged result's missing cells are padded with a sentinel that "
                                        "normalises to the string '<missing>', so they equal a real '<missing>' "
                                        "text cell (src/vouchsql/agreement.py, _Missing)")
 def test_a_missing_cell_equals_no_real_value():
