@@ -24,13 +24,15 @@ same selection against each nudged copy (``pytest -x``).
     python bench/mutation.py --modules bad_join,metrics --max-children 2
     python bench/mutation.py --before-without tests/test_boundaries.py --keep --workdir /tmp/vouch-mutation
     python bench/mutation.py --rerun --workdir /tmp/vouch-mutation   # after editing tests
+    python bench/mutation.py --report --workdir /tmp/vouch-mutation  # print what is kept there
     python bench/mutation.py --json mutation.json
 
 ``--before REV`` measures twice in one go: first with ``tests/`` as of git revision ``REV``
 (a selected test file it lacks is an empty placeholder; ``--before-without FILES`` instead
 takes the working tree's tests less those files), then, with the working tree's tests,
 only the mutants that survived are run again (the tests only grow, so a killed mutant stays
-killed). ``--rerun`` does that second step alone in a kept ``--workdir``. The source is
+killed). ``--rerun`` does that second step alone in a kept ``--workdir``; ``--report`` prints
+the measurements kept there, judged by today's :data:`EQUIVALENT` list. The source is
 always the working tree's ``src/`` at the time of the first run.
 """
 
@@ -144,6 +146,13 @@ EQUIVALENT: list[tuple[str, ...]] = [
      "the identity shortcut: the full comparison that follows gives the same answer"),
     ("agreement", "x_normalise_rows", r"_normalise_columns\(result\.rows, None\)",
      "the hint is used only for a result without rows, which returns [] before reading it"),
+    ("agreement", "x_normalise_value", r"^return int\(None\)$",
+     "unreachable: bool cannot be subclassed and exact bools return above", r"if isinstance\(v, bool\):\n-"),
+    ("agreement", "xǁ_Preparedǁ__init__", r'self\._width: int \| None = ""',
+     "the width is read only after _load() sets it"),
+    ("agreement", "x__match", r"if narrow\.width != wide\.width and _same_counts",
+     "the identity shortcut: rows of different widths never compare equal, and the search that "
+     "follows finds the identity itself"),
     ("agreement", "x_normalise_value", r"t = (None|type\(None\))$",
      "the exact-type fast paths are skipped and the isinstance branches below give the same values"),
     # bad_join
@@ -194,6 +203,8 @@ EQUIVALENT: list[tuple[str, ...]] = [
     ("metrics", "x_auroc_stat", r'errstate\(invalid="ignore", (divide=None)?\)', _DIVIDE),
     ("metrics", "x_mean_stat", r'errstate\(invalid="ignore", (divide=None)?\)', _DIVIDE),
     ("metrics", "x_mean_stat", r"np\.where\(n >= 0,", "with n = 0 the division is 0/0 = nan anyway"),
+    ("metrics", "x_reliability", r"np\.bincount\(b, weights=(s|y\.astype\(float\)), \)",
+     "a bin past the last filled one has n = 0, so its (missing) entry is never read"),
     ("metrics", "x_bootstrap", r"v\.fill\(None\)", "fill(None) on a float array fills nan"),
     ("metrics", "x_bootstrap", r"rng\.integers\(n, size=", "integers(n) draws from [0, n), as integers(0, n)"),
     ("metrics", "x_bootstrap", r"dtype=np\.int64 if (\(n > 2\*\*31 - 1\) and False|n >= 2\*\*31 - 1|"
@@ -264,6 +275,27 @@ def copy_tests(dest: Path, rev: str | None, selection_files: list[str], without:
     for name in selection_files:
         if not (dest / name).is_file():
             (dest / name).write_text(f'"""Not in {rev}: a placeholder."""\n', encoding="utf-8")
+
+
+def sync_src(dest: Path, target: Target, log) -> bool:
+    """Bring the copy's ``src/`` (and mutmut's ``mutants/src/``) up to the working tree's,
+    except the target module: the tests of today may need today's other modules. False when
+    the target module itself changed (its mutants are then stale: measure afresh)."""
+    changed = False
+    for path in (ROOT / "src").rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        here = dest / rel
+        if here.is_file() and here.read_bytes() == path.read_bytes():
+            continue
+        if str(rel) == target.path:
+            changed = True
+            continue
+        for at in (here, dest / "mutants" / rel):
+            at.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, at)
+    if changed:
+        log(f"   {target.path} changed since it was mutated: measure it afresh (without --rerun)")
+    return not changed
 
 
 def make_copy(dest: Path, target: Target, tests_rev: str | None, without: list[str] = ()) -> list[str]:
@@ -337,6 +369,20 @@ def run_mutmut(dest: Path, result: ModuleResult, max_children: int, log, names: 
             added = _DIFF_LINE.findall(mutant.diff)
             mutant.line = added[0].strip() if added else ""
         result.mutants.append(mutant)
+
+
+def refresh_diffs(dest: Path, result: ModuleResult) -> None:
+    """Each surviving mutmut mutant's diff, read again from ``dest``, then judged."""
+    env = _clean_env()
+    for m in result.mutants:
+        if m.status not in KILLED and m.function != "<module level>":
+            shown = subprocess.run([sys.executable, "-m", "mutmut", "show", m.name], cwd=dest, env=env,
+                                   capture_output=True, text=True)
+            if shown.returncode == 0 and shown.stdout.strip():
+                m.diff = _trim_diff(shown.stdout)
+                added = _DIFF_LINE.findall(m.diff)
+                m.line = added[0].strip() if added else ""
+    judge(result)
 
 
 def _function_key(name: str) -> str:
@@ -453,11 +499,14 @@ def save(dest: Path, result: ModuleResult, label: str) -> None:
 
 
 def load(dest: Path, label: str) -> ModuleResult | None:
+    """A saved measurement, judged by today's :data:`EQUIVALENT`."""
     path = dest / f"result-{label}.json"
     if not path.is_file():
         return None
     doc = json.loads(path.read_text(encoding="utf-8"))
-    return ModuleResult(doc["name"], [Mutant(**m) for m in doc["mutants"]], doc["seconds"], doc["error"])
+    result = ModuleResult(doc["name"], [Mutant(**m) for m in doc["mutants"]], doc["seconds"], doc["error"])
+    judge(result)
+    return result
 
 
 # ---------------------------------------------------------------------------------------
@@ -478,7 +527,7 @@ def judge(result: ModuleResult) -> None:
         m.equivalent = None if m.status in KILLED else equivalent_reason(result.name, m.function, m.line, m.diff)
 
 
-def print_report(results: list[ModuleResult], show_diffs: bool) -> None:
+def print_report(results: list[ModuleResult], show_diffs: bool, list_survivors: bool = True) -> None:
     head = f"{'module':<16}{'total':>6}{'killed':>7}{'t/o':>5}{'surv':>6}{'none':>6}{'other':>6}{'equiv':>6}" \
            f"{'kill%':>8}{'non-eq%':>9}{'secs':>8}"
     print(head)
@@ -501,7 +550,7 @@ def print_report(results: list[ModuleResult], show_diffs: bool) -> None:
         if r.error:
             print(f"\n{r.name}: {r.error}")
         alive = [m for m in r.mutants if m.status not in KILLED]
-        if not alive:
+        if not alive or not list_survivors:
             continue
         print(f"\n== {r.name}: {len(alive)} not killed")
         for m in alive:
@@ -523,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="first measure with the working tree's tests less these files (comma-separated)")
     ap.add_argument("--rerun", action="store_true",
                     help="in a kept --workdir: run what the last measurement did not kill, with today's tests")
+    ap.add_argument("--report", action="store_true",
+                    help="only print the measurements kept in --workdir, judged by today's EQUIVALENT list")
     ap.add_argument("--no-constants", dest="constants", action="store_false",
                     help="skip the module-level constant pass")
     ap.add_argument("--no-mutmut", dest="mutmut", action="store_false", help="only the constant pass")
@@ -534,14 +585,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in TARGETS]
     if unknown:
         ap.error(f"unknown module(s) {unknown}; choose from {', '.join(TARGETS)}")
-    if args.rerun and not args.workdir:
-        ap.error("--rerun needs the --workdir of a kept run")
-    if args.mutmut:
+    if (args.rerun or args.report) and not args.workdir:
+        ap.error("--rerun and --report need the --workdir of a kept run")
+    if args.mutmut and not args.report:
         try:
             import mutmut  # noqa: F401
         except ImportError:
             ap.error("mutmut is not installed: pip install mutmut")
-    keep = args.keep or args.rerun
+    keep = args.keep or args.rerun or args.report
     without = [f.strip() for f in args.before_without.split(",") if f.strip()]
     phased = bool(args.before or without)
     before_label = " ".join(filter(None, [f"tests as of {args.before}" if args.before else "",
@@ -565,12 +616,22 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         target = TARGETS[name]
         dest = workdir / name
+        if args.report:
+            before, after = load(dest, "before"), load(dest, "after")
+            for result in (before, after):
+                if result is not None and (dest / "mutants").is_dir():
+                    refresh_diffs(dest, result)
+            befores += [before] if before else []
+            afters += [after] if after else []
+            continue
         if args.rerun:
             previous = load(dest, "after") or load(dest, "before")
             if previous is None:
                 log(f"== {name}: nothing measured in {dest}; skipped")
                 continue
             selection = list(target.tests) + (["-k", target.k] if target.k else [])
+            if not sync_src(dest, target, log):
+                continue
             copy_tests(dest, None, target.tests)
             log(f"== {name}: rerunning what survived, with the working tree's tests")
             after = measure(dest, target, selection, args, log, previous)
@@ -597,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(dest, ignore_errors=True)
     if befores:
         print(f"# before ({before_label or 'the first measurement'})")
-        print_report(befores, False)
+        print_report(befores, False, list_survivors=False)
         print("\n# after (the working tree's tests)")
     print_report(afters, args.diffs)
     if args.json:

@@ -760,6 +760,13 @@ def test_the_search_budget_is_counted_exactly(monkeypatch):
     assert both_ways(a, wide), "the floor of steps wins over the row-visit cap"
 
 
+def test_a_complete_result_counts_its_rows_not_its_row_count():
+    # row_count is trusted only for a truncated result; a complete one holds all its rows.
+    claims_five = Result(columns=["a"], rows=[[1], [2]], row_count=5)
+    assert both_ways(claims_five, R([(1,), (2,)]))
+    assert strict_match(claims_five, R([(2,), (1,)]))
+
+
 def test_strict_match_at_its_edges():
     cut3 = R([(1,), (2,)], truncated=True, row_count=3)
     assert strict_match(cut3, R([(5,), (6,)], truncated=True, row_count=3)), "undetermined: optimistic"
@@ -1044,6 +1051,7 @@ def test_undefined_values_come_without_numpy_warnings():
         assert np.isnan(M.mean_stat([np.nan, 1.0])(np.array([[0, 0]]))).all()
         np.testing.assert_array_equal(M.ratio_stat([1.0, 2.0], [0.0, 1.0])(np.array([[0, 0], [0, 1]])),
                                       [np.nan, 3.0])
+        assert np.isnan(M.ratio_stat([0.0, 2.0], [0.0, 1.0])(np.array([[0, 0]]))).all()  # 0/0
         bins = M.reliability([0.05], [1])
         assert math.isnan(bins[4]["confidence"]) and math.isnan(bins[4]["accuracy"])
 
@@ -1054,6 +1062,7 @@ def test_measures_take_booleans_missing_values_and_empty_inputs():
     # None (a malformed response) counts as undefined, like nan.
     np.testing.assert_array_equal(M.mean_stat([1.0, None, 0.0])(np.array([[0, 1, 2], [1, 1, 1]])), [0.5, np.nan])
     np.testing.assert_array_equal(M.ratio_stat([1, None], [1, 1])(np.array([[0, 0], [0, 1]])), [1.0, np.nan])
+    np.testing.assert_array_equal(M.ratio_stat([1, 1], [1, None])(np.array([[0, 0], [0, 1]])), [1.0, np.nan])
     assert M.interval([None, 1.0, 1.0]) == [1.0, 1.0]
     M.auroc_stat([], [])  # builds without scores
 
