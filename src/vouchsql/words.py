@@ -1,6 +1,6 @@
 """English words for names: one singular, one plural, the words of an identifier. Used by the
 profile, the checks, the choice detectors and the question readers, so a table is named the
-same way everywhere ("boxes" is "box" in all of them)."""
+same way everywhere ("boxes" is "box" in all of them); and how a value reads in a sentence."""
 
 from __future__ import annotations
 
@@ -56,4 +56,12 @@ def name_forms(name: str) -> set[str]:
     return {" ".join(parts), one, many}
 
 
-__all__ = ["entity_word", "name_forms", "plural", "singular", "words_of"]
+def show(value) -> str:
+    """A value as a sentence quotes it: ``1299``, ``4.5``, ``'Rock'``; a float without a
+    trailing ``.0`` unless it is too large for ``:g`` to keep every digit."""
+    if isinstance(value, float):
+        return f"{value:g}" if abs(value) < 1e15 else repr(value)
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+__all__ = ["entity_word", "name_forms", "plural", "show", "singular", "words_of"]

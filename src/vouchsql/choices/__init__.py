@@ -1,18 +1,20 @@
 """Open calculation choices (SpecBridge Table S1): the ordered registry of detectors.
 
-A new choice type is one module with a detector (see :mod:`.base`) and one line here. The
+A detector is a pure rewrite pass (``sites``, ``rewrite``, ``describe``: :mod:`.base`); the
+one runner (:mod:`.runner`) executes, decides *differs*, settles by wording, drops
+duplicates and keeps the budget. A new choice type is one module with a detector, one line
+here, a golden file of results (tests/fixtures/choices/<type>.json) and one of rewrites
+(tests/choices_rewrite/<type>.yaml). The
 order is the order choices are reported in, and the order in which they get the detection
 budget: the types that most often change an answer come first.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Sequence
 
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
 from ..answer import Choice, Result
 from ..db.base import Database
@@ -20,17 +22,16 @@ from ..db.profile import Profile
 from ..errors import VouchError
 from ..sql.inspect import Inspection
 from .aggregation_level import AggregationLevel
-from .base import Budget, ChoiceContext, Detector
+from .base import Budget, ChoiceContext, Detector, Site
 from .counting_unit import CountingUnit
 from .lexicon import Lexicon
 from .missing_values import MissingValues
 from .negation import Negation
 from .population_scope import PopulationScope
 from .quantifier import Quantifier
+from .runner import EXPECTED_ERRORS, run_detectors as _run
 from .strict_cutoff import StrictCutoff
 from .ties import Ties
-
-log = logging.getLogger(__name__)
 
 CHOICES: tuple[Detector, ...] = (
     Ties(),
@@ -44,11 +45,6 @@ CHOICES: tuple[Detector, ...] = (
 )
 
 
-# Errors a detector may meet on odd SQL: a rewrite sqlglot cannot build or print, a
-# statement the gate or the engine refuses. Anything else is a bug in the detector.
-EXPECTED_ERRORS = (VouchError, SqlglotError)
-
-
 # Strict mode (``VOUCH_STRICT_DETECTORS=1``, or set ``STRICT`` as the test suite does): a
 # detector's unexpected error is raised, not logged, so a crashing detector fails its test.
 STRICT = os.environ.get("VOUCH_STRICT_DETECTORS", "").strip().lower() in {"1", "true", "yes", "on"}
@@ -57,38 +53,10 @@ STRICT = os.environ.get("VOUCH_STRICT_DETECTORS", "").strip().lower() in {"1", "
 def run_detectors(ctx: ChoiceContext, detectors: Sequence[Detector] = CHOICES,
                   failed: list[str] | None = None) -> list[Choice]:
     """Every choice the detectors find, settled or not, differing or not (``all_choices``
-    decides what is kept). Wording that settles a type skips its detector unless
-    ``ctx.all_choices`` asks to see settled choices too. A detector that meets an expected
+    decides what is kept): :func:`.runner.run_detectors`. A detector that meets an expected
     error (:data:`EXPECTED_ERRORS`) reports nothing; one that fails otherwise is logged as a
     warning and named in ``failed`` (raised in :data:`STRICT` mode)."""
-    found: list[Choice] = []
-    seen_sql: set[str] = set()
-    for detector in detectors:
-        words = detector.lexicon.match(ctx.question)
-        if words and not ctx.all_choices:
-            continue
-        if ctx.over_budget:
-            log.debug("choice detection budget spent before %s", detector.type)
-            break
-        try:
-            choices = detector.detect(ctx)
-        except EXPECTED_ERRORS:
-            log.debug("choice detector %s could not read this SQL", detector.type, exc_info=True)
-            choices = []
-        except Exception:
-            if STRICT:
-                raise
-            log.warning("choice detector %s failed; its choice is not reported", detector.type, exc_info=True)
-            if failed is not None:
-                failed.append(detector.type)
-            choices = []
-        for choice in choices:
-            if choice.sql in seen_sql:
-                continue
-            seen_sql.add(choice.sql)
-            choice.settled_by = choice.settled_by or words  # a detector may read settling words of its own
-            found.append(choice)
-    return found
+    return _run(ctx, detectors, failed)
 
 
 def reported(choice: Choice) -> bool:
@@ -127,4 +95,4 @@ def detect_choices(question: str, db: Database, sql: str, result: Result, *, tre
     return choices if all_choices else [c for c in choices if reported(c)]
 
 
-__all__ = ["CHOICES", "Budget", "ChoiceContext", "Detector", "Lexicon", "detect_choices", "reported", "run_detectors"]
+__all__ = ["CHOICES", "EXPECTED_ERRORS", "Budget", "ChoiceContext", "Detector", "Lexicon", "Site", "detect_choices", "reported", "run_detectors"]
