@@ -198,6 +198,8 @@ def normalise_value(v: Any) -> Any:
             return _norm_float(float(v))
         except (OverflowError, ValueError):  # pragma: no cover - defensive
             return str(v)
+    if v is _MISSING:  # a ragged result's padding: equal to itself only
+        return v
     return str(v)
 
 
