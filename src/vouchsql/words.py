@@ -5,6 +5,10 @@ same way everywhere ("boxes" is "box" in all of them); and how a value reads in 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the profile imports this module
+    from .db.profile import ColumnProfile
 
 _KEEP = ("ss", "us", "is")
 # Longest suffix first; each pair is (plural suffix, singular suffix).
@@ -64,4 +68,90 @@ def show(value) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-__all__ = ["entity_word", "name_forms", "plural", "show", "singular", "words_of"]
+# -- what a question says: its numbers, what it counts, the values it names ------------------
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
+
+
+def question_numbers(question: str) -> list[float]:
+    out = []
+    for m in _NUMBER.finditer(question or ""):
+        text = m.group(0).replace(",", "")
+        try:
+            out.append(float(text))
+        except ValueError:
+            continue
+    return out
+
+
+# Words that introduce the noun being counted: "how many customers", "the number of tracks",
+# "the most songs", "fewer orders".
+_COUNTING = re.compile(r"(?<!\w)(?:how\s+many|number\s+of|count\s+of|count\s+the|counts\s+of|most|fewest|least|"
+                       r"more|fewer)\s+", re.I)
+# Words that may stand between the counting words and the noun ("how many different albums").
+_FILLER = {"different", "distinct", "unique", "individual", "separate", "total", "the", "of", "all", "our",
+           "their", "its", "his", "her", "your"}
+_STOP = {"the", "and", "for", "from", "with", "that", "this", "who", "which", "what", "are", "was", "were", "has",
+         "have", "had", "each", "every", "all", "any", "per", "show", "list", "provide", "query", "shows", "include",
+         "should", "table", "total", "number", "name", "names", "full", "their", "them", "they", "its", "our",
+         "not", "but", "how", "many", "much", "most", "least", "more", "less", "than", "into", "over", "under",
+         "sum", "count", "id", "ids", "one", "two", "three", "top", "bottom", "first", "last", "also", "only"}
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", (text or "").lower())
+
+
+def counted_table(question: str, tables: list[str]) -> str | None:
+    """The table among ``tables`` whose rows the question counts: the noun right after "how
+    many", "number of", "count of", "most", "fewest", "more" or "fewer" (a few words such as
+    "different" may stand between), matched by name, singular or plural. ``None`` when the
+    question counts nothing it names, or names two different tables that way."""
+    found: list[str] = []
+    text = question or ""
+    for m in _COUNTING.finditer(text):
+        rest = _words(text[m.end():m.end() + 80])
+        while rest and rest[0] in _FILLER:
+            rest.pop(0)
+        if not rest:
+            continue
+        best = None
+        for table in tables:
+            for form in name_forms(table):
+                parts = form.split()
+                if rest[:len(parts)] == parts and (best is None or len(parts) > best[1]):
+                    best = (table, len(parts))
+        if best is not None and best[0] not in found:
+            found.append(best[0])
+    return found[0] if len(found) == 1 else None
+
+
+def named_values(question: str, column: "ColumnProfile", table_rows: int) -> list[tuple[str, int]]:
+    """The values of a low-cardinality text column that the question names: more than half
+    of a value's words (of three letters or more, singular or plural) appear among the
+    question's words ("each sales agent" names 'Sales Support Agent'), the most completely
+    named ones only. Read from the profile's most frequent values when they are every value
+    of the column; each with its row count."""
+    if not column.top_values or column.distinct_count > len(column.top_values) or column.distinct_estimated:
+        return []
+    if column.distinct_count >= table_rows:  # a unique column (a name) scopes nothing
+        return []
+    asked = {singular(w) for w in _words(question)}
+    scored = []
+    for value, count in column.top_values:
+        if not isinstance(value, str):
+            return []  # a number column: its values are not words
+        words = {singular(w) for w in _words(value) if len(w) >= 3 and w not in _STOP}
+        if not words:
+            continue
+        hits = len(words & asked)
+        if hits * 2 > len(words):
+            scored.append((hits / len(words), value, int(count)))
+    best = max((s for s, _, _ in scored), default=None)
+    # The values named most completely: "each sales manager" names 'Sales Manager', not
+    # 'Sales Support Agent' (two of whose three words it also holds).
+    return [(v, n) for s, v, n in scored if s == best]
+
+
+__all__ = ["counted_table", "entity_word", "name_forms", "named_values", "plural", "question_numbers", "show",
+           "singular", "words_of"]

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 
+from typing import Iterator
+
 from sqlglot import exp
 
-from ..answer import Choice
-from ._read import twin, unalias
-from .base import ChoiceContext, make_choice, values_note
+from ..answer import Result
+from ..sql.tree import twin, unalias
+from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon
 
 _TRIGGER = re.compile(r"(?<!\w)than\s+any(?!\w)", re.I)
@@ -28,32 +30,31 @@ class Quantifier:
                                "than the highest", "than the lowest", "than the maximum", "than the minimum",
                                "than the largest", "than the smallest"))
 
-    def detect(self, ctx: ChoiceContext) -> list[Choice]:
+    def sites(self, ctx: ChoiceContext) -> Iterator[Site]:
         if not _TRIGGER.search(ctx.question or ""):
-            return []
-        out = []
+            return
         for cmp in ctx.tree.find_all(*_COMPARE):
             for side in (cmp.expression, cmp.this):
                 target = _quantified(side)
-                if target is None:
-                    continue
-                alt_root = ctx.tree.copy()
-                node = twin(alt_root, ctx.tree, target)
-                if node is None:
-                    continue
-                new_cls = _SWAP[type(target)]
-                node.replace(new_cls(this=node.this.copy()))
-                res = ctx.run(alt_root)
-                if res is None:
-                    continue
-                every = isinstance(target, (exp.All,)) or (
-                    isinstance(target, exp.Max) == isinstance(cmp, (exp.GT, exp.GTE)))
-                text = (f"\"than any\" can mean than every value or than at least one; "
-                        f"{cmp.sql(dialect=ctx.dialect)} reads it as "
-                        f"{'every value' if every else 'at least one'}, the alternative as "
-                        f"{'at least one' if every else 'every value'}")
-                out.append(make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res))
-        return out
+                if target is not None:
+                    every = isinstance(target, (exp.All,)) or (
+                        isinstance(target, exp.Max) == isinstance(cmp, (exp.GT, exp.GTE)))
+                    yield ctx.site("swap", target, cmp=cmp, every=every)
+
+    def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        alt_root = tree.copy()
+        node = twin(alt_root, tree, site.node)
+        if node is None:
+            return None
+        node.replace(_SWAP[type(site.node)](this=node.this.copy()))
+        return alt_root
+
+    def describe(self, site: Site, shown: Result, alt: Result) -> str:
+        every = site.every
+        return (f"\"than any\" can mean than every value or than at least one; "
+                f"{site.sql(site.cmp)} reads it as "
+                f"{'every value' if every else 'at least one'}, the alternative as "
+                f"{'at least one' if every else 'every value'}") + values_note(shown, alt)
 
 
 def _quantified(side: exp.Expression) -> exp.Expression | None:

@@ -17,13 +17,16 @@ none, the alternative is not run. A HAVING condition is checked by running the a
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from sqlglot import exp
 
-from ..answer import Choice
-from ..sql.edit import count_star, reshape
-from ._read import (Scope, conjuncts, edit_copy, is_key_column, literal_value, question_numbers, selects, set_having,
-                    set_where, show)
-from .base import ChoiceContext, make_choice, values_note
+from ..answer import Result
+from ..sql.edit import conjuncts, count_star, reshape
+from ..sql.scope import Scope
+from ..sql.tree import edit_copy, literal_value, selects, set_having, set_where
+from ..words import question_numbers, show
+from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon
 
 _FLIP = {exp.GT: exp.GTE, exp.GTE: exp.GT, exp.LT: exp.LTE, exp.LTE: exp.LT}
@@ -42,19 +45,17 @@ class StrictCutoff:
         patterns=(r"(?<!\w)\w+er\s+than(?!\w)",),
         unless=(r"(rather|other|sooner) than",))
 
-    def detect(self, ctx: ChoiceContext) -> list[Choice]:
-        out = []
+    def sites(self, ctx: ChoiceContext) -> Iterator[Site]:
         numbers = question_numbers(ctx.question)
         for select in selects(ctx.tree):
             for clause in ("where", "having"):
                 parts = conjuncts(select.args.get(clause))
                 for part in parts:
-                    choice = self._one(ctx, select, clause, parts, part, numbers)
-                    if choice is not None:
-                        out.append(choice)
-        return out
+                    site = self._site(ctx, select, clause, parts, part, numbers)
+                    if site is not None:
+                        yield site
 
-    def _one(self, ctx, select, clause, parts, part, numbers) -> Choice | None:
+    def _site(self, ctx, select, clause, parts, part, numbers) -> Site | None:
         if type(part) in _FLIP and clause == "where" and _column_pair(ctx, select, part):
             new = _FLIP[type(part)](this=part.this.copy(), expression=part.expression.copy())
             boundary = exp.EQ(this=part.this.copy(), expression=part.expression.copy())
@@ -87,26 +88,32 @@ class StrictCutoff:
 
         on_boundary = None
         if clause == "where":
+            # Fact: the rows sitting exactly on the boundary (none: the strictness changes nothing).
             probe = reshape(select, [count_star()])
             set_where(probe, [p.copy() for p in parts if p is not part] + [boundary])
-            on_boundary = ctx.count(probe)
+            on_boundary = ctx.count(probe, "on_boundary")
             if not on_boundary:
                 return None
-        alt_root, alt = edit_copy(ctx.tree, select)
-        new_parts = [new if p is part else p.copy() for p in parts]
-        (set_where if clause == "where" else set_having)(alt, new_parts)
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
-        strict = isinstance(part, (exp.GT, exp.LT))
+        return ctx.site("flip", part, select, clause=clause, new=new, where_text=where_text,
+                        on_boundary=on_boundary)
+
+    def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        alt_root, alt = edit_copy(tree, site.select)
+        parts = conjuncts(site.select.args.get(site.clause))
+        new_parts = [site.new.copy() if p is site.node else p.copy() for p in parts]
+        (set_where if site.clause == "where" else set_having)(alt, new_parts)
+        return alt_root
+
+    def describe(self, site: Site, shown: Result, alt: Result) -> str:
+        on_boundary = site.on_boundary
+        strict = isinstance(site.node, (exp.GT, exp.LT))
         if on_boundary:
             count_text = f"{on_boundary} row{'s sit' if on_boundary != 1 else ' sits'}"
         else:
-            count_text = "groups sit" if clause == "having" else "rows sit"
-        text = (f"{count_text} exactly on the cutoff ({where_text}); {part.sql(dialect=ctx.dialect)} "
+            count_text = "groups sit" if site.clause == "having" else "rows sit"
+        return (f"{count_text} exactly on the cutoff ({site.where_text}); {site.sql(site.node)} "
                 f"{'leaves them out' if strict else 'keeps them'}, the alternative "
-                f"{new.sql(dialect=ctx.dialect)} {'keeps them' if strict else 'leaves them out'}")
-        return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+                f"{site.sql(site.new)} {'keeps them' if strict else 'leaves them out'}") + values_note(shown, alt)
 
 
 def _column_pair(ctx, select: exp.Select, part: exp.Expression) -> bool:
@@ -118,7 +125,7 @@ def _column_pair(ctx, select: exp.Select, part: exp.Expression) -> bool:
     refs = [scope.resolve(left), scope.resolve(right)]
     if any(r is None for r in refs):
         return False
-    return not any(is_key_column(ctx.profile, r.table, r.column) for r in refs)
+    return not any(ctx.profile.is_key_column(r.table, r.column) for r in refs)
 
 
 def _literal_side(part: exp.Expression) -> tuple[exp.Expression, exp.Expression] | None:

@@ -37,6 +37,9 @@ COLUMNS_PER_STATEMENT = 1000
 # table at once, about 45 columns of a 100,000-row sample.
 CASE_BUDGET = 200_000_000
 _NUMERIC_TYPES = re.compile(r"INT|REAL|FLOA|DOUB|NUM|DEC|MONEY", re.I)
+# What a value of a declared type computes like (a boolean sums and compares as 0/1).
+_INTEGER_LIKE = re.compile(r"INT|BOOL", re.I)
+_NUMBER_LIKE = re.compile(r"INT|REAL|FLOA|DOUB|NUM|DEC|MONEY|BOOL", re.I)
 
 
 class StandIn(BaseModel):
@@ -57,6 +60,15 @@ class ColumnProfile(BaseModel):
     max: Any = None
     top_values: list[tuple[Any, int]] = Field(default_factory=list)
     stand_ins: list[StandIn] = Field(default_factory=list)
+
+    def is_integer(self) -> bool:
+        """Whether the declared type computes as integers (booleans too): ``a / b`` of two
+        such columns is an integer division on most engines."""
+        return bool(_INTEGER_LIKE.search(self.type or ""))
+
+    def is_number(self) -> bool:
+        """Whether the declared type holds numbers (booleans too)."""
+        return bool(_NUMBER_LIKE.search(self.type or ""))
 
 
 class ForeignKey(BaseModel):
@@ -116,6 +128,53 @@ class Profile(BaseModel):
         """The column that identifies one row of ``table``: its single-column primary key."""
         t = self.table(table)
         return t.primary_key[0] if t is not None and len(t.primary_key) == 1 else None
+
+    def is_unique(self, table: str, column: str) -> bool:
+        """Whether ``column`` identifies one row of ``table``: its single-column primary key,
+        or (an exact profile) as many distinct values as non-NULL rows."""
+        tp = self.table(table)
+        if tp is None:
+            return False
+        if len(tp.primary_key) == 1 and tp.primary_key[0].lower() == column.lower():
+            return True
+        cp = tp.column(column)
+        if cp is None or cp.distinct_estimated or tp.sampled or not tp.row_count:
+            return False
+        return cp.distinct_count == tp.row_count - cp.null_count
+
+    def is_key_column(self, table: str, column: str) -> bool:
+        """A primary key, a declared foreign key, or one end of a profiled join pair."""
+        tp = self.table(table)
+        if tp is None:
+            return False
+        low = column.lower()
+        if any(c.lower() == low for c in tp.primary_key):
+            return True
+        if any(len(fk.columns) == 1 and fk.columns[0].lower() == low for fk in tp.foreign_keys):
+            return True
+        for p in self.join_pairs:
+            if ((p.left_table.lower() == tp.name.lower() and p.left_column.lower() == low)
+                    or (p.right_table.lower() == tp.name.lower() and p.right_column.lower() == low)):
+                return True
+        return False
+
+    def referenced_table(self, table: str, column: str) -> str | None:
+        """The table a foreign-key column refers to: declared, or a profiled join pair whose
+        other end is that table's key."""
+        tp = self.table(table)
+        low = column.lower()
+        for fk in tp.foreign_keys if tp is not None else []:
+            if len(fk.columns) == 1 and fk.columns[0].lower() == low:
+                return fk.ref_table
+        for p in self.join_pairs:
+            ends = ((p.left_table, p.left_column, p.right_table, p.right_column),
+                    (p.right_table, p.right_column, p.left_table, p.left_column))
+            for t, c, other, other_col in ends:
+                if t.lower() == table.lower() and c.lower() == low:
+                    key = self.entity_key(other)
+                    if key is not None and key.lower() == other_col.lower() and other.lower() != table.lower():
+                        return other
+        return None
 
     def join_pair(self, t1: str, c1: str, t2: str, c2: str) -> JoinPair | None:
         a, b = (t1.lower(), c1.lower()), (t2.lower(), c2.lower())
