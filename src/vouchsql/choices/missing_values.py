@@ -21,13 +21,15 @@ when there are none the alternative is not run.
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from sqlglot import exp
 
-from ..answer import Choice
-from ..sql.edit import count_star, reshape
-from ._read import (Ref, Scope, conjuncts, edit_copy, expand_key, is_key_column, null_supplied, own_nodes,
-                    projection_for, selects, set_where)
-from .base import ChoiceContext, make_choice, values_note
+from ..answer import Result
+from ..sql.edit import conjuncts, count_star, reshape
+from ..sql.scope import Ref, Scope
+from ..sql.tree import edit_copy, expand_key, null_supplied, own_nodes, projection_for, selects, set_where
+from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon
 
 
@@ -37,16 +39,49 @@ class MissingValues:
                                "unrecorded", "unspecified", "no value", "without a value", "as zero", "as 0",
                                "n/a", "known", "recorded", "non-null", "not null"))
 
-    def detect(self, ctx: ChoiceContext) -> list[Choice]:
-        out: list[Choice] = []
+    def sites(self, ctx: ChoiceContext) -> Iterator[Site]:
         for select in selects(ctx.tree):
             scope = Scope(select, ctx.profile)
             if not scope.by_alias:
                 continue
             outer = null_supplied(select)
             for finder in (self._group, self._aggregates, self._filters):
-                out.extend(c for c in finder(ctx, select, scope, outer) if c is not None)
-        return out
+                yield from finder(ctx, select, scope, outer)
+
+    def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        alt_root, alt = edit_copy(tree, site.select)
+        where_parts = conjuncts(site.select.args.get("where"))
+        if site.form == "keep_null_group":
+            set_where(alt, [p.copy() for p in where_parts if p is not site.node])
+        elif site.form == "drop_null_group":
+            set_where(alt, [p.copy() for p in where_parts] + [exp.Not(this=exp.Is(this=site.col.copy(),
+                                                                                  expression=exp.Null()))])
+        elif site.form == "aggregate":
+            for node in own_nodes(alt, type(site.node)):
+                if node == site.node:
+                    node.replace(site.new.copy())
+        else:  # "filter": keep the rows where the filtered column is NULL
+            set_where(alt, [exp.Paren(this=exp.Or(this=p.copy(), expression=exp.Is(this=site.col.copy(),
+                                                                                    expression=exp.Null())))
+                            if p is site.node else p.copy() for p in where_parts])
+        return alt_root
+
+    def describe(self, site: Site, shown: Result, alt: Result) -> str:
+        col_sql, column, nulls = site.sql(site.col), site.ref.column, site.nulls
+        if site.form == "keep_null_group":
+            return (f"the query leaves out rows with no {column} ({col_sql} IS NOT NULL); the "
+                    f"alternative keeps them as a group of their own")
+        if site.form == "drop_null_group":
+            return (f"GROUP BY {col_sql} keeps the rows with no {column} as a group of their own "
+                    f"(NULL); the alternative leaves them out")
+        if site.form == "aggregate" and isinstance(site.node, exp.Avg):
+            text = f"AVG({col_sql}) skips the {nulls} rows with no {column}; the alternative counts them as 0"
+        elif site.form == "aggregate":
+            text = (f"COUNT({col_sql}) skips the {nulls} rows where {column} is NULL; the "
+                    f"alternative counts them too (COUNT(*))")
+        else:
+            text = f"{site.sql(site.node)} also drops the {nulls} rows where {column} is NULL; the alternative keeps them"
+        return text + values_note(shown, alt)
 
     # -- helpers --------------------------------------------------------------------------
     @staticmethod
@@ -62,14 +97,15 @@ class MissingValues:
     @staticmethod
     def _nulls_in_scope(ctx: ChoiceContext, select: exp.Select, col: exp.Column,
                         drop: exp.Expression | None = None) -> int | None:
+        """Fact: the rows in the query's scope where ``col`` is NULL (``drop``: a WHERE part left out)."""
         probe = reshape(select, [count_star()])
         parts = [c.copy() for c in conjuncts(select.args.get("where")) if c is not drop]
         parts.append(exp.Is(this=col.copy(), expression=exp.Null()))
         set_where(probe, parts)
-        return ctx.count(probe)
+        return ctx.count(probe, "nulls")
 
     # -- GROUP BY a nullable column -------------------------------------------------------
-    def _group(self, ctx, select, scope, outer):
+    def _group(self, ctx, select, scope, outer) -> Iterator[Site]:
         group = select.args.get("group")
         if not group:
             return
@@ -79,32 +115,23 @@ class MissingValues:
             ref = self._nullable(ctx, scope, outer, col)
             if ref is None:
                 continue
-            col_sql = col.sql(dialect=ctx.dialect)
             excluded = next((p for p in where_parts if isinstance(p, exp.Not) and isinstance(p.this, exp.Is)
                              and isinstance(p.this.expression, exp.Null) and p.this.this == col), None)
-            alt_root, alt = edit_copy(ctx.tree, select)
             if excluded is not None:
-                set_where(alt, [p.copy() for p in where_parts if p is not excluded])
-                text = (f"the query leaves out rows with no {ref.column} ({col_sql} IS NOT NULL); the "
-                        f"alternative keeps them as a group of their own")
-            else:
-                if select is ctx.tree:
-                    index = projection_for(select, g)
-                    if index is None:
-                        index = projection_for(select, col)
-                    r = ctx.result
-                    if index is not None and not r.truncated and not any(
-                            index < len(row) and row[index] is None for row in r.rows):
-                        continue  # no NULL group in the shown result
-                set_where(alt, [p.copy() for p in where_parts] + [exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null()))])
-                text = (f"GROUP BY {col_sql} keeps the rows with no {ref.column} as a group of their own "
-                        f"(NULL); the alternative leaves them out")
-            res = ctx.run(alt_root)
-            if res is not None:
-                yield make_choice(self, text, ctx, ctx.to_sql(alt_root), res)
+                yield ctx.site("keep_null_group", excluded, select, col=col, ref=ref, nulls=None)
+                continue
+            if select is ctx.tree:
+                index = projection_for(select, g)
+                if index is None:
+                    index = projection_for(select, col)
+                r = ctx.result
+                if index is not None and not r.truncated and not any(
+                        index < len(row) and row[index] is None for row in r.rows):
+                    continue  # no NULL group in the shown result
+            yield ctx.site("drop_null_group", g, select, col=col, ref=ref, nulls=None)
 
     # -- AVG(col), COUNT(col) -------------------------------------------------------------
-    def _aggregates(self, ctx, select, scope, outer):
+    def _aggregates(self, ctx, select, scope, outer) -> Iterator[Site]:
         seen = []
         for p in select.expressions:
             for agg in own_nodes(p, (exp.Avg, exp.Count)):
@@ -118,25 +145,14 @@ class MissingValues:
                 nulls = self._nulls_in_scope(ctx, select, col)
                 if not nulls:
                     continue
-                col_sql = col.sql(dialect=ctx.dialect)
                 if isinstance(agg, exp.Avg):
                     new = exp.Avg(this=exp.Coalesce(this=col.copy(), expressions=[exp.Literal.number(0)]))
-                    text = (f"AVG({col_sql}) skips the {nulls} rows with no {ref.column}; the alternative "
-                            f"counts them as 0")
                 else:
                     new = exp.Count(this=exp.Star())
-                    text = (f"COUNT({col_sql}) skips the {nulls} rows where {ref.column} is NULL; the "
-                            f"alternative counts them too (COUNT(*))")
-                alt_root, alt = edit_copy(ctx.tree, select)
-                for node in own_nodes(alt, type(agg)):
-                    if node == agg:
-                        node.replace(new.copy())
-                res = ctx.run(alt_root)
-                if res is not None:
-                    yield make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+                yield ctx.site("aggregate", agg, select, col=col, ref=ref, nulls=nulls, new=new)
 
     # -- negative filters ----------------------------------------------------------------
-    def _filters(self, ctx, select, scope, outer):
+    def _filters(self, ctx, select, scope, outer) -> Iterator[Site]:
         where_parts = conjuncts(select.args.get("where"))
         for part, col in [(p, c) for p in where_parts for c in _filtered_columns(ctx, scope, p)]:
             ref = self._nullable(ctx, scope, outer, col)
@@ -145,20 +161,7 @@ class MissingValues:
             nulls = self._nulls_in_scope(ctx, select, col, drop=part)
             if not nulls:
                 continue
-            alt_root, alt = edit_copy(ctx.tree, select)
-            new_parts = []
-            for p in where_parts:
-                if p is part:
-                    new_parts.append(exp.Paren(this=exp.Or(this=p.copy(), expression=exp.Is(this=col.copy(), expression=exp.Null()))))
-                else:
-                    new_parts.append(p.copy())
-            set_where(alt, new_parts)
-            res = ctx.run(alt_root)
-            if res is None:
-                continue
-            text = (f"{part.sql(dialect=ctx.dialect)} also drops the {nulls} rows where {ref.column} is NULL; "
-                    f"the alternative keeps them")
-            yield make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+            yield ctx.site("filter", part, select, col=col, ref=ref, nulls=nulls)
 
 
 def _filtered_columns(ctx, scope: Scope, part: exp.Expression) -> list[exp.Column]:
@@ -170,7 +173,7 @@ def _filtered_columns(ctx, scope: Scope, part: exp.Expression) -> list[exp.Colum
     if isinstance(part, (exp.GT, exp.GTE, exp.LT, exp.LTE)) and isinstance(part.this, exp.Column) \
             and isinstance(part.expression, exp.Column):
         refs = [scope.resolve(part.this), scope.resolve(part.expression)]
-        if any(r is None or is_key_column(ctx.profile, r.table, r.column) for r in refs):
+        if any(r is None or ctx.profile.is_key_column(r.table, r.column) for r in refs):
             return []
         return [part.this, part.expression]
     return []
