@@ -343,7 +343,8 @@ def _grouped_sql(db: Database, src: str, batch: list, zero: bool) -> str:
     places = max(1, len(str(len(batch) - 1)))
     key = " + ".join(f"{10 ** p} * d{p}.d" for p in range(places))
     joined = ", ".join(f"vouch_digits AS d{p}" for p in range(places))
-    case = " ".join(f"WHEN {i} THEN {q(c.name)}" for i, c in enumerate(batch))
+    # Qualified: a user column named k is otherwise ambiguous with vouch_keys.k in the CROSS JOIN.
+    case = " ".join(f"WHEN {i} THEN vouch_src.{q(c.name)}" for i, c in enumerate(batch))
     return (
         f"WITH vouch_digits(d) AS ({digits}), "
         f"vouch_keys(k) AS (SELECT {key} FROM {joined}), "
