@@ -30,12 +30,15 @@ Every alternative replaces the COUNT node (and the same COUNT in ORDER BY or HAV
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from sqlglot import exp
 
-from ..answer import Choice
-from ._read import (Ref, Scope, counted_table, edit_copy, entity_word, expand_key, is_key_column, is_unique,
-                    name_forms, own_nodes, selects, words_of)
-from .base import ChoiceContext, make_choice, values_note
+from ..answer import Result
+from ..sql.scope import Ref, Scope
+from ..sql.tree import edit_copy, expand_key, own_nodes, selects
+from ..words import counted_table, entity_word, name_forms, words_of
+from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon, mentions
 
 
@@ -44,20 +47,33 @@ class CountingUnit:
     lexicon = Lexicon(phrases=("distinct", "different", "unique", "how many times", "number of times", "rows",
                                "records", "entries", "occurrences", "instances"))
 
-    def detect(self, ctx: ChoiceContext) -> list[Choice]:
-        out = []
+    def sites(self, ctx: ChoiceContext) -> Iterator[Site]:
         for select in selects(ctx.tree):
             scope = Scope(select, ctx.profile)
             if not scope.by_alias:
                 continue
             counts = [c for p in select.expressions for c in own_nodes(p, exp.Count)]
             for count in counts:
-                choice = self._one(ctx, select, scope, count)
-                if choice is not None:
-                    out.append(choice)
-        return out
+                site = self._one(ctx, select, scope, count)
+                if site is not None:
+                    yield site
 
-    def _one(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, count: exp.Count) -> Choice | None:
+    def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        """Every COUNT equal to the site's (in the projections, ORDER BY, HAVING) counts
+        ``DISTINCT target`` instead."""
+        alt_root, alt = edit_copy(tree, site.select)
+        new = exp.Count(this=exp.Distinct(expressions=[site.target]))
+        replaced = 0
+        for node in own_nodes(alt, exp.Count):
+            if node == site.node:
+                node.replace(new.copy())
+                replaced += 1
+        return alt_root if replaced else None
+
+    def describe(self, site: Site, shown: Result, alt: Result) -> str:
+        return site.what + values_note(shown, alt)
+
+    def _one(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, count: exp.Count) -> Site | None:
         arg = count.this
         if isinstance(arg, exp.Distinct):
             return self._reverse(ctx, select, scope, count)
@@ -67,7 +83,7 @@ class CountingUnit:
             return self._column(ctx, select, scope, count)
         return None
 
-    def _rows(self, ctx, select, scope, count) -> Choice | None:
+    def _rows(self, ctx, select, scope, count) -> Site | None:
         if scope.other_sources:
             return None  # a derived table may be what is counted; its rows have no key to read
         read = {tp.name.lower() for _, tp in scope.by_alias.values()}
@@ -101,7 +117,7 @@ class CountingUnit:
                 f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {entity_word(table)} once")
         return self._alternative(ctx, select, count, target, what)
 
-    def _unread(self, ctx, select, scope, count, asked: str) -> Choice | None:
+    def _unread(self, ctx, select, scope, count, asked: str) -> Site | None:
         """"How many customers bought …" answered by COUNT(*) over rows of another table: the
         alternative counts the distinct values of the one column read that refers to the
         counted table (``COUNT(DISTINCT o.customer_id)``)."""
@@ -109,7 +125,7 @@ class CountingUnit:
         for alias, (_, tp) in scope.by_alias.items():
             for cp in tp.columns:
                 ref = Ref(scope.written_alias(alias), tp.name, cp.name)
-                if (_referenced_table(ctx, ref) or "").lower() == asked.lower():
+                if (ctx.profile.referenced_table(ref.table, ref.column) or "").lower() == asked.lower():
                     refs.append(ref)
         if len(refs) != 1:
             return None  # none, or several roads to the counted table: do not guess
@@ -122,17 +138,17 @@ class CountingUnit:
                 f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {one} once")
         return self._alternative(ctx, select, count, target, what)
 
-    def _column(self, ctx, select, scope, count) -> Choice | None:
+    def _column(self, ctx, select, scope, count) -> Site | None:
         ref = scope.resolve(count.this)
         if ref is None:
             return None
-        if is_unique(ctx.profile, ref.table, ref.column):
+        if ctx.profile.is_unique(ref.table, ref.column):
             if not scope.fans_out(ref.alias):
                 return None
             what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {ref.table} rows; "
                     f"the DISTINCT count counts each {entity_word(ref.table)} once")
-        elif is_key_column(ctx.profile, ref.table, ref.column):
-            target = _referenced_table(ctx, ref)
+        elif ctx.profile.is_key_column(ref.table, ref.column):
+            target = ctx.profile.referenced_table(ref.table, ref.column)
             forms = name_forms(target) if target else name_forms(_stem(ref.column))
             if not any(mentions(ctx.question, f) for f in forms):
                 return None  # the question does not speak of the referenced entity: rows are what it counts
@@ -145,12 +161,12 @@ class CountingUnit:
             return None
         return self._alternative(ctx, select, count, count.this.copy(), what)
 
-    def _reverse(self, ctx, select, scope, count) -> Choice | None:
+    def _reverse(self, ctx, select, scope, count) -> Site | None:
         inner = count.this.expressions
         if len(inner) != 1 or not isinstance(inner[0], exp.Column):
             return None
         ref: Ref | None = scope.resolve(inner[0])
-        if ref is None or is_unique(ctx.profile, ref.table, ref.column) or is_key_column(ctx.profile, ref.table, ref.column):
+        if ref is None or ctx.profile.is_unique(ref.table, ref.column) or ctx.profile.is_key_column(ref.table, ref.column):
             return None
         key = ctx.profile.entity_key(ref.table)
         if key is None:
@@ -165,24 +181,13 @@ class CountingUnit:
                 f"counts every {entity_word(ref.table)}")
         return self._alternative(ctx, select, count, target, what)
 
-    def _alternative(self, ctx, select, count, target: exp.Expression, what: str) -> Choice | None:
+    @staticmethod
+    def _alternative(ctx, select, count, target: exp.Expression, what: str) -> Site | None:
         scope = Scope(select, ctx.profile)
         ref = scope.resolve(target) if isinstance(target, exp.Column) else None
         if ref is not None and (ref.alias.lower(), ref.column.lower()) in _grouped(select, scope, keys=False):
             return None  # COUNT(DISTINCT k) grouped by k is 1 in every group
-        alt_root, alt = edit_copy(ctx.tree, select)
-        new = exp.Count(this=exp.Distinct(expressions=[target]))
-        replaced = 0
-        for node in own_nodes(alt, exp.Count):
-            if node == count:
-                node.replace(new.copy())
-                replaced += 1
-        if not replaced:
-            return None
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
-        return make_choice(self, what + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+        return ctx.site("count_distinct", count, select, target=target, what=what)
 
 
 def _grouped(select: exp.Select, scope: Scope, keys: bool = True) -> set[tuple[str, str]]:
@@ -209,7 +214,7 @@ def _grouped(select: exp.Select, scope: Scope, keys: bool = True) -> set[tuple[s
         if ref is not None:
             out.add((ref.alias.lower(), ref.column.lower()))
             key = scope.profile.entity_key(ref.table)
-            if keys and key and is_unique(scope.profile, ref.table, ref.column):
+            if keys and key and scope.profile.is_unique(ref.table, ref.column):
                 # A unique column (a name) groups one row of its table, as its key would.
                 out.add((ref.alias.lower(), key.lower()))
     inner = [e for e in scope.edges() if not _outer(select, e)]
@@ -232,25 +237,6 @@ def _outer(select: exp.Select, edge) -> bool:
     while node is not None and not isinstance(node, (exp.Join, exp.Select)):
         node = node.parent
     return isinstance(node, exp.Join) and (node.side or "").upper() in ("LEFT", "RIGHT", "FULL")
-
-
-def _referenced_table(ctx: ChoiceContext, ref: Ref) -> str | None:
-    """The table a foreign-key column refers to: declared, or a profiled join pair whose
-    other end is that table's key."""
-    tp = ctx.profile.table(ref.table)
-    low = ref.column.lower()
-    for fk in tp.foreign_keys if tp is not None else []:
-        if len(fk.columns) == 1 and fk.columns[0].lower() == low:
-            return fk.ref_table
-    for p in ctx.profile.join_pairs:
-        ends = ((p.left_table, p.left_column, p.right_table, p.right_column),
-                (p.right_table, p.right_column, p.left_table, p.left_column))
-        for t, c, other, other_col in ends:
-            if t.lower() == ref.table.lower() and c.lower() == low:
-                key = ctx.profile.entity_key(other)
-                if key is not None and key.lower() == other_col.lower() and other.lower() != ref.table.lower():
-                    return other
-    return None
 
 
 def _stem(column: str) -> str:
