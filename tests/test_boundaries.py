@@ -338,9 +338,6 @@ def test_bad_join_without_a_join(tmp_path):
                                                                          "no equi-join column pairs")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the profile's batched column query names its own CTE column "
-                                       "'k', so a user column named k is ambiguous, the table profile "
-                                       "errors and the join is never rated (src/vouchsql/db/profile.py)")
 def test_bad_join_rates_a_key_column_named_k(tmp_path):
     con = sqlite3.connect(tmp_path / "k.sqlite")
     con.execute("CREATE TABLE a (k INTEGER)")
