@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import re
 
+from typing import Iterator
+
 from sqlglot import exp
 
-from ..answer import Choice
-from ..sql.edit import column
-from ._read import (Scope, conjuncts, edit_copy, entity_word, from_node, own_nodes, selects, set_from, set_where,
-                    twin, written_ident)
-from .base import ChoiceContext, make_choice, values_note
+from ..answer import Result
+from ..sql.edit import column, conjuncts, from_node, set_from
+from ..sql.scope import Scope
+from ..sql.tree import edit_copy, own_nodes, selects, set_where, twin, written_ident
+from ..words import entity_word
+from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon
 
 _TRIGGER = re.compile(r"(?<!\w)(not|never|no|without|none)(?!\w)|n't(?!\w)", re.I)
@@ -39,20 +42,58 @@ class Negation:
     type = "negation"
     lexicon = Lexicon(phrases=("at all", "none of", "not any", "at least one", "some", "any other", "never"))
 
-    def detect(self, ctx: ChoiceContext) -> list[Choice]:
+    def sites(self, ctx: ChoiceContext) -> Iterator[Site]:
         if not _TRIGGER.search(ctx.question or ""):
-            return []
-        out: list[Choice] = []
+            return
         for select in selects(ctx.tree):
             for part in conjuncts(select.args.get("where")):
-                choice = (self._none_to_some(ctx, part) or self._some_to_none(ctx, select, part)
-                          or self._anti_join(ctx, select, part))
-                if choice is not None:
-                    out.append(choice)
-        return out
+                site = (self._none_to_some(ctx, select, part) or self._some_to_none(ctx, select, part)
+                        or self._anti_join(ctx, select, part))
+                if site is not None:
+                    yield site
+
+    def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        if site.form == "none_to_some":
+            alt_root = tree.copy()
+            alt_part = twin(alt_root, tree, site.node)
+            if alt_part is None:
+                return None
+            new_inner = site.inner.copy()
+            new_sub = new_inner.args["query"].this if isinstance(new_inner, exp.In) else new_inner.this
+            set_where(new_sub, [p.copy() for p in site.correlated] + [exp.Not(this=exp.Paren(this=site.cond.copy()))])
+            alt_part.replace(new_inner)
+            return alt_root
+        alt_root, alt = edit_copy(tree, site.select)
+        where = conjuncts(site.select.args.get("where"))
+        if site.form == "some_to_none":
+            kept = [p.copy() for p in where if p is not site.node]
+            kept.append(exp.Not(this=exp.In(this=site.key.copy(), query=exp.Subquery(this=site.sub.copy()))))
+            set_where(alt, kept)
+            return alt_root
+        # "anti_join": drop the LEFT JOIN, read its condition in an IN subquery
+        sub = exp.Select(expressions=[site.c_col.copy()])
+        set_from(sub, exp.From(this=site.join.this.copy()))
+        set_where(sub, [exp.Not(this=exp.Paren(this=site.cond.copy()))])
+        alt.set("joins", [j.copy() for j in site.select.args["joins"] if j is not site.join] or None)
+        new_part = exp.In(this=site.key.copy(), query=exp.Subquery(this=sub))
+        set_where(alt, [new_part if p is site.node else p.copy() for p in where])
+        return alt_root
+
+    def describe(self, site: Site, shown: Result, alt: Result) -> str:
+        if site.form == "none_to_some":
+            text = (f"the query keeps rows with no {site.c_word} where {site.sql(site.cond)}; the "
+                    f"alternative reads the negation as some {site.c_word} that does not match")
+        elif site.form == "some_to_none":
+            text = (f"{site.sql(site.node)} keeps every {site.p_word} with at least one {site.c_word} that does "
+                    f"not match; the alternative keeps each {site.p_word} with no matching {site.c_word}")
+        else:
+            text = (f"the LEFT JOIN with {site.sql(site.node)} keeps each {site.p_word} with no {site.c_word} "
+                    f"where {site.sql(site.cond)}; the alternative reads the negation as some {site.c_word} that "
+                    f"does not match")
+        return text + values_note(shown, alt)
 
     # -- NOT IN / NOT EXISTS  →  IN / EXISTS with NOT (cond) -------------------------------
-    def _none_to_some(self, ctx: ChoiceContext, part: exp.Expression) -> Choice | None:
+    def _none_to_some(self, ctx: ChoiceContext, select: exp.Select, part: exp.Expression) -> Site | None:
         if not isinstance(part, exp.Not):
             return None
         inner = part.this.this if isinstance(part.this, exp.Paren) else part.this
@@ -76,24 +117,12 @@ class Negation:
             return None
         correlated = [p for p in parts if not any(p is q for q in local)]
         cond = exp.and_(*[p.copy() for p in local])
-        alt_root = ctx.tree.copy()
-        alt_part = twin(alt_root, ctx.tree, part)
-        if alt_part is None:
-            return None
-        new_inner = inner.copy()
-        new_sub = new_inner.args["query"].this if isinstance(new_inner, exp.In) else new_inner.this
-        set_where(new_sub, [p.copy() for p in correlated] + [exp.Not(this=exp.Paren(this=cond))])
-        alt_part.replace(new_inner)
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
         table = sub_scope.table(sub_scope.order[0]).name  # the related rows: the subquery's first table
-        text = (f"the query keeps rows with no {entity_word(table)} where {cond.sql(dialect=ctx.dialect)}; the "
-                f"alternative reads the negation as some {entity_word(table)} that does not match")
-        return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+        return ctx.site("none_to_some", part, select, inner=inner, correlated=correlated, cond=cond,
+                        c_word=entity_word(table))
 
     # -- c.col <> v over a join  →  p.key NOT IN (SELECT c.fk … WHERE c.col = v) -------------
-    def _some_to_none(self, ctx: ChoiceContext, select: exp.Select, part: exp.Expression) -> Choice | None:
+    def _some_to_none(self, ctx: ChoiceContext, select: exp.Select, part: exp.Expression) -> Site | None:
         positive = _positive(part)
         if positive is None or not select.args.get("joins") or not _inner_joins(select):
             return None
@@ -132,21 +161,13 @@ class Negation:
             conds.append(exp.Not(this=exp.Is(this=x_col.copy(), expression=exp.Null())))
         sub.set("expressions", [x_col])
         set_where(sub, conjuncts(sub.args.get("where")) + conds)
-        alt_root, alt = edit_copy(ctx.tree, select)
-        kept = [p.copy() for p in conjuncts(select.args.get("where")) if p is not part]
         key = scope.column(p_end.alias, p_end.column, ctx.dialect)
-        kept.append(exp.Not(this=exp.In(this=key, query=exp.Subquery(this=sub))))
-        set_where(alt, kept)
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
-        p_word, c_word = entity_word(p_end.table), entity_word(x_end.table)  # x: the rows related to p
-        text = (f"{part.sql(dialect=ctx.dialect)} keeps every {p_word} with at least one {c_word} that does not "
-                f"match; the alternative keeps each {p_word} with no matching {c_word}")
-        return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+        # x: the rows related to p
+        return ctx.site("some_to_none", part, select, sub=sub, key=key, p_word=entity_word(p_end.table),
+                        c_word=entity_word(x_end.table))
 
     # -- LEFT JOIN c ON <edge> AND cond WHERE c.col IS NULL  →  IN (SELECT … WHERE NOT (cond)) --
-    def _anti_join(self, ctx: ChoiceContext, select: exp.Select, part: exp.Expression) -> Choice | None:
+    def _anti_join(self, ctx: ChoiceContext, select: exp.Select, part: exp.Expression) -> Site | None:
         if not (isinstance(part, exp.Is) and isinstance(part.expression, exp.Null)
                 and isinstance(part.this, exp.Column)):
             return None
@@ -180,25 +201,10 @@ class Negation:
             r = scope.resolve(node)
             if r is None or r.alias.lower() == c_alias:
                 return None
-        c_node = join.this
-        cond = exp.and_(*[c.copy() for c in local])
-        c_col = column(written_ident(c_node), c_end.column, ctx.dialect)
-        sub = exp.Select(expressions=[c_col])
-        set_from(sub, exp.From(this=c_node.copy()))
-        set_where(sub, [exp.Not(this=exp.Paren(this=cond))])
-        alt_root, alt = edit_copy(ctx.tree, select)
-        alt.set("joins", [j.copy() for j in select.args["joins"] if j is not join] or None)
-        key = scope.column(p_end.alias, p_end.column, ctx.dialect)
-        new_part = exp.In(this=key, query=exp.Subquery(this=sub))
-        set_where(alt, [new_part if p is part else p.copy() for p in conjuncts(select.args.get("where"))])
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
-        p_word, c_word = entity_word(p_end.table), entity_word(c_end.table)
-        text = (f"the LEFT JOIN with {part.sql(dialect=ctx.dialect)} keeps each {p_word} with no {c_word} where "
-                f"{cond.sql(dialect=ctx.dialect)}; the alternative reads the negation as some {c_word} that does "
-                f"not match")
-        return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+        return ctx.site("anti_join", part, select, join=join, cond=exp.and_(*[c.copy() for c in local]),
+                        c_col=column(written_ident(join.this), c_end.column, ctx.dialect),
+                        key=scope.column(p_end.alias, p_end.column, ctx.dialect),
+                        p_word=entity_word(p_end.table), c_word=entity_word(c_end.table))
 
     @staticmethod
     def _related(scope: Scope, select: exp.Select, p_alias: str, edge) -> exp.Select | None:
