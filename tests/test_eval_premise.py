@@ -5,6 +5,7 @@ and McNemar tests, the built-in set, and ``--replay`` with zero model calls."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -17,8 +18,29 @@ from vouchsql.evals.datasets import FLAW_CODES, load_premise
 from vouchsql.llm import FakeModel
 from vouchsql.settings import load_config
 
-ITEMS = {i.question: i for i in load_premise(P.BUILTIN)}
+ALL_ITEMS = load_premise(P.BUILTIN)
 BAD_ORIGINAL = "E42-09-original"  # the assess step's reply to it is unreadable, twice
+
+
+def shows(schema: str, element: str) -> bool:
+    """Whether a schema text (CREATE TABLE statements, or `vouch ask`'s profile) shows a table
+    or ``table.column``."""
+    table, _, column = element.partition(".")
+    for block in re.split(r"\n(?=CREATE |TABLE )", schema):
+        head = re.match(r"(?:CREATE (?:TABLE|VIEW) |TABLE )(\w+)", block.strip())
+        if head and head.group(1) == table:
+            return not column or bool(re.search(rf"^\s+(?:- )?{column}[: ]", block, re.M))
+    return False
+
+
+def item_for(question: str, user: str):
+    """The item a request asks about; an E3.2 question shares its original's words, so the schema
+    shown (without the withheld element, or whole) tells them apart."""
+    matches = [i for i in ALL_ITEMS if i.question == question]
+    if len(matches) == 1:
+        return matches[0]
+    flawed = next(i for i in matches if i.flawed)
+    return flawed if not all(shows(user, w) for w in flawed.withhold) else next(i for i in matches if not i.flawed)
 
 
 def scripted(request) -> str:
@@ -36,7 +58,7 @@ def scripted(request) -> str:
     system = request.messages[0][1]
     user = [c for r, c in request.messages if r == "user"][0]
     question = user.rsplit("Question:", 1)[1].strip()
-    item = ITEMS[question]
+    item = item_for(question, user)
     if "Task: assess" in system:
         if item.id == BAD_ORIGINAL:
             return "I think this is fine."
@@ -82,7 +104,8 @@ def run(tmp_path_factory, demo_db):
     config = _config(tmp)
     # "demo" in the built-in set is the demo database, built into the cache folder.
     records, manifest = P.run_premise(P.BUILTIN, config, out, model=fake, model_name="fake", command="test",
-                                      parameters={"settings": list(P.SETTINGS), "bootstrap": 500, "seed": 1})
+                                      parameters={"settings": list(P.SETTINGS), "bootstrap": 500, "seed": 1},
+                                      det_from="structured")
     metrics, _ = P.finish(out, records, manifest, list(P.SETTINGS), replicates=500, seed=1)
     return fake, records, metrics, out
 
@@ -107,7 +130,7 @@ def test_base_measures(run):
     assert f["sql_levels"] == [63, 9, 9]  # E3.2's SQL does not run: 1; E2.1 abstains: 2
     assert f["sql"] == pytest.approx((9 * 1 + 9 * 2) / (81 * 2))
     assert f["det"] == pytest.approx(9 / 81)
-    assert f["type"] is None and f["type_ci"] == [None, None], "Base asks for no code"
+    assert f["type"] is None and f["type_ci"] == [None, None], "no judges: TYPE is not measured"
     assert o["gen"] == 1.0 and o["val"] is None
     assert o["ex"] == 1.0 and o["ex_given_gen"] == 1.0
 
@@ -118,7 +141,7 @@ def test_implicit_measures(run):
     assert f["sql_levels"] == [18, 9, 54]
     assert f["sql"] == pytest.approx((9 + 54 * 2) / 162)
     assert f["det"] == pytest.approx(63 / 81)
-    assert f["type"] == pytest.approx(63 / 81)
+    assert f["type"] is None, "the paper's prompts ask for no flaw code; without judges TYPE is not measured"
     assert o["gen"] == pytest.approx(72 / 81) and o["val"] == pytest.approx(72 / 81)
     assert o["ex"] == pytest.approx(72 / 81) and o["ex_given_gen"] == 1.0
     assert metrics["settings"]["implicit"]["by_flaw"]["E1.1"]["det"] == 0.0
@@ -129,11 +152,10 @@ def test_explicit_measures(run):
     _, _, metrics, _ = run
     f, o = metrics["settings"]["explicit"]["flawed"], metrics["settings"]["explicit"]["original"]
     assert f["det"] == 1.0 and f["sql"] == 1.0
-    assert f["type"] == pytest.approx(9 / 81)  # it always says E3.1
-    assert f["type_category"] == pytest.approx(27 / 81)  # E3.1, E3.2, E3.3 share the category
+    assert f["type"] is None and f["type_category"] is None  # its volunteered "E3.1" is not read
     assert o["gen"] == 0.0 and o["val"] == 0.0 and o["ex"] == 0.0
     by = metrics["settings"]["explicit"]["by_flaw"]
-    assert by["E3.1"]["type"] == 1.0 and by["E2.1"]["type"] == 0.0
+    assert by["E3.1"]["type"] is None and by["E2.1"]["det"] == 1.0
 
 
 def test_vouch_measures(run):
@@ -218,12 +240,14 @@ def test_resume_asks_only_what_is_missing(tmp_path, demo_db):
     config = _config(tmp_path)
     out = tmp_path / "run"
     fake = FakeModel(scripted)
-    records, _ = P.run_premise(small, config, out, model=fake, settings=["implicit", "explicit"])
+    records, _ = P.run_premise(small, config, out, model=fake, settings=["implicit", "explicit"],
+                               det_from="structured")
     assert len(records) == 8 and len(fake.requests) == 8
     lines = (out / P.RECORDS).read_text(encoding="utf-8").splitlines()
     (out / P.RECORDS).write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
     fake2 = FakeModel(scripted)
-    records2, _ = P.run_premise(small, config, out, model=fake2, settings=["implicit", "explicit"])
+    records2, _ = P.run_premise(small, config, out, model=fake2, settings=["implicit", "explicit"],
+                                det_from="structured")
     assert len(records2) == 8 and len(fake2.requests) == 3
 
 
@@ -240,21 +264,23 @@ def test_cli_with_a_python_model(tmp_path, capsys, monkeypatch, demo_db, clean_e
     small.write_text("\n".join(P.BUILTIN.read_text(encoding="utf-8").splitlines()[:6]) + "\n", encoding="utf-8")
     out = tmp_path / "run"
     code = main(["eval", "premise", "--input", str(small), "--model", "py:my_premise_model:fn", "--out", str(out),
-                 "--settings", "base,explicit", "--cache-dir", str(tmp_path / "cache"), "--no-model-cache",
+                 "--settings", "base,explicit", "--det-from", "structured", "--cache-dir", str(tmp_path / "cache"), "--no-model-cache",
                  "--bootstrap", "100"])
     text, err = capsys.readouterr()
     assert code == 0, err
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert set(metrics["settings"]) == {"base", "explicit"}
     assert metrics["settings"]["explicit"]["flawed"]["det"] == 1.0
-    assert "Premise critique" in text
+    assert "Premise critique" in text and "structured-output reading" in text
 
 
 @pytest.mark.parametrize("args, needle", [
     ([], "needs a model"),
     (["--model", "py:no_such_module_xyz:fn"], "no_such_module_xyz"),
-    (["--model", "nonsense"], "provider:model"),
+    (["--model", "nonsense", "--det-from", "structured"], "provider:model"),
     (["--model", "py:json:loads", "--settings", "typo"], "typo"),
+    (["--model", "py:json:loads"], "--det-from structured"),
+    (["--model", "py:json:loads", "--judges", "py:json:loads"], "two judge models"),
 ])
 def test_cli_bad_input_is_exit_2(tmp_path, capsys, monkeypatch, args, needle):
     monkeypatch.chdir(tmp_path)
@@ -270,7 +296,7 @@ def test_cli_bad_input_is_exit_2(tmp_path, capsys, monkeypatch, args, needle):
     ("base", '{"sql": null, "reason": "no"}', {"sql": None, "reason": "no"}),
     ("base", 'Sure! ```json\n{"sql": "SELECT 1", "reason": "r",}\n```', {"sql": "SELECT 1", "reason": "r"}),
     ("implicit", '{"sql": "", "is_valid": "false", "flaw_code": "e3.1 missing", "reason": ""}',
-     {"sql": None, "reason": "", "is_valid": False, "flaw_code": "E3.1"}),
+     {"sql": None, "reason": "", "is_valid": False}),
     ("implicit", '{"sql": "SELECT 1", "reason": "r"}', {"malformed": "'is_valid' is not true or false"}),
     ("base", "no json here", None),
     ("base", '{"reason": "r"}', {"malformed": "no 'sql' field"}),
@@ -298,8 +324,16 @@ def test_builtin_set_pairs_nine_flawed_per_code_with_runnable_originals(demo_db)
             assert rows and any(v not in (None, 0) for v in rows[0]), (o.id, o.gold_sql, rows[:2])
     finally:
         conn.close()
-    questions = [i.question for i in items]
-    assert len(set(questions)) == len(questions), "no question appears twice"
+    # E3.2 keeps its original's words and withholds an element the gold SQL needs (PremiseSQL
+    # App. C.5); every other question appears once.
+    e32 = [i for i in flawed if i.flaw == "E3.2"]
+    for i in e32:
+        assert i.question == originals[i.pair_id].question and i.withhold
+        for w in i.withhold:
+            assert w.split(".")[-1] in originals[i.pair_id].gold_sql, (i.id, w)
+    assert all(not i.withhold for i in items if i.flaw != "E3.2")
+    questions = [i.question for i in items if i.flaw != "E3.2"]
+    assert len(set(questions)) == len(questions), "no other question appears twice"
 
 
 def test_measure_sql_behaviour_levels():
@@ -311,4 +345,4 @@ def test_measure_sql_behaviour_levels():
     assert P.measure({**base, "raw": ok, "sql_error": "no such column"})["sql"] == 1
     assert P.measure({**base, "raw": hedged})["sql"] == 1
     m = P.measure({**base, "raw": none})
-    assert (m["sql"], m["det"], m["type"]) == (2, 1, 1)
+    assert (m["sql"], m["det"], m["type"]) == (2, 1, None)

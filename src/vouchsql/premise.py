@@ -20,16 +20,27 @@ from .answer import Premise
 from .llm import LLM, BadOutput, Request, load_prompt
 from .llm.jsonparse import require
 
+# PremiseSQL Table 1, word for word: code -> (subcategory name, description). The E1–E4
+# categories are CATEGORIES; a code's category is its first two characters.
 TAXONOMY: dict[str, tuple[str, str]] = {
-    "E1.1": ("Ambiguity", "references, scopes or targets admit several SQL interpretations"),
-    "E1.2": ("Unclear intent", "the operation itself is underspecified"),
-    "E2.1": ("Internal contradiction", "conditions cannot hold together"),
-    "E2.2": ("Question–schema contradiction", "required schema elements absent or incompatible"),
-    "E3.1": ("Missing constraint", "an essential filter or target is omitted"),
-    "E3.2": ("Missing schema premise", "the supplied schema lacks a required table/column/relation"),
-    "E3.3": ("Semantic gap", "a concept cannot be mapped to schema elements"),
-    "E4.1": ("Inexpressible in SQL", "for example forecasting"),
-    "E4.2": ("External knowledge required", "facts the database does not hold"),
+    "E1.1": ("Ambiguity", "Query contains ambiguous references, scopes, or targets that admit multiple plausible "
+                          "SQL interpretations."),
+    "E1.2": ("Unclear Intent", "Query intent or operation type is underspecified, making the SQL structure "
+                               "indeterminate."),
+    "E2.1": ("Internal Text Contradiction", "Multiple query conditions cannot logically hold simultaneously."),
+    "E2.2": ("Question–Schema Contradiction", "Required schema elements or relations are absent or incompatible "
+                                              "with the database schema."),
+    "E3.1": ("Missing Constraint", "Essential filtering conditions or target specifications are omitted."),
+    "E3.2": ("Missing Schema Premise", "Required tables, columns, or relations are not provided in the schema."),
+    "E3.3": ("Semantic Gap", "Query concepts cannot be semantically mapped to schema elements."),
+    "E4.1": ("Inexpressible in SQL", "Query intent cannot be precisely represented using standard SQL."),
+    "E4.2": ("External Knowledge Required", "Correct answering requires knowledge absent from the database."),
+}
+CATEGORIES: dict[str, str] = {
+    "E1": "Expression Error",
+    "E2": "Premise Contradiction",
+    "E3": "Missing Premise",
+    "E4": "Beyond Ability",
 }
 MAX_INTERPRETATIONS = 4
 ASSESS_MAX_TOKENS = 2048
@@ -57,8 +68,13 @@ def flaw_name(code: str | None) -> str:
     return TAXONOMY[code][0] if code in TAXONOMY else "unknown flaw"
 
 
+def category_name(code: str | None) -> str:
+    """The E1–E4 category of a subcategory code (``E2.1`` → ``Premise Contradiction``)."""
+    return CATEGORIES.get((code or "")[:2], "unknown category")
+
+
 def normalise_code(value) -> str | None:
-    """``E2.1``, ``e2.1: …`` or ``E2.1 Internal contradiction`` → ``E2.1``; other text upper-cased."""
+    """``E2.1``, ``e2.1: …`` or ``E2.1 Internal Text Contradiction`` → ``E2.1``; other text upper-cased."""
     if value is None:
         return None
     text = str(value).strip().upper()
@@ -108,4 +124,4 @@ def assess(llm: LLM, question: str, *, schema: str, dialect: str, definitions: s
     return llm.complete_json(request, stage="assess", validate=validate_assessment)
 
 
-__all__ = ["TAXONOMY", "Assessment", "Reading", "assess", "flaw_name", "normalise_code", "validate_assessment"]
+__all__ = ["TAXONOMY", "CATEGORIES", "category_name", "Assessment", "Reading", "assess", "flaw_name", "normalise_code", "validate_assessment"]

@@ -72,7 +72,19 @@ def register(evals, common) -> None:
                          help="premise critique: Base, Implicit, Explicit (PremiseSQL App. B.1) and Vouch's assess step")
     p.add_argument("--input", help="PremiseSQL-style JSONL (default: the built-in set on the demo database)")
     p.add_argument("--model", help="the model: provider:model, or py:package.module:function for your own")
-    p.add_argument("--settings", default=None, help="comma-separated settings (default: base,implicit,explicit,vouch)")
+    p.add_argument("--settings", default=None,
+                   help="comma-separated settings (default: base,implicit,explicit,vouch; with --paper the paper's three)")
+    p.add_argument("--judges", metavar="P:M,P:M",
+                   help="the two judge models that score SQL behaviour, DET and TYPE from each response "
+                        "(PremiseSQL §3.5, App. B.2); py:module:function works too")
+    p.add_argument("--det-from", choices=("judges", "structured"), default=None,
+                   help="judges (the paper's protocol; default) or structured: the fallback that reads DET from "
+                        "is_valid and TYPE from a flaw_code, named as such in the report")
+    p.add_argument("--mechanism-judges", metavar="P:M,P:M",
+                   help="two judge models that attribute failure mechanisms M01–M04 in strict agreement "
+                        "(PremiseSQL §4.4, App. C); needs --judges")
+    p.add_argument("--paper", choices=("premisesql",),
+                   help="print the paper's Tables 3 and 4 in its layout (also written to paper_tables.md)")
     _bootstrap_options(p)
     _run_options(p, "premise")
     p.set_defaults(handler=run_premise_command)
@@ -257,6 +269,15 @@ def run_exec_command(args, config, out: Console) -> int:
 # ---------------------------------------------------------------------------------------
 # premise
 # ---------------------------------------------------------------------------------------
+def _judge_list(value: str | None, option: str) -> list[str]:
+    if not value:
+        return []
+    specs = [v.strip() for v in value.split(",") if v.strip()]
+    if len(specs) != 2:
+        raise UserInputError(f"{option} takes two judge models, PROVIDER:MODEL,PROVIDER:MODEL (got {len(specs)})")
+    return specs
+
+
 def run_premise_command(args, config, out: Console) -> int:
     from . import premise as P
     from .progress import RichProgress
@@ -265,23 +286,51 @@ def run_premise_command(args, config, out: Console) -> int:
     settings = P.parse_settings(args.settings) if args.settings else None
     if args.replay:
         out_dir = _replay_out(args)
-        _, metrics = P.replay(Path(args.replay), out_dir, settings=settings, replicates=args.bootstrap,
-                              seed=args.seed)
-        return _report_replay(out, args.replay, out_dir, metrics)
+        manifest, metrics = P.replay(Path(args.replay), out_dir, settings=settings, replicates=args.bootstrap,
+                                     seed=args.seed)
+        code = _report_replay(out, args.replay, out_dir, metrics)
+        if args.paper:
+            _print_paper(out, args.paper, metrics, manifest.get("model") or "model", out_dir)
+        return code
     if not args.model:
         raise UserInputError("vouch eval premise needs a model: --model provider:model (or py:module:function); "
                              "--replay RUN_DIR recomputes a stored run without one")
     from .model import resolve_model
 
     model = resolve_model(args.model)
-    settings = settings or list(P.SETTINGS)
+    judges = _judge_list(args.judges, "--judges")
+    mechanism_judges = _judge_list(args.mechanism_judges, "--mechanism-judges")
+    det_from = args.det_from or ("judges" if judges else None)
+    if det_from is None:
+        raise UserInputError("DET and TYPE are judged from the response by two judge models (PremiseSQL §3.5, "
+                             "App. B.2): give --judges PROVIDER:MODEL,PROVIDER:MODEL, or --det-from structured "
+                             "for the structured-output reading")
+    if det_from == "structured" and mechanism_judges:
+        raise UserInputError("--mechanism-judges rests on the judges' labels (App. C.2): use --judges, "
+                             "not --det-from structured")
+    settings = settings or list(P.PAPER_SETTINGS if args.paper else P.SETTINGS)
     replicates, seed = _bootstrap(args)
     out_dir = _run_out(args, "premise")
     with RichProgress("asking") as bar:
         records, manifest = P.run_premise(
             _path(args.input) or P.BUILTIN, config, out_dir, model=model, model_name=args.model, settings=settings,
             datasets=_path(args.datasets), command=_command(args),
-            parameters={"settings": settings, "bootstrap": replicates, "seed": seed}, progress=bar)
-    _, report = P.finish(out_dir, records, manifest, settings, replicates=replicates, seed=seed)
+            parameters={"settings": settings, "bootstrap": replicates, "seed": seed}, progress=bar,
+            judges=[resolve_model(j) for j in judges], judge_names=judges,
+            mechanism_judges=[resolve_model(j) for j in mechanism_judges], mechanism_judge_names=mechanism_judges,
+            det_from=det_from)
+    metrics, report = P.finish(out_dir, records, manifest, settings, replicates=replicates, seed=seed)
     _print_summary(out, report, out_dir, "premise.jsonl, metrics.json, report.md, report.html")
+    if args.paper:
+        _print_paper(out, args.paper, metrics, args.model, out_dir)
     return 0
+
+
+def _print_paper(out: Console, paper: str, metrics: dict, model: str, out_dir: Path) -> None:
+    from .premise_paper import render
+
+    text = render(paper, metrics, model)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "paper_tables.md").write_text(text, encoding="utf-8")
+    # Plain text, not Markdown: the tables are printed exactly as written to paper_tables.md.
+    out.print(text, markup=False, highlight=False, soft_wrap=True)

@@ -12,6 +12,12 @@ PremiseSQL-style JSONL, one question per line::
     {"pair_id": "p01", "db": "demo", "question": "…", "label": "flawed", "flaw": "E2.1"}
     {"pair_id": "p01", "db": "demo", "question": "…", "label": "original", "gold_sql": "SELECT …"}
 
+An E3.2 (Missing Schema Premise) question keeps its original's words and names what the harness
+withholds from the schema the model sees: ``"withhold": ["stores", "products.price"]`` (a table,
+or ``table.column``). PremiseSQL builds E3.2 that way (§3.3, App. C.5: "E3.2 preserves the
+original valid query while withholding part of its required schema context"); a question that
+asks for a column missing from an unchanged schema is E2.2.
+
 Choice request sets (SpecBridge §2.4), one set per line::
 
     {"id": "…", "db": "…", "open_request": "…", "request_a": "…", "request_b": "…",
@@ -26,12 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserInputError
-from ..premise import TAXONOMY
+from ..premise import CATEGORIES, TAXONOMY
 from .cases import read_jsonl
 
-# The nine PremiseSQL flaw codes and their names, as the assess step knows them.
+# The nine PremiseSQL flaw codes, their names and E1–E4 categories (Table 1).
 FLAW_CODES = tuple(TAXONOMY)
 FLAW_NAMES = {code: name for code, (name, _) in TAXONOMY.items()}
+FLAW_CATEGORIES = dict(CATEGORIES)
 
 
 # ---------------------------------------------------------------------------------------
@@ -186,6 +193,8 @@ class PremiseItem:
     gold_sql: str | None = None  # for originals
     note: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Schema elements the model is not shown (E3.2): "table" or "table.column".
+    withhold: list[str] = field(default_factory=list)
 
     @property
     def flawed(self) -> bool:
@@ -206,14 +215,32 @@ def load_premise(path: Path) -> list[PremiseItem]:
         if label == "flawed" and flaw not in FLAW_CODES:
             raise UserInputError(f"{path}: line {n}: a flawed question needs a flaw code ({', '.join(FLAW_CODES)}), "
                                  f"got {flaw!r}")
+        withhold = row.get("withhold") or []
+        if isinstance(withhold, str):
+            withhold = [withhold]
+        if not isinstance(withhold, list) or not all(isinstance(w, str) and w.strip() for w in withhold):
+            raise UserInputError(f"{path}: line {n}: withhold must be a list of \"table\" or \"table.column\" names")
+        withhold = [w.strip() for w in withhold]
+        if withhold and label != "flawed":
+            raise UserInputError(f"{path}: line {n}: only a flawed (E3.2) question withholds schema; its original "
+                                 "must see the whole schema")
+        if label == "flawed" and (flaw == "E3.2") != bool(withhold):
+            # E3.2 is defined by what the supplied schema lacks (Table 1); without a withheld
+            # element the question is asked against the full schema, which is E2.2's definition.
+            raise UserInputError(
+                f"{path}: line {n}: " + ("an E3.2 (Missing Schema Premise) question needs withhold: the table or "
+                                         "table.column to remove from the schema the model sees; a question about "
+                                         "an element absent from the full schema is E2.2"
+                                         if flaw == "E3.2" else
+                                         f"withhold is for E3.2 (Missing Schema Premise) questions, not {flaw}"))
         item_id = str(row.get("id") or f"{row['pair_id']}-{label}")
         if item_id in ids:
             raise UserInputError(f"{path}: line {n}: id {item_id!r} appears twice")
         ids.add(item_id)
-        known = {"id", "pair_id", "db", "question", "label", "flaw", "flaw_code", "gold_sql", "note"}
+        known = {"id", "pair_id", "db", "question", "label", "flaw", "flaw_code", "gold_sql", "note", "withhold"}
         out.append(PremiseItem(id=item_id, pair_id=str(row["pair_id"]), db=str(row["db"]), question=row["question"],
                                label=label, flaw=flaw if label == "flawed" else None,
-                               gold_sql=row.get("gold_sql"), note=row.get("note"),
+                               gold_sql=row.get("gold_sql"), note=row.get("note"), withhold=withhold,
                                extra={k: v for k, v in row.items() if k not in known}))
     return out
 

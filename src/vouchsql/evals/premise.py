@@ -3,44 +3,47 @@
 
 Measures (PremiseSQL §3.5, App. B.2), on flawed questions: SQL behaviour (0 generates complete
 SQL, 1 partial abstention or invalid SQL, 2 complete abstention; reported normalised, /2),
-DET (the flaw is detected) and TYPE (the flaw's type is named); on originals: GEN (SQL is
+DET (the flaw is detected) and TYPE (the flaw's type is identified); on originals: GEN (SQL is
 generated), VAL (judged valid through ``is_valid``) and, where gold SQL is given, EX (relaxed
 execution match; abstention counts as wrong) and EX | GEN (App. B.7). Each with a percentile
 bootstrap interval over question pairs, per flaw code (resampled within the code), and paired
 bootstrap differences between settings over the same resamples (App. B.8), with exact McNemar
 tests on DET and GEN.
 
-Where this departs from the paper, which scores SQL behaviour, DET and TYPE with two model
-judges reading the free-text reason:
+How SQL, DET and TYPE are read (``det_from``):
 
-- DET comes from the structured output: ``is_valid = false``. Base has no ``is_valid``, so
-  Base DET is complete abstention (``sql`` null); a Base reply that names a flaw in its reason
-  but still answers counts as not detected (a judge might count it).
-- TYPE comes from a structured ``flaw_code`` field, compared with the gold code exactly (the
-  subcategory; the category, E1–E4, is reported beside it). To make that field answerable the
-  Implicit and Explicit prompts list the nine codes, which the paper's prompts may not; Base
-  asks for no code, so Base TYPE is not measured.
-- SQL behaviour comes from the output and the database: 2 when ``sql`` is null or empty; 1
-  when SQL is given but the reply itself marks the question invalid (a hedged answer), or the
-  SQL fails the read-only statement gate or does not run on the database; else 0.
-- The paper's settings see the schema as CREATE TABLE statements; Vouch's assess step sees it
-  as ``vouch ask`` shows it, with the data profile, and no recorded definitions or hint.
-- Vouch's assess step writes no SQL: it stops a flawed question and passes a valid one on to
-  generation. Its SQL behaviour is therefore 2 when it judges the question invalid and 0
-  otherwise, GEN equals VAL, and EX is not measured. An ambiguous (E1.1) question that it
-  answers as two or more interpretations is valid by Vouch's design (DESIGN §3) and counts as
-  not detected; the report counts those answers separately.
-- Malformed replies (no JSON object, or a required field missing) are left out of every
-  measure of their setting and counted, as the paper excluded its 145 malformed responses. No
-  repair request is sent for the paper's settings; the assess step keeps Vouch's one repair.
+- ``judges`` (the paper's protocol, the default): two judge models score every non-malformed
+  reply to a flawed question from the whole response (its reason and SQL) against the gold
+  flaw type (:mod:`.premise_judges`); a response's score is the mean of the two judges' labels
+  and Cohen's κ between them is reported per label. Base TYPE is measured like the others.
+  GEN and VAL come from the structured output, as the paper's do (App. B.5). Vouch's assess
+  step writes no SQL, so its SQL behaviour stays 2 when it stops the question and 0 when it
+  passes it on; the judges read its verdict for DET and TYPE.
+- ``structured`` (a named fallback, said so in the report): DET is ``is_valid = false``, Base
+  DET is complete abstention; TYPE is not measured for the paper's settings, whose prompts ask
+  for no flaw code (Vouch's assess step gives one, compared exactly); SQL behaviour is 2 when ``sql``
+  is null, 1 when SQL is given with ``is_valid = false`` or fails the statement gate or the
+  database, else 0.
 
-All prompts are hashed into the manifest. Records keep each raw reply (and for the assess step
-its parsed object), and ``--replay`` re-reads them: no model call.
+E3.2 (Missing Schema Premise) items name a ``withhold`` list; the model is shown the schema
+without those tables and columns (and without keys that mention them), as PremiseSQL builds
+E3.2 from the supplied schema. Failure mechanisms M01–M04 (§4.4, App. C) are attributed by
+two further judges in strict agreement, on the outputs App. C.2 makes eligible.
+
+Other departures: the paper's prompt texts are lost from its appendix but for one line ("The
+database schema is as follows: {schema}"), so the setting prompts follow §3.4's description
+(``prompts/premise_*.md``); Vouch's assess step sees the schema as ``vouch ask`` shows it, with
+the data profile; malformed replies are left out of every measure of their setting and
+counted (the paper excluded its 145); only the assess step gets a repair request.
+
+All prompts are hashed into the manifest. Records keep each raw reply, each judge's raw reply
+and the assess step's parsed object, and ``--replay`` re-reads them: no model call.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -48,9 +51,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError, SQLRejected, UserInputError
-from ..premise import assess, normalise_code, validate_assessment
+from ..premise import assess, validate_assessment
 from ..settings import Config
 from . import metrics as M
+from . import premise_judges as J
 from .cases import DatabaseResolver
 from .datasets import FLAW_CODES, PremiseItem, load_premise
 from .premise_report import build_report
@@ -60,53 +64,10 @@ from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read
 HARNESS = "premise"
 RECORDS = "premise.jsonl"
 SETTINGS = ("base", "implicit", "explicit", "vouch")
+PAPER_SETTINGS = ("base", "implicit", "explicit")
+DET_FROM = ("judges", "structured")
 BUILTIN = Path(__file__).resolve().parents[1] / "data" / "premise_demo.jsonl"
 MAX_TOKENS = 1024
-
-_TAXONOMY_DETAIL = """- E1.1 Ambiguity: references, scopes or targets admit several SQL interpretations.
-- E1.2 Unclear intent: the operation itself is underspecified, so the SQL structure is indeterminate.
-- E2.1 Internal contradiction: the question's conditions cannot hold together.
-- E2.2 Question–schema contradiction: required schema elements or relations are absent or incompatible.
-- E3.1 Missing constraint: an essential filter or target is omitted.
-- E3.2 Missing schema premise: a required table, column or relation is not in the schema.
-- E3.3 Semantic gap: a concept in the question cannot be mapped to schema elements.
-- E4.1 Inexpressible in SQL: the intent cannot be represented in standard SQL (e.g. forecasting).
-- E4.2 External knowledge required: answering needs knowledge absent from the database."""
-
-# PremiseSQL App. B.1 keeps one line of each template ("The database schema is as follows:
-# {schema}"); the rest follows §3.4's description of each setting.
-PROMPTS = {
-    "base": (
-        "You are an expert in Text-to-SQL. Given a database schema and a question, write one SQLite "
-        "query that answers the question.\n\n"
-        "Reply with only a JSON object, no other text:\n"
-        '{"sql": "the SQL query, or null if you do not generate SQL", '
-        '"reason": "a brief explanation of your generation behaviour"}',
-        "The database schema is as follows:\n{schema}\n\nQuestion: {question}",
-    ),
-    "implicit": (
-        "You are an expert in Text-to-SQL. Given a database schema and a question, write one SQLite "
-        "query that answers the question. The input question may contain errors. Before answering, "
-        "assess whether the question is logically valid and answerable with the given schema.\n\n"
-        "If it is not, name the flaw with one of these codes:\n" + _TAXONOMY_DETAIL + "\n\n"
-        "Reply with only a JSON object, no other text:\n"
-        '{"sql": "the SQL query, or null if you do not generate SQL", "is_valid": true or false, '
-        '"flaw_code": "one code above when is_valid is false, else null", '
-        '"reason": "a brief explanation of your judgement and generation behaviour"}',
-        "The database schema is as follows:\n{schema}\n\nQuestion: {question}",
-    ),
-    "explicit": (
-        "You are an expert in Text-to-SQL. Given a database schema and a question, write one SQLite "
-        "query that answers the question. The question contains logically flawed or incorrect premises. "
-        "Critically examine its assumptions before responding.\n\n"
-        "Name the flaw with one of these codes:\n" + _TAXONOMY_DETAIL + "\n\n"
-        "Reply with only a JSON object, no other text:\n"
-        '{"sql": "the SQL query, or null if you do not generate SQL", "is_valid": true or false, '
-        '"flaw_code": "one code above when is_valid is false, else null", '
-        '"reason": "a brief explanation of your judgement and generation behaviour"}',
-        "The database schema is as follows:\n{schema}\n\nQuestion: {question}",
-    ),
-}
 
 
 def parse_settings(text: str | None) -> list[str]:
@@ -117,41 +78,92 @@ def parse_settings(text: str | None) -> list[str]:
     return list(dict.fromkeys(settings))
 
 
-def prompt_texts(settings) -> dict[str, str]:
-    out = {s: PROMPTS[s][0] + "\n<!-- user -->\n" + PROMPTS[s][1] for s in settings if s in PROMPTS}
+def prompt_texts(settings, *, judges: bool = False, mechanisms: bool = False) -> dict[str, str]:
+    out = {s: J.load(J.SETTING_PROMPTS[s]).text for s in settings if s in J.SETTING_PROMPTS}
     if "vouch" in settings:
         try:
             from ..llm import load_prompt
             out["vouch(assess)"] = load_prompt("assess").text
         except (ImportError, KeyError):
             pass
+    if judges:
+        out["judge"] = J.load(J.JUDGE_PROMPT).text
+    if mechanisms:
+        out["mechanism"] = J.load(J.MECHANISM_PROMPT).text
     return out
 
 
 # ---------------------------------------------------------------------------------------
-# Schema text
+# Schema text, with E3.2's withheld elements removed
 # ---------------------------------------------------------------------------------------
-def schema_text(db) -> str:
-    """CREATE TABLE statements with keys, as PremiseSQL gives the schema."""
+def _withheld(tables, withhold) -> tuple[set[str], dict[str, set[str]]]:
+    """The tables and the columns (by table) to leave out, lower-cased; an element the database
+    does not have is refused, since withholding it would silently show the full schema."""
+    known = {t.name.lower(): {c.name.lower() for c in t.columns} for t in tables}
+    drop_tables: set[str] = set()
+    drop_cols: dict[str, set[str]] = {}
+    for w in withhold or ():
+        table, _, column = w.lower().partition(".")
+        if table not in known or (column and column not in known[table]):
+            raise UserInputError(f"withhold names {w!r}, which the database does not have "
+                                 f"(give a table or table.column)")
+        if column:
+            drop_cols.setdefault(table, set()).add(column)
+        else:
+            drop_tables.add(table)
+    return drop_tables, drop_cols
+
+
+def _keep_fk(fk, table: str, drop_tables, drop_cols) -> bool:
+    ref = fk.ref_table.lower()
+    return (ref not in drop_tables
+            and not any(c.lower() in drop_cols.get(table, ()) for c in fk.columns)
+            and not any(c.lower() in drop_cols.get(ref, ()) for c in fk.ref_columns))
+
+
+def schema_text(db, withhold=()) -> str:
+    """CREATE TABLE statements with keys, as PremiseSQL gives the schema, less ``withhold``."""
+    tables = [t for t in db.schema() if not t.name.startswith("sqlite_")]
+    drop_tables, drop_cols = _withheld(tables, withhold)
     parts = []
-    for t in db.schema():
-        if t.name.startswith("sqlite_"):
+    for t in tables:
+        name = t.name.lower()
+        if name in drop_tables:
             continue
-        lines = [f"  {c.name} {c.type}".rstrip() + ("" if c.nullable else " NOT NULL") for c in t.columns]
-        if t.primary_key:
-            lines.append(f"  PRIMARY KEY ({', '.join(t.primary_key)})")
+        gone = drop_cols.get(name, set())
+        lines = [f"  {c.name} {c.type}".rstrip() + ("" if c.nullable else " NOT NULL")
+                 for c in t.columns if c.name.lower() not in gone]
+        pk = [c for c in t.primary_key if c.lower() not in gone]
+        if pk:
+            lines.append(f"  PRIMARY KEY ({', '.join(pk)})")
         for fk in t.foreign_keys:
-            lines.append(f"  FOREIGN KEY ({', '.join(fk.columns)}) REFERENCES {fk.ref_table}({', '.join(fk.ref_columns)})")
+            if _keep_fk(fk, name, drop_tables, drop_cols):
+                lines.append(f"  FOREIGN KEY ({', '.join(fk.columns)}) REFERENCES {fk.ref_table}"
+                             f"({', '.join(fk.ref_columns)})")
         parts.append(f"CREATE {'VIEW' if t.is_view else 'TABLE'} {t.name} (\n" + ",\n".join(lines) + "\n);")
     return "\n".join(parts)
 
 
-def vouch_schema_text(db) -> str:
+def vouch_schema_text(db, withhold=()) -> str:
     """The schema as ``vouch ask`` shows it to its assess step: with the data profile (row
-    counts, null shares, distinct counts, example values, stand-in codes)."""
+    counts, null shares, distinct counts, example values, stand-in codes), less ``withhold``."""
     from ..llm.context import schema_text as ask_schema_text
 
-    return ask_schema_text(db.profile(), db.dialect)
+    profile = db.profile()
+    drop_tables, drop_cols = _withheld(profile.tables, withhold)
+    if drop_tables or drop_cols:
+        kept = []
+        for t in profile.tables:
+            name = t.name.lower()
+            if name in drop_tables:
+                continue
+            gone = drop_cols.get(name, set())
+            kept.append(t.model_copy(update={
+                "columns": [c for c in t.columns if c.name.lower() not in gone],
+                "primary_key": [c for c in t.primary_key if c.lower() not in gone],
+                "foreign_keys": [fk for fk in t.foreign_keys if _keep_fk(fk, name, drop_tables, drop_cols)]}))
+        profile = profile.model_copy(update={"tables": kept})
+    return ask_schema_text(profile, db.dialect)
 
 
 # ---------------------------------------------------------------------------------------
@@ -179,7 +191,6 @@ def read_reply(setting: str, text: str | None) -> dict:
         if not isinstance(valid, bool):
             return {"malformed": "'is_valid' is not true or false"}
         out["is_valid"] = valid
-        out["flaw_code"] = normalise_code(data.get("flaw_code", data.get("flaw")))
     return out
 
 
@@ -197,11 +208,29 @@ def read_assessment(parsed: dict | None, error: str | None) -> dict:
             "reason": a.premise.reason, "interpretations": len(a.interpretations)}
 
 
-def measure(record: dict) -> dict:
+def read_any(record: dict) -> dict:
+    setting = record["setting"]
+    return read_assessment(record.get("parsed"), record.get("error")) if setting == "vouch" \
+        else read_reply(setting, record.get("raw"))
+
+
+def response_text(record: dict) -> str:
+    """What the judges read as the model's response: the reply as the model wrote it; for the
+    assess step, the object it returned (it writes no SQL)."""
+    if record["setting"] == "vouch":
+        return json.dumps(record.get("parsed"), ensure_ascii=False)
+    return record.get("raw") or ""
+
+
+def judge_labels(record: dict) -> list[dict]:
+    """Each judge's parsed labels for the record, in judge order."""
+    return [{**J.read_judgement(j.get("raw")), "judge": j.get("judge")} for j in record.get("judgements") or []]
+
+
+def measure(record: dict, det_from: str = "structured") -> dict:
     """The per-record measures (``None`` where a measure does not apply to the setting)."""
     setting = record["setting"]
-    reply = read_assessment(record.get("parsed"), record.get("error")) if setting == "vouch" \
-        else read_reply(setting, record.get("raw"))
+    reply = read_any(record)
     if "malformed" in reply:
         return {"malformed": reply["malformed"]}
     valid = reply.get("is_valid")
@@ -214,6 +243,20 @@ def measure(record: dict) -> dict:
     out: dict = {"malformed": None, "generated": generated, "is_valid": valid, "flaw_code": reply.get("flaw_code"),
                  "interpretations": reply.get("interpretations")}
     if record["label"] == "flawed":
+        code = reply.get("flaw_code")
+        out["as_interpretations"] = int(setting == "vouch" and valid is True and (reply.get("interpretations") or 0) >= 2)
+        if det_from == "judges":
+            labels = judge_labels(record)
+            out["judges"] = labels
+            if len(labels) != 2 or any("malformed" in j for j in labels):
+                # The paper averages two valid judgements; one missing leaves the item out.
+                out.update(judge_malformed=True, sql=None, det=None, type=None, type_category=None)
+                return out
+            sql = 2 if setting == "vouch" and not generated else 0 if setting == "vouch" else \
+                (labels[0]["sql"] + labels[1]["sql"]) / 2
+            out.update(judge_malformed=False, sql=sql, det=(labels[0]["det"] + labels[1]["det"]) / 2,
+                       type=(labels[0]["type"] + labels[1]["type"]) / 2, type_category=None)
+            return out
         if not generated:
             behaviour = 2
         elif valid is False or not sql_ok:
@@ -222,13 +265,12 @@ def measure(record: dict) -> dict:
             behaviour = 0
         det = (not generated) if setting == "base" else (valid is False)
         out.update(sql=behaviour, det=int(det))
-        if setting == "base":
+        if setting != "vouch":
+            # The paper's prompts ask for no flaw code, so without judges TYPE is not measured.
             out.update(type=None, type_category=None)
         else:
-            code = reply.get("flaw_code")
             out.update(type=int(det and code == record["flaw"]),
-                       type_category=int(det and bool(code) and code[:2] == record["flaw"][:2]))
-        out["as_interpretations"] = int(setting == "vouch" and valid is True and (reply.get("interpretations") or 0) >= 2)
+                       type_category=int(det and code[:2] == record["flaw"][:2]))
     else:
         out.update(gen=int(generated), val=None if setting == "base" else int(valid is True))
         if setting != "vouch" and record.get("gold_sql") and not record.get("gold_error"):
@@ -272,14 +314,22 @@ def _ask(llm, setting: str, item: PremiseItem, schema: str, dialect: str) -> dic
         except ModelError as exc:
             error = exc.message
         return {"parsed": cap.parsed, "error": error}
-    system, user = PROMPTS[setting]
-    request = Request.of([{"role": "system", "content": system},
-                          {"role": "user", "content": user.format(schema=schema, question=item.question)}],
-                         temperature=0.0, max_tokens=MAX_TOKENS)
+    messages = J.load(J.SETTING_PROMPTS[setting]).messages(schema=schema, question=item.question)
+    request = Request.of(messages, temperature=0.0, max_tokens=MAX_TOKENS)
     try:
         return {"raw": llm.complete(request, stage=f"premise_{setting}").text, "error": None}
     except ModelError as exc:
         return {"raw": None, "error": exc.message}
+
+
+def _call(llm, name: str, messages: list[dict], stage: str, max_tokens: int) -> dict:
+    from ..llm import Request
+
+    request = Request.of(messages, temperature=0.0, max_tokens=max_tokens)
+    try:
+        return {"judge": name, "raw": llm.complete(request, stage=stage).text, "error": None}
+    except ModelError as exc:
+        return {"judge": name, "raw": None, "error": exc.message}
 
 
 def as_llm(model, config: Config):
@@ -291,22 +341,53 @@ def as_llm(model, config: Config):
     return llm_from_config(model, config)
 
 
+def _pair(models, names, what: str) -> list[tuple[str, object]]:
+    models = list(models or [])
+    if models and len(models) != 2:
+        raise UserInputError(f"{what} takes exactly two judge models (PremiseSQL uses two), got {len(models)}")
+    names = list(names or [getattr(m, "name", None) or str(m) for m in models])
+    if len(set(names)) != len(names):
+        raise UserInputError(f"{what}: the two judges must be different models (both are {names[0]!r})")
+    return list(zip(names, models))
+
+
 def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model_name: str | None = None,
                 settings=SETTINGS, datasets: Path | None = None, command: str = "", parameters: dict | None = None,
-                progress=None, workers: int | None = None) -> tuple[list[dict], dict]:
-    """Ask every (question, setting) not yet recorded in ``out_dir``; return all records and the manifest."""
+                progress=None, workers: int | None = None, judges=None, judge_names=None,
+                mechanism_judges=None, mechanism_judge_names=None, det_from: str | None = None) -> tuple[list[dict], dict]:
+    """Ask every (question, setting) not yet recorded in ``out_dir``, have the judges score each
+    reply to a flawed question, then (with ``mechanism_judges``) attribute mechanisms to the
+    eligible failures; return all records and the manifest."""
     progress = progress or NoProgress()
     input_path = Path(input_path)
     items = load_premise(input_path)
     settings = parse_settings(",".join(settings))
+    judge_pair = _pair(judges, judge_names, "--judges")
+    mech_pair = _pair(mechanism_judges, mechanism_judge_names, "--mechanism-judges")
+    det_from = det_from or ("judges" if judge_pair else None)
+    if det_from not in DET_FROM:
+        raise UserInputError("DET and TYPE are judged from the response by two judge models (PremiseSQL §3.5, "
+                             "App. B.2): give --judges PROVIDER:MODEL,PROVIDER:MODEL, or --det-from structured "
+                             "for the structured-output reading")
+    if det_from == "judges" and not judge_pair:
+        raise UserInputError("--det-from judges needs --judges PROVIDER:MODEL,PROVIDER:MODEL")
+    if mech_pair and not judge_pair:
+        raise UserInputError("--mechanism-judges needs --judges: eligibility rests on the evaluators' labels "
+                             "(PremiseSQL App. C.2)")
     llm = as_llm(model, config)
+    judge_llms = [(n, as_llm(m, config)) for n, m in judge_pair]
+    mech_llms = [(n, as_llm(m, config)) for n, m in mech_pair]
     resolver = DatabaseResolver(input_path, config, datasets)
     paths = {name: resolver.resolve(name) for name in sorted({i.db for i in items})}
+    params = {"settings": list(settings), "max_tokens": MAX_TOKENS, "det_from": det_from,
+              "judges": [n for n, _ in judge_pair], "mechanism_judges": [n for n, _ in mech_pair],
+              **(parameters or {})}
     manifest = build_manifest(HARNESS, command=command, datasets={"input": input_path},
                               databases={n: p for n, p in paths.items() if p is not None},
-                              prompts=prompt_texts(settings), model=model_name or getattr(llm, "spec", str(model)),
-                              parameters={"settings": list(settings), "max_tokens": MAX_TOKENS, **(parameters or {})},
-                              seed=(parameters or {}).get("seed"), record_keys=("max_tokens",))
+                              prompts=prompt_texts(settings, judges=bool(judge_pair), mechanisms=bool(mech_pair)),
+                              model=model_name or getattr(llm, "spec", str(model)), parameters=params,
+                              seed=(parameters or {}).get("seed"),
+                              record_keys=("max_tokens", "judges", "mechanism_judges"))
     out_dir = Path(out_dir)
     prepare_run_dir(out_dir, manifest, RECORDS)
     log = RecordLog(out_dir / RECORDS)
@@ -315,24 +396,45 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
     progress.start(len(items) * len(settings), len(items) * len(settings) - len(jobs))
     from ..db import connect
 
-    dbs, schemas, profiles = {}, {}, {}
+    dbs: dict = {}
+    schemas: dict = {}
+    lock = threading.Lock()
+
+    def shown(item: PremiseItem, setting: str) -> str:
+        key = (item.db, setting == "vouch", tuple(item.withhold))
+        with lock:
+            if key not in schemas:
+                text = vouch_schema_text if setting == "vouch" else schema_text
+                schemas[key] = text(dbs[item.db], item.withhold)
+            return schemas[key]
+
+    by_id = {i.id: i for i in items}
+    originals = {i.pair_id: i for i in items if not i.flawed}
     try:
         for name, path in paths.items():
             if path is not None and path.exists():
                 dbs[name] = connect(path, config=config)
-                schemas[name] = schema_text(dbs[name])
-                if "vouch" in settings:
-                    profiles[name] = vouch_schema_text(dbs[name])
-        lock = threading.Lock()
+        for item in items:  # refuse a bad withhold before any model call
+            if item.db in dbs and item.withhold:
+                shown(item, "base")
 
         def work(job):
             n, item, setting = job
             if item.db not in dbs:
                 return job, None
-            schema = profiles[item.db] if setting == "vouch" else schemas[item.db]
-            return job, _ask(llm, setting, item, schema, dbs[item.db].dialect)
+            schema = shown(item, setting)
+            reply = _ask(llm, setting, item, schema, dbs[item.db].dialect)
+            if item.flawed and judge_llms:
+                rec = {"setting": setting, **reply}
+                if "malformed" not in read_any(rec):
+                    messages = J.judge_messages(question=item.question, schema=schema, response=response_text(rec),
+                                                flaw=item.flaw)
+                    reply["judgements"] = [_call(j, name, messages, "premise_judge", J.JUDGE_MAX_TOKENS)
+                                           for name, j in judge_llms]
+            return job, reply
 
-        with ThreadPoolExecutor(max_workers=workers or getattr(config, "concurrency", 4)) as pool:
+        workers = workers or getattr(config, "concurrency", 4)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(work, job) for job in jobs]
             for fut in as_completed(futures):
                 (n, item, setting), reply = fut.result()
@@ -340,6 +442,29 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
                 with lock:
                     log.append(rec)
                 progress.advance(f"{item.id}/{setting}")
+        if mech_llms:
+            keys = {f"{i.id}/{s}" for i in items for s in settings}
+            pending = [r for r in log.records() if r["key"] in keys and _needs_attribution(r, originals)]
+
+            def attribute(rec):
+                item = by_id[rec["id"]]
+                reply = read_any(rec)
+                labels = judge_labels(rec)[0]
+                valid = originals[item.pair_id]
+                shown_schema = shown(item, rec["setting"])
+                messages = J.mechanism_messages(
+                    question=item.question, flaw=item.flaw, labels=labels, reason=reply.get("reason") or "",
+                    sql=reply.get("sql"), shown_schema=shown_schema,
+                    reference_schema=schema_text(dbs[item.db]), valid_question=valid.question,
+                    valid_sql=valid.gold_sql)
+                calls = [_call(m, name, messages, "premise_mechanism", J.MECHANISM_MAX_TOKENS) for name, m in mech_llms]
+                return {**rec, "shown_schema": shown_schema, "attributions": calls}
+
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for fut in as_completed([pool.submit(attribute, r) for r in pending]):
+                    rec = fut.result()
+                    with lock:
+                        log.append(rec)
     finally:
         for db in dbs.values():
             db.close()
@@ -347,10 +472,28 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
     return [r for r in log.records() if r["key"] in keys], manifest
 
 
+def eligibility_stage(record: dict, has_pair: bool) -> str | None:
+    """App. C.2's stage for a judged reply to a flawed question in a paper setting (``None``
+    where the pool does not apply: originals, the assess step, malformed or unjudged replies)."""
+    if record.get("skipped") or record["label"] != "flawed" or record["setting"] not in PAPER_SETTINGS \
+            or not record.get("judgements"):
+        return None
+    reply = read_any(record)
+    if "malformed" in reply:
+        return None
+    return J.eligibility(judge_labels(record), reason=reply.get("reason") or "", sql=reply.get("sql"),
+                         has_pair=has_pair)
+
+
+def _needs_attribution(record: dict, originals: dict) -> bool:
+    return "attributions" not in record and \
+        eligibility_stage(record, record["pair_id"] in originals) == "eligible"
+
+
 def _record(index: int, item: PremiseItem, setting: str, reply: dict | None, db) -> dict:
     base = {"key": f"{item.id}/{setting}", "index": index, "id": item.id, "pair_id": item.pair_id, "db": item.db,
             "setting": setting, "label": item.label, "flaw": item.flaw, "question": item.question,
-            "gold_sql": item.gold_sql}
+            "gold_sql": item.gold_sql, "withhold": list(item.withhold)}
     if reply is None:
         return {**base, "skipped": f"database {item.db!r} not found"}
     rec = {**base, **reply, "sql_error": None, "exec_match": None, "gold_error": None}
@@ -381,7 +524,7 @@ _ORIGINAL = ("gen", "val", "ex")
 
 
 def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
-            seed: int = M.DEFAULT_SEED) -> dict:
+            seed: int = M.DEFAULT_SEED, det_from: str = "structured") -> dict:
     kept = [r for r in records if not r.get("skipped")]
     first: dict[str, int] = {}
     for r in kept:
@@ -389,7 +532,7 @@ def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEF
     pairs = sorted(first, key=first.get)
     pair_at = {p: i for i, p in enumerate(pairs)}
     P = len(pairs)
-    measured = {(r["id"], r["setting"]): (r, measure(r)) for r in kept}
+    measured = {(r["id"], r["setting"]): (r, measure(r, det_from)) for r in kept}
     items = {}
     for r in kept:
         items.setdefault(r["id"], r)
@@ -430,8 +573,14 @@ def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEF
         originals = [measured[(i, s)][1] for i in original_ids if (i, s) in measured]
         ok_f = [m for m in flawed if not m.get("malformed")]
         ok_o = [m for m in originals if not m.get("malformed")]
-        f = {"n": len(flawed), "malformed": len(flawed) - len(ok_f),
-             "sql_levels": [sum(m["sql"] == k for m in ok_f) for k in (0, 1, 2)],
+        if det_from == "judges":
+            # Each judge's own label, pooled over both judges (the averages are not levels).
+            levels = [sum(j["sql"] == k for m in ok_f if not m.get("judge_malformed") for j in m["judges"])
+                      for k in (0, 1, 2)]
+        else:
+            levels = [sum(m["sql"] == k for m in ok_f) for k in (0, 1, 2)]
+        f = {"n": len(flawed), "malformed": len(flawed) - len(ok_f), "sql_levels": levels,
+             "judge_malformed": sum(1 for m in ok_f if m.get("judge_malformed")),
              "as_interpretations": sum(m.get("as_interpretations", 0) for m in ok_f)}
         for name in _FLAWED:
             f[name] = point(s, name)
@@ -454,16 +603,108 @@ def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEF
         for name, ids in (("det", flawed_ids), ("gen", original_ids)):
             both = [(measured[(i, a)][1], measured[(i, b)][1]) for i in ids
                     if (i, a) in measured and (i, b) in measured]
+            # Judged DET is a two-judge mean; McNemar needs 0/1, so a split verdict (0.5) is left out.
             both = [(x[name], y[name]) for x, y in both if not x.get("malformed") and not y.get("malformed")
-                    and x.get(name) is not None and y.get(name) is not None]
+                    and x.get(name) in (0, 1) and y.get(name) in (0, 1)]
             if both:
                 entry[f"mcnemar_{name}"] = M.mcnemar_exact([x for x, _ in both], [y for _, y in both])
         paired[f"{b}-{a}"] = entry
-    return M.jsonable({
-        "n_pairs": P, "n_flawed": len(flawed_ids), "n_original": len(original_ids),
+    out = {
+        "n_pairs": P, "n_flawed": len(flawed_ids), "n_original": len(original_ids), "det_from": det_from,
         "settings": out_settings, "paired": paired, "bootstrap": {"replicates": replicates, "seed": seed},
         "model_errors": sum(1 for r in kept if r.get("error")),
-    })
+    }
+    if det_from == "judges":
+        out["judges"] = _judge_agreement(measured, settings)
+        out["mechanisms"] = _mechanisms(kept, settings, {r["pair_id"] for r in kept if r["label"] == "original"})
+    return M.jsonable(out)
+
+
+def _judge_agreement(measured: dict, settings: list[str]) -> dict:
+    """Cohen's κ between the two evaluators per label (App. B.2, §4.2.3), over the flawed-question
+    replies both judged validly: all settings pooled (as the paper reports it) and per setting."""
+    names: list[str] = []
+    pairs: dict[str, list] = {}
+    malformed = forced = 0
+    for (_, setting), (r, m) in measured.items():
+        if r["label"] != "flawed" or m.get("malformed") or "judges" not in m:
+            continue
+        labels = m["judges"]
+        names = names or [j.get("judge") for j in labels]
+        malformed += sum(1 for j in labels if "malformed" in j)
+        if m.get("judge_malformed"):
+            continue
+        forced += sum(1 for j in labels if j.get("type_forced"))
+        pairs.setdefault(setting, []).append(labels)
+    pooled = [p for s in settings for p in pairs.get(s, [])]
+
+    def kappas(rows: list) -> dict:
+        out = {"n": len(rows)}
+        for key in ("sql", "det", "type"):
+            a, b = [x[key] for x, _ in rows], [y[key] for _, y in rows]
+            out[key] = M.cohen_kappa(a, b) if rows else float("nan")
+            out[f"{key}_agree"] = float(np.mean([u == v for u, v in zip(a, b)])) if rows else float("nan")
+        return out
+
+    return {"names": names, "malformed_judgements": malformed, "type_forced": forced,
+            "kappa": {"all": kappas(pooled), **{s: kappas(pairs.get(s, [])) for s in settings}}}
+
+
+def _mechanisms(kept: list[dict], settings: list[str], paired: set[str]) -> dict:
+    """The App. C pool (stage counts), and over the attributed outputs: strict-consensus
+    incidence per mechanism, per setting and per source error type, Cohen's κ between the two
+    attribution judges per mechanism (binary coding) and the consensus coverage of App. C.4."""
+    stages = {s: dict.fromkeys(J.STAGES, 0) for s in settings if s in PAPER_SETTINGS}
+    rows, names, malformed, dropped = [], [], 0, 0
+    for r in kept:
+        stage = eligibility_stage(r, r["pair_id"] in paired)
+        if stage is None or r["setting"] not in stages:
+            continue
+        stages[r["setting"]][stage] += 1
+        if stage != "eligible" or "attributions" not in r:
+            continue
+        reply = read_any(r)
+        got = [J.read_attribution(a.get("raw"), question=r["question"], reason=reply.get("reason") or "",
+                                  sql=reply.get("sql"), shown_schema=r.get("shown_schema") or "")
+               for a in r["attributions"]]
+        names = names or [a.get("judge") for a in r["attributions"]]
+        if len(got) != 2 or any("malformed" in g for g in got):
+            malformed += 1
+            continue
+        dropped += sum(len(g["dropped"]) for g in got)
+        a, b = got[0]["labels"], got[1]["labels"]
+        rows.append({"setting": r["setting"], "flaw": r["flaw"], "a": a, "b": b,
+                     "both": {m: a[m] & b[m] for m in J.MECHANISMS}})
+    n = len(rows)
+
+    def incidence(subset: list[dict]) -> dict:
+        k = len(subset)
+        return {"n": k, **{m: {"count": sum(x["both"][m] for x in subset),
+                               "share": sum(x["both"][m] for x in subset) / k if k else float("nan")}
+                           for m in J.MECHANISMS}}
+
+    kappa = {m: M.cohen_kappa([x["a"][m] for x in rows], [x["b"][m] for x in rows]) if rows else float("nan")
+             for m in J.MECHANISMS}
+    finite = [v for v in kappa.values() if np.isfinite(v)]
+    none_a = [not any(x["a"].values()) for x in rows]
+    none_b = [not any(x["b"].values()) for x in rows]
+    no_consensus = [not any(x["both"].values()) for x in rows]
+    return {
+        "judges": names, "stages": stages, "attributed": n, "attribution_malformed": malformed,
+        "evidence_dropped": dropped,
+        "all": incidence(rows),
+        "by_setting": {s: incidence([x for x in rows if x["setting"] == s]) for s in stages},
+        "by_flaw": {c: incidence([x for x in rows if x["flaw"] == c]) for c in FLAW_CODES
+                    if any(x["flaw"] == c for x in rows)},
+        "kappa": {**kappa, "macro": float(np.mean(finite)) if len(finite) == len(kappa) else float("nan")},
+        "coverage": {
+            "no_consensus_label": sum(no_consensus),
+            "only_first_judge": sum(1 for i in range(n) if no_consensus[i] and none_b[i] and not none_a[i]),
+            "only_second_judge": sum(1 for i in range(n) if no_consensus[i] and none_a[i] and not none_b[i]),
+            "disjoint": sum(1 for i in range(n) if no_consensus[i] and not none_a[i] and not none_b[i]),
+            "jointly_none": sum(1 for i in range(n) if none_a[i] and none_b[i]),
+        },
+    }
 
 
 def _by_flaw(measured: dict, items: dict, setting: str, replicates: int, seed: int) -> dict:
@@ -490,7 +731,8 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, settings: list[st
            replay_of: str | None = None) -> dict:
     from .report import write_report
 
-    metrics = analyse(records, settings, replicates=replicates, seed=seed)
+    det_from = manifest.get("parameters", {}).get("det_from") or "structured"
+    metrics = analyse(records, settings, replicates=replicates, seed=seed, det_from=det_from)
     write_json(Path(out_dir) / "metrics.json", metrics)
     report = build_report(metrics, records, manifest, replay_of=replay_of)
     write_report(out_dir, report)
@@ -507,5 +749,5 @@ def replay(run_dir: Path, out_dir: Path, *, settings: list[str] | None = None, r
     return manifest, metrics
 
 
-__all__ = ["SETTINGS", "PROMPTS", "BUILTIN", "run_premise", "analyse", "finish", "replay", "read_reply", "measure",
+__all__ = ["SETTINGS", "PAPER_SETTINGS", "DET_FROM", "BUILTIN", "run_premise", "analyse", "finish", "replay", "read_reply", "measure",
            "schema_text"]
