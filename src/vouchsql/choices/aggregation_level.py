@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import re
 
+from typing import Iterator
+
 import sqlglot
 from sqlglot import exp
 
-from ..answer import Choice
-from ._read import (Scope, edit_copy, expand_key, has_aggregate, is_integer_type, is_numeric_type, is_unique,
-                    limit_value, name_forms, output_name, own_nodes, projection_for, selects, set_from,
-                    unalias, entity_word)
-from .base import ChoiceContext, make_choice, values_note
+from ..answer import Result
+from ..sql.edit import set_from
+from ..sql.scope import Scope
+from ..sql.tree import (edit_copy, expand_key, has_aggregate, limit_value, output_name, own_nodes, projection_for,
+                        selects, unalias)
+from ..words import entity_word, name_forms
+from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon, mentions
 
 _TOTAL_WORDS = ("total", "sum", "combined", "overall", "altogether", "in all")
@@ -43,19 +47,36 @@ class AggregationLevel:
                                "average of the ratios", "average of ratios", "average of the averages",
                                "average of averages"))
 
-    def detect(self, ctx: ChoiceContext) -> list[Choice]:
-        out: list[Choice] = []
+    def sites(self, ctx: ChoiceContext) -> Iterator[Site]:
         for select in selects(ctx.tree):
             scope = Scope(select, ctx.profile)
-            out.extend(c for c in self._ratios(ctx, select, scope) if c is not None)
+            yield from self._ratios(ctx, select, scope)
         for finder in (self._ranked_by_row, self._pooled_average):
-            choice = finder(ctx)
-            if choice is not None:
-                out.append(choice)
-        return out
+            site = finder(ctx)
+            if site is not None:
+                yield site
+
+    def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        if site.form == "ratio":
+            alt_root, alt = edit_copy(tree, site.select)
+            hits = [n for n in own_nodes(alt, type(site.node)) if n == site.node]
+            if not hits:
+                return None
+            for n in hits:
+                bare = isinstance(site.new, exp.Paren) and isinstance(n.parent, (exp.Select, exp.Alias))
+                n.replace((site.new.this if bare else site.new).copy())
+            return alt_root
+        if site.form == "ranked_by_row":
+            return self._group_ranking(tree, site)
+        return self._average_of_averages(site)
+
+    def describe(self, site: Site, shown: Result, alt: Result) -> str:
+        if site.form == "ratio":
+            return site.text + values_note(shown, alt)
+        return site.text
 
     # -- AVG(x / y) ↔ SUM(x) / SUM(y) ----------------------------------------------------------
-    def _ratios(self, ctx: ChoiceContext, select: exp.Select, scope: Scope):
+    def _ratios(self, ctx: ChoiceContext, select: exp.Select, scope: Scope) -> Iterator[Site]:
         for p in select.expressions:
             for avg in own_nodes(p, exp.Avg):
                 arg = avg.this.this if isinstance(avg.this, exp.Paren) else avg.this
@@ -72,7 +93,7 @@ class AggregationLevel:
                         f"the alternative divides the totals, SUM({num.sql(dialect=ctx.dialect)}) / "
                         f"SUM({den.sql(dialect=ctx.dialect)}), so rows with a larger "
                         f"{den.sql(dialect=ctx.dialect)} weigh more")
-                yield self._replace(ctx, select, avg, new, text)
+                yield ctx.site("ratio", avg, select, new=new, text=text)
             for div in own_nodes(p, exp.Div):
                 parts = [_one_agg(div.this), _one_agg(div.expression)]
                 if None in parts:
@@ -94,20 +115,7 @@ class AggregationLevel:
                 text = (f"{div.sql(dialect=ctx.dialect)} divides totals (rows with a larger "
                         f"{den_arg.sql(dialect=ctx.dialect)} weigh more); the alternative averages each row's "
                         f"ratio, {new.sql(dialect=ctx.dialect)}, so every row counts the same")
-                yield self._replace(ctx, select, div, new, text)
-
-    def _replace(self, ctx, select, node, new, text) -> Choice | None:
-        alt_root, alt = edit_copy(ctx.tree, select)
-        hits = [n for n in own_nodes(alt, type(node)) if n == node]
-        if not hits:
-            return None
-        for n in hits:
-            bare = isinstance(new, exp.Paren) and isinstance(n.parent, (exp.Select, exp.Alias))
-            n.replace((new.this if bare else new).copy())
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
-        return make_choice(self, text + values_note(ctx, res), ctx, ctx.to_sql(alt_root), res)
+                yield ctx.site("ratio", div, select, new=new, text=text)
 
     @staticmethod
     def _integers(scope: Scope, *nodes: exp.Expression) -> bool:
@@ -118,7 +126,7 @@ class AggregationLevel:
             if node.find(exp.Cast):
                 return False
             refs = scope.refs(node)
-            if not refs or not all(is_integer_type(scope.column_profile(r)) for r in refs):
+            if not refs or not all((cp := scope.column_profile(r)) is not None and cp.is_integer() for r in refs):
                 return False
         return True
 
@@ -133,7 +141,7 @@ class AggregationLevel:
         return cp.min <= 0 <= cp.max
 
     # -- ranking an entity by one row's value ---------------------------------------------
-    def _ranked_by_row(self, ctx: ChoiceContext) -> Choice | None:
+    def _ranked_by_row(self, ctx: ChoiceContext) -> Site | None:
         select = ctx.tree
         if (not isinstance(select, exp.Select) or select.args.get("group") or not select.args.get("joins")
                 or limit_value(select) is None or select.args.get("order") is None):
@@ -147,7 +155,8 @@ class AggregationLevel:
         if not isinstance(key, exp.Column):
             return None
         c_ref = scope.resolve(key)
-        if c_ref is None or not is_numeric_type(scope.column_profile(c_ref)):
+        c_profile = scope.column_profile(c_ref) if c_ref is not None else None
+        if c_profile is None or not c_profile.is_number():
             return None
         entity_aliases = set()
         for p in select.expressions:
@@ -167,32 +176,34 @@ class AggregationLevel:
         p_key = ctx.profile.entity_key(p_table.name)
         if p_key is None or not scope.fans_out(p_alias):
             return None
+        # "the highest order value" names one order: the row is the unit
         settled = next((f for f in sorted(name_forms(c_ref.table), key=len, reverse=True)
                         if mentions(ctx.question, f)), None)
-        if settled and not ctx.all_choices:
-            return None  # "the highest order value" names one order: the row is the unit
         total = any(mentions(ctx.question, w) for w in _TOTAL_WORDS)
-        agg_cls = exp.Sum if total else exp.Avg
-        alt_root, alt = edit_copy(ctx.tree, select)
-        places = list(alt.expressions) + [o.this for o in alt.args["order"].expressions]
-        for place in places:
-            for node in own_nodes(place, exp.Column):
-                if node == key or scope.resolve(node) == c_ref:
-                    node.replace(agg_cls(this=node.copy()))
-        alt.set("group", exp.Group(expressions=[scope.column(p_alias, p_key, ctx.dialect)]))
-        alt.set("distinct", None)
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
         name = "SUM" if total else "AVG"
         p_word, c_word = entity_word(p_table.name), entity_word(c_ref.table)
         text = (f"the query ranks each {p_word} by one {c_word}'s {c_ref.column} (a {p_word} appears once per "
                 f"{c_word}); the alternative ranks each {p_word} by {name}({key.sql(dialect=ctx.dialect)}) "
                 f"over its {c_word} rows")
-        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, settled_by=settled)
+        return ctx.site("ranked_by_row", key, select, settled_by=settled, scope=scope, c_ref=c_ref, total=total,
+                        group=scope.column(p_alias, p_key, ctx.dialect), text=text)
+
+    @staticmethod
+    def _group_ranking(tree: exp.Expression, site: Site) -> exp.Expression:
+        """Group by the entity and rank it by the aggregate of the row-level column."""
+        agg_cls = exp.Sum if site.total else exp.Avg
+        alt_root, alt = edit_copy(tree, site.select)
+        places = list(alt.expressions) + [o.this for o in alt.args["order"].expressions]
+        for place in places:
+            for node in own_nodes(place, exp.Column):
+                if node == site.node or site.scope.resolve(node) == site.c_ref:
+                    node.replace(agg_cls(this=node.copy()))
+        alt.set("group", exp.Group(expressions=[site.group.copy()]))
+        alt.set("distinct", None)
+        return alt_root
 
     # -- pooled average versus average of per-entity averages ------------------------------
-    def _pooled_average(self, ctx: ChoiceContext) -> Choice | None:
+    def _pooled_average(self, ctx: ChoiceContext) -> Site | None:
         select = ctx.tree
         group = select.args.get("group") if isinstance(select, exp.Select) else None
         if not group or select.args.get("having") or select.args.get("distinct") or select.args.get("offset"):
@@ -225,7 +236,7 @@ class AggregationLevel:
             if ref is not None:
                 grouped.add((ref.alias.lower(), ref.column.lower()))
                 key = ctx.profile.entity_key(ref.table)
-                if key and is_unique(ctx.profile, ref.table, ref.column):
+                if key and ctx.profile.is_unique(ref.table, ref.column):
                     grouped.add((ref.alias.lower(), key.lower()))  # a unique column groups its entity
         entity = None
         for e in scope.edges():
@@ -235,23 +246,34 @@ class AggregationLevel:
                 far_key = ctx.profile.entity_key(far.table)
                 if (far_key and far_key.lower() == far.column.lower()
                         and (far.alias.lower(), far_key.lower()) not in grouped
-                        and not is_unique(ctx.profile, near.table, near.column)):
+                        and not ctx.profile.is_unique(near.table, near.column)):
                     entity = far
                     break
             if entity:
                 break
         if entity is None:
             return None
+        # "the average order total" averages orders: pooling is what it asks
         settled = _average_of(ctx.question, c_ref.table)
-        if settled and not ctx.all_choices:
-            return None  # "the average order total" averages orders: pooling is what it asks
         order_keys = []
         for o in (select.args.get("order").expressions if select.args.get("order") else []):
             idx = projection_for(select, o.this)
             if idx is None:
                 return None
             order_keys.append(exp.Ordered(this=exp.Literal.number(idx + 1), desc=bool(o.args.get("desc"))))
+        e_words = entity_word(entity.table)
+        text = (f"{avg.sql(dialect=ctx.dialect)} pools every {entity_word(c_ref.table)} row, so a {e_words} with more rows "
+                f"weighs more; the alternative averages each {e_words}'s own average first, so every {e_words} "
+                f"counts once")
+        return ctx.site("average_of_averages", avg, select, settled_by=settled, avg_index=avg_index,
+                        order_keys=order_keys, text=text,
+                        entity_column=scope.column(entity.alias, entity.column, ctx.dialect))
 
+    @staticmethod
+    def _average_of_averages(site: Site) -> exp.Expression:
+        """Average per entity in a derived table, then average those averages per group."""
+        select, avg, avg_index = site.select, site.node, site.avg_index
+        group = select.args["group"]
         inner = select.copy()
         inner_exprs = []
         for i, p in enumerate(select.expressions):
@@ -260,8 +282,7 @@ class AggregationLevel:
             else:
                 inner_exprs.append(exp.alias_(unalias(p).copy(), output_name(p)))
         inner.set("expressions", inner_exprs)
-        inner.set("group", exp.Group(expressions=[g.copy() for g in group.expressions]
-                                     + [scope.column(entity.alias, entity.column, ctx.dialect)]))
+        inner.set("group", exp.Group(expressions=[g.copy() for g in group.expressions] + [site.entity_column.copy()]))
         for arg in ("order", "limit", "offset"):
             inner.set(arg, None)
         outer_exprs = []
@@ -282,18 +303,11 @@ class AggregationLevel:
         set_from(outer, exp.From(this=exp.Subquery(this=inner, alias=alias)))
         outer.set("group", exp.Group(expressions=[exp.column(output_name(p)) for i, p in enumerate(select.expressions)
                                                   if i != avg_index]))
-        if order_keys:
-            outer.set("order", exp.Order(expressions=order_keys))
+        if site.order_keys:
+            outer.set("order", exp.Order(expressions=[o.copy() for o in site.order_keys]))
         if select.args.get("limit"):
             outer.set("limit", select.args["limit"].copy())
-        res = ctx.run(outer)
-        if res is None:
-            return None
-        e_words = entity_word(entity.table)
-        text = (f"{avg.sql(dialect=ctx.dialect)} pools every {entity_word(c_ref.table)} row, so a {e_words} with more rows "
-                f"weighs more; the alternative averages each {e_words}'s own average first, so every {e_words} "
-                f"counts once")
-        return make_choice(self, text, ctx, ctx.to_sql(outer), res, settled_by=settled)
+        return outer
 
 
 def _average_of(question: str, table: str) -> str | None:
