@@ -26,12 +26,16 @@ from __future__ import annotations
 
 import re
 
+from typing import Iterator
+
 from sqlglot import exp
 
-from ..answer import Choice
-from ._read import (Scope, conjuncts, edit_copy, entity_word, expand_key, limit_value, named_values, own_nodes,
-                    set_from, set_where)
-from .base import ChoiceContext, make_choice
+from ..answer import Result
+from ..sql.edit import conjuncts, set_from
+from ..sql.scope import Scope
+from ..sql.tree import edit_copy, expand_key, limit_value, own_nodes, set_where
+from ..words import entity_word, named_values
+from .base import ChoiceContext, Site
 from .lexicon import Lexicon
 
 MAX_SCOPES = 2  # named values tried per query (one COUNT each)
@@ -47,11 +51,36 @@ class PopulationScope:
                                "outer join", "outer joins"),
                       patterns=(r"(?<!\w)only\s+(?:\w+\s+){0,4}?(?:with|who|that|which|having)(?!\w)",))
 
-    def detect(self, ctx: ChoiceContext) -> list[Choice]:
-        choice = self._grouped(ctx)
-        return [choice] if choice is not None else []
+    def sites(self, ctx: ChoiceContext) -> Iterator[Site]:
+        site = self._grouped(ctx)
+        if site is not None:
+            yield site
 
-    def _grouped(self, ctx: ChoiceContext) -> Choice | None:
+    def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        """LEFT JOINs from P in the placed order, the filters on joined tables moved into their
+        ON, ``COUNT(*)`` counting the last joined table's key."""
+        alt_root, alt = edit_copy(tree, site.select)
+        nodes, placed = site.nodes, site.placed
+        set_from(alt, exp.From(this=nodes[placed[0]].copy()))
+        new_joins = []
+        for a in placed[1:]:
+            conds = [c.copy() for c in site.ons.get(a, [])] + [m.copy() for m in site.moved.get(a, [])]
+            new_joins.append(exp.Join(this=nodes[a].copy(), on=exp.and_(*conds), side="LEFT"))
+        alt.set("joins", new_joins)
+        set_where(alt, [k.copy() for k in site.kept])
+        for node in own_nodes(alt, exp.Count):
+            if node.this is None or isinstance(node.this, exp.Star) or (
+                    isinstance(node.this, exp.Literal) and not node.this.is_string):
+                node.replace(exp.Count(this=site.counted.copy()))
+        return alt_root
+
+    def describe(self, site: Site, shown: Result, alt: Result) -> str:
+        extra = alt.row_count - shown.row_count
+        gained = f" ({extra} more row{'s' if extra != 1 else ''})" if extra > 0 else ""
+        return (f"the inner join drops every {entity_word(site.p_table)} with no matching row in {site.related}; a "
+                f"LEFT JOIN keeps them, counting 0{gained}")
+
+    def _grouped(self, ctx: ChoiceContext) -> Site | None:
         select = ctx.tree
         if not isinstance(select, exp.Select) or not select.args.get("group") or not select.args.get("joins"):
             return None
@@ -118,34 +147,14 @@ class PopulationScope:
         if self._named_scope(ctx, select, scope, p_alias):
             return None
 
-        alt_root, alt = edit_copy(ctx.tree, select)
-        nodes = {a: scope.by_alias[a][0] for a in order}
-        set_from(alt, exp.From(this=nodes[p_alias].copy()))
-        new_joins = []
-        for a in placed[1:]:
-            conds = [c.copy() for c in ons.get(a, [])] + [m.copy() for m in moved.get(a, [])]
-            new_joins.append(exp.Join(this=nodes[a].copy(), on=exp.and_(*conds), side="LEFT"))
-        alt.set("joins", new_joins)
-        set_where(alt, [k.copy() for k in kept])
         last_alias = placed[-1]
         last_key = self._key(scope, last_alias)
         if last_key is None:
             return None
-        counted = scope.column(last_alias, last_key, ctx.dialect)
-        for node in own_nodes(alt, exp.Count):
-            if node.this is None or isinstance(node.this, exp.Star) or (
-                    isinstance(node.this, exp.Literal) and not node.this.is_string):
-                node.replace(exp.Count(this=counted.copy()))
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
-        p_table = scope.table(p_alias).name
-        related = ", ".join(scope.table(a).name for a in placed[1:])
-        extra = res.row_count - ctx.result.row_count
-        gained = f" ({extra} more row{'s' if extra != 1 else ''})" if extra > 0 else ""
-        text = (f"the inner join drops every {entity_word(p_table)} with no matching row in {related}; a LEFT "
-                f"JOIN keeps them, counting 0{gained}")
-        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res)
+        return ctx.site("left_join", select, select, nodes={a: scope.by_alias[a][0] for a in order}, placed=placed,
+                        ons=ons, moved=moved, kept=kept, counted=scope.column(last_alias, last_key, ctx.dialect),
+                        p_table=scope.table(p_alias).name,
+                        related=", ".join(scope.table(a).name for a in placed[1:]))
 
     @staticmethod
     def _grouped_table(select: exp.Select, scope: Scope) -> str | None:
@@ -211,7 +220,7 @@ class PopulationScope:
             probe.set("expressions", [exp.Count(this=exp.Distinct(expressions=[target.copy()]))])
             if extra is not None:
                 set_where(probe, conjuncts(probe.args.get("where")) + [extra])
-            return ctx.count(root)
+            return ctx.count(root, "kept_entities" if extra is None else "kept_named")
 
         total = kept(None)
         if not total:
