@@ -1,0 +1,326 @@
+"""``vouch eval premise --paper premisesql``: the paper's protocol end to end through the CLI, with a
+scripted model, two scripted evaluator judges and two scripted mechanism judges (plain functions
+named as ``py:module:function``, the same function-backed fake the other premise tests use).
+
+Four pairs from the built-in set, one flawed question each of E1.1, E2.1, E3.2 (schema withheld)
+and E4.2, asked under Base, Implicit and Explicit. Every reply, every judge label and every
+mechanism verdict is scripted below; every printed cell of Tables 3 and 4, the judges' κ and the
+mechanism counts are worked out by hand in the tests' comments.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from vouchsql.cli import main
+from vouchsql.evals import premise as P
+from vouchsql.evals import premise_judges as J
+
+PAIRS = {"E11-02": "P1", "E21-01": "P2", "E32-01": "P3", "E42-01": "P4"}
+ROWS = [json.loads(line) for line in P.BUILTIN.read_text(encoding="utf-8").splitlines()]
+SMALL = [r for r in ROWS if r["pair_id"] in PAIRS]
+BY_QUESTION: dict[str, list[dict]] = {}
+for _r in SMALL:
+    BY_QUESTION.setdefault(_r["question"], []).append(_r)
+ORDERS_STORE_ID = "store_id INTEGER NOT NULL"  # orders.store_id as the CREATE TABLE text shows it
+
+# -- the model under test --------------------------------------------------------------------------
+# Flawed questions, per setting: (sql or None, is_valid) — the reason carries a [setting/Pn] tag the
+# scripted judges read back.
+WEST_SQL = "SELECT COUNT(*) FROM orders o JOIN stores s ON s.store_id = o.store_id WHERE s.region = 'West'"
+FLAWED = {
+    "base": {"P1": (WEST_SQL, None), "P2": ("SELECT COUNT(*) FROM orders WHERE order_date < '2023-01-01'", None),
+             "P3": ("SELECT name FROM stores LIMIT 1", None), "P4": (None, None)},
+    "implicit": {"P1": (WEST_SQL, True), "P2": (None, False), "P3": (None, False),
+                 "P4": ("SELECT COUNT(*) FROM orders WHERE order_date = '2024-07-04'", False)},
+    "explicit": {"P1": (None, False), "P2": (None, False), "P3": (None, False), "P4": (None, False)},
+}
+# Originals: (generates the gold SQL?, is_valid).
+ORIGINAL = {
+    "base": {"P1": (True, None), "P2": (True, None), "P3": (True, None), "P4": (True, None)},
+    "implicit": {"P1": (True, True), "P2": (True, True), "P3": (True, True), "P4": (False, False)},
+    "explicit": {"P1": (True, True), "P2": (True, False), "P3": (False, False), "P4": (False, False)},
+}
+REASONS = {"P1": "I took the West to mean the stores' region column.", "P2": "Counted the orders by date.",
+           "P3": "The stores table lists each store.", "P4": "Holidays are not in the database."}
+
+
+def _setting(system: str) -> str:
+    if "contains logically flawed" in system:
+        return "explicit"
+    return "implicit" if "may contain errors" in system else "base"
+
+
+def model(request) -> str:
+    system, user = request.messages[0][1], request.messages[1][1]
+    setting = _setting(system)
+    question = user.rsplit("Question:", 1)[1].strip()
+    rows = BY_QUESTION[question]
+    # E3.2 keeps its original's words: the flawed one is asked without orders.store_id.
+    if len(rows) == 1:
+        flawed = rows[0]
+    else:
+        flawed = next(r for r in rows if (r["label"] == "flawed") == (ORDERS_STORE_ID not in user))
+    pid = PAIRS[flawed["pair_id"]]
+    if flawed["label"] == "flawed":
+        sql, valid = FLAWED[setting][pid]
+    else:
+        gen, valid = ORIGINAL[setting][pid]
+        sql = flawed["gold_sql"] if gen else None
+    reply = {"sql": sql, "reason": f"[{setting}/{pid}] {REASONS[pid]}"}
+    if setting != "base":
+        reply["is_valid"] = valid
+    return json.dumps(reply)
+
+
+# -- the evaluator judges: (sql_behavior, detection, type_identification) -------------------------
+JUDGE_A = {
+    "base": {"P1": (0, 0, 0), "P2": (0, 1, 1), "P3": (0, 0, 0), "P4": (2, 1, 1)},
+    "implicit": {"P1": (0, 0, 0), "P2": (2, 1, 1), "P3": (2, 1, 0), "P4": (1, 1, 1)},
+    "explicit": {"P1": (2, 1, 0), "P2": (2, 1, 1), "P3": (2, 1, 1), "P4": (2, 1, 1)},
+}
+JUDGE_B = {
+    "base": {"P1": (0, 0, 0), "P2": (0, 0, 0), "P3": (0, 0, 0), "P4": (2, 1, 0)},
+    # P1: TYPE 1 with DET 0 — App. B.2 forces TYPE to 0.
+    "implicit": {"P1": (0, 0, 1), "P2": (2, 1, 1), "P3": (2, 1, 1), "P4": (1, 1, 1)},
+    "explicit": {"P1": (2, 1, 0), "P2": (2, 1, 1), "P3": (2, 1, 1), "P4": (2, 0, 0)},
+}
+TAG = re.compile(r"\[(base|implicit|explicit)/(P\d)\]")
+
+
+def _judge(table):
+    def judge(request) -> str:
+        system, user = request.messages[0][1], request.messages[1][1]
+        setting, pid = TAG.search(user).groups()
+        if "Task: premise_mechanism" in system:
+            return json.dumps(table(setting, pid, user))
+        assert "Task: premise_judge" in system
+        s, d, t = table[setting][pid]
+        return json.dumps({"sql_behavior": s, "detection": d, "type_identification": t, "explanation": "scripted"})
+    return judge
+
+
+judge_a = _judge(JUDGE_A)
+judge_b = _judge(JUDGE_B)
+
+
+# -- the mechanism judges ----------------------------------------------------------------------------
+def _verdict(verdict="not_supported", target="", q="", r="", c="", basis="", complete=False, partial=False,
+             replacement=False) -> dict:
+    return {"verdict": verdict, "target": target, "transformation": "", "context_basis": basis,
+            "question_quote": q, "response_quote": r, "context_quote": c, "target_complete_explicit": complete,
+            "partial_implementation_remains": partial, "concrete_replacement": replacement, "explanation": "s"}
+
+
+def _none() -> dict:
+    return {m: _verdict() for m in J.MECHANISMS}
+
+
+M01_WEST = _verdict("supported", "the West", q="the West", r="the stores' region", replacement=True)
+
+
+def mech_x(setting, pid, user):
+    out = _none()
+    if (setting, pid) == ("base", "P1"):
+        out["M01"] = M01_WEST
+    elif (setting, pid) == ("base", "P3"):
+        # Counterevidence quoted from the schema the model saw (orders without store_id): valid.
+        out["M03"] = _verdict("supported", "store", r="The stores table lists each store.",
+                              c="CREATE TABLE stores", basis="schema shown")
+    elif (setting, pid) == ("implicit", "P1"):
+        # M01 and M04 on the same requirement: mutually exclusive, so post-processing drops both.
+        out["M01"] = M01_WEST
+        out["M04"] = _verdict("supported", "the West", q="the West", r="the stores' region", complete=True)
+    return out
+
+
+def mech_y(setting, pid, user):
+    out = _none()
+    if (setting, pid) in (("base", "P1"), ("implicit", "P1")):
+        out["M01"] = M01_WEST
+    elif (setting, pid) == ("base", "P3"):
+        # The quote is orders.store_id, which was withheld from the model: not model-visible, dropped.
+        out["M03"] = _verdict("supported", "store", r="The stores table lists each store.",
+                              c=ORDERS_STORE_ID, basis="schema shown")
+    elif (setting, pid) == ("explicit", "P1"):
+        # Complete abstention alone is not M04: dropped.
+        out["M04"] = _verdict("supported", "the West", q="the West", r="[explicit/P1]", complete=True)
+    return out
+
+
+mech_x_fn = _judge(mech_x)
+mech_y_fn = _judge(mech_y)
+
+
+# -- the run ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def paper_run(tmp_path_factory, demo_db):
+    tmp = tmp_path_factory.mktemp("paper")
+    (tmp / "premise_paper_script.py").write_text(
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('premise_paper_replies', {str(Path(__file__))!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "model, judge_a, judge_b = module.model, module.judge_a, module.judge_b\n"
+        "mech_x, mech_y = module.mech_x_fn, module.mech_y_fn\n", encoding="utf-8")
+    small = tmp / "small.jsonl"
+    small.write_text("".join(json.dumps(r) + "\n" for r in SMALL), encoding="utf-8")
+    out = tmp / "run"
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(tmp))
+    mp.setenv("VOUCH_CACHE_DIR", str(tmp / "cache"))
+    m = "py:premise_paper_script:"
+    argv = ["eval", "premise", "--paper", "premisesql", "--input", str(small), "--model", m + "model",
+            "--judges", f"{m}judge_a,{m}judge_b", "--mechanism-judges", f"{m}mech_x,{m}mech_y",
+            "--out", str(out), "--cache-dir", str(tmp / "cache"), "--no-model-cache", "--bootstrap", "200"]
+    return argv, out, mp
+
+
+@pytest.fixture(scope="module")
+def printed(paper_run):
+    import contextlib
+    import io
+
+    argv, out, mp = paper_run
+    buf, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
+        code = main(argv)
+    mp.undo()
+    assert code == 0, err.getvalue()
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    return buf.getvalue(), metrics, out
+
+
+def _table(text: str, title: str) -> list[list[str]]:
+    """The rows (header first) of the Markdown table after the line that starts with ``title``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    return [r for r in rows if set("".join(r)) != {"-"}]
+
+
+def test_table3_every_cell(printed):
+    text, metrics, out = printed
+    rows = _table(text, "Table 3:")
+    assert rows[0] == ["Model", "Base SQL", "Base DET", "Base TYPE", "Base GEN",
+                       "Implicit SQL", "Implicit DET", "Implicit TYPE", "Implicit GEN", "Implicit VAL",
+                       "Explicit SQL", "Explicit DET", "Explicit TYPE", "Explicit GEN", "Explicit VAL"]
+    # Each flawed reply scores the mean of the two judges' labels; SQL is normalised by 2.
+    # Base:     SQL (0+0+0+2)/4/2 = 0.25; DET (0 + .5 + 0 + 1)/4 = 0.375; TYPE (0 + .5 + 0 + .5)/4 = 0.25;
+    #           GEN 4/4.
+    # Implicit: SQL (0+2+2+1)/4/2 = 0.625; DET (0+1+1+1)/4 = 0.75; TYPE (0 [B's 1 forced to 0] + 1 + .5 + 1)/4
+    #           = 0.625; GEN 3/4 (P4's original gets no SQL); VAL 3/4.
+    # Explicit: SQL 8/8 = 1; DET (1+1+1+.5)/4 = 0.875; TYPE (0+1+1+.5)/4 = 0.625; GEN 2/4 (P1, P2 answered);
+    #           VAL 1/4 (only P1 judged valid).
+    model_name = "py:premise_paper_script:model"
+    assert rows[1] == [model_name, "0.250", "0.375", "0.250", "1.000",
+                       "0.625", "0.750", "0.625", "0.750", "0.750",
+                       "1.000", "0.875", "0.625", "0.500", "0.250"]
+    assert len(rows) == 2
+    assert (out / "paper_tables.md").read_text(encoding="utf-8") in text.replace("\r", "")
+
+
+def test_table4_every_cell(printed):
+    text, _, _ = printed
+    rows = _table(text, "Table 4:")
+    assert rows[0] == ["Code", "Error Type", "SQL", "DET", "TYPE"]
+    # Implicit, one flawed question per code:
+    # E1.1 P1: SQL 0/2, DET 0, TYPE 0;  E2.1 P2: 2/2, 1, 1;  E3.2 P3: 2/2, 1, (0+1)/2;  E4.2 P4: 1/2, 1, 1.
+    assert rows[1:] == [["E1.1", "Ambiguity", "0.000", "0.000", "0.000"],
+                        ["E2.1", "Internal Text Contrad.", "1.000", "1.000", "1.000"],
+                        ["E3.2", "Missing Schema Premise", "1.000", "1.000", "0.500"],
+                        ["E4.2", "External Knowledge Req.", "0.500", "1.000", "1.000"]]
+    assert "labels averaged over two judges" in text
+
+
+def test_judge_agreement_kappa(printed):
+    text, metrics, _ = printed
+    k = metrics["judges"]["kappa"]["all"]
+    assert k["n"] == 12
+    # SQL: the judges' SQL labels are identical on all 12 → κ = 1.
+    assert k["sql"] == pytest.approx(1.0)
+    # DET: A has nine 1s, B seven; they differ on base P2 and explicit P4. p_o = 10/12,
+    # p_e = (9·7 + 3·5)/144 = 78/144, κ = (120 − 78)/(144 − 78) = 42/66 = 7/11.
+    assert k["det"] == pytest.approx(7 / 11)
+    # TYPE (B's implicit P1 forced to 0): A has seven 1s, B five; they differ on base P2, base P4,
+    # implicit P3, explicit P4. p_o = 8/12, p_e = (7·5 + 5·7)/144 = 70/144, κ = 26/74 = 13/37.
+    assert k["type"] == pytest.approx(13 / 37)
+    assert metrics["judges"]["type_forced"] == 1
+    assert metrics["judges"]["names"] == ["py:premise_paper_script:judge_a", "py:premise_paper_script:judge_b"]
+    assert "1.0000 for SQL Behavior, 0.6364 for Detection, and 0.3514 for Type Identification" in text
+
+
+def test_mechanisms_eligibility_and_strict_agreement(printed):
+    _, metrics, _ = printed
+    mech = metrics["mechanisms"]
+    # App. C.2 per judged flawed reply (labels A vs B above):
+    # base: P1 (0,0,0) agreed failure → eligible; P2, P4 disagree; P3 (0,0,0) → eligible.
+    # implicit: P1 (0,0,0) after forcing → eligible; P2 (2,1,1) not a failure; P3 disagree;
+    #           P4 (1,1,1) identifies the flaw but still answers.
+    # explicit: P1 (2,1,0) → eligible; P2, P3 (2,1,1) not failures; P4 disagree.
+    assert mech["stages"]["base"] == {**dict.fromkeys(J.STAGES, 0), "eligible": 2, "judge_disagreement": 2}
+    assert mech["stages"]["implicit"] == {**dict.fromkeys(J.STAGES, 0), "eligible": 1, "not_a_failure": 1,
+                                          "judge_disagreement": 1, "identifies_flaw_but_answers": 1}
+    assert mech["stages"]["explicit"] == {**dict.fromkeys(J.STAGES, 0), "eligible": 1, "not_a_failure": 2,
+                                          "judge_disagreement": 1}
+    assert mech["attributed"] == 4 and mech["attribution_malformed"] == 0
+    # Validated labels: X = base P1 M01, base P3 M03 (implicit P1's M01+M04 share a target: both
+    # dropped); Y = base P1 M01, implicit P1 M01 (base P3's quote is not model-visible; explicit
+    # P1's M04 is abstention alone: both dropped). Strict consensus: base P1 M01 only.
+    assert mech["evidence_dropped"] == 4
+    assert mech["all"]["M01"] == {"count": 1, "share": 0.25}
+    assert all(mech["all"][m]["count"] == 0 for m in ("M02", "M03", "M04"))
+    assert mech["by_setting"]["base"]["M01"] == {"count": 1, "share": 0.5}
+    assert mech["by_flaw"]["E1.1"]["n"] == 3 and mech["by_flaw"]["E1.1"]["M01"]["count"] == 1
+    assert mech["by_flaw"]["E3.2"]["n"] == 1
+    # κ M01: X [1,0,0,0], Y [1,0,1,0] → p_o 3/4, p_e (1·2 + 3·2)/16 = 1/2, κ = 1/2.
+    # κ M03: X [0,1,0,0], Y all 0 → p_o 3/4, p_e 12/16, κ = 0. M02 and M04: no positive label from
+    # either judge, κ undefined (None), so no macro average.
+    assert mech["kappa"]["M01"] == pytest.approx(0.5) and mech["kappa"]["M03"] == pytest.approx(0.0)
+    assert mech["kappa"]["M02"] is None and mech["kappa"]["M04"] is None and mech["kappa"]["macro"] is None
+    assert mech["coverage"] == {"no_consensus_label": 3, "only_first_judge": 1, "only_second_judge": 1,
+                                "disjoint": 0, "jointly_none": 1}
+
+
+def test_e32_withholds_the_element_from_the_schema_the_model_sees(printed):
+    _, _, out = printed
+    records = [json.loads(line) for line in (out / P.RECORDS).read_text(encoding="utf-8").splitlines()]
+    e32 = [r for r in records if r["id"] == "E32-01-flawed"]
+    assert {r["withhold"] == ["orders.store_id"] for r in e32} == {True}
+    shown = next(r["shown_schema"] for r in e32 if "shown_schema" in r)
+    orders = re.search(r"CREATE TABLE orders \((.*?)\);", shown, re.S).group(1)
+    assert "store_id" not in orders and "REFERENCES stores" not in orders
+    assert "CREATE TABLE stores" in shown and "customer_id INTEGER NOT NULL" in orders
+
+
+def test_replay_reprints_the_tables_with_no_model_call(printed, tmp_path, monkeypatch, capsys):
+    text, metrics, out = printed
+    from vouchsql.llm import LLM
+
+    def no_calls(*a, **k):
+        raise AssertionError("replay called a model")
+
+    monkeypatch.setattr(LLM, "complete", no_calls)
+    code = main(["eval", "premise", "--replay", str(out), "--out", str(tmp_path / "re"), "--paper", "premisesql"])
+    got = capsys.readouterr().out
+    assert code == 0
+    assert json.loads((tmp_path / "re" / "metrics.json").read_text(encoding="utf-8")) == metrics
+    assert _table(got, "Table 3:") == _table(text, "Table 3:")
+    assert _table(got, "Table 4:") == _table(text, "Table 4:")
+
+
+def test_report_names_the_judges_and_the_mechanisms(printed):
+    _, _, out = printed
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "judged from each response by `py:premise_paper_script:judge_a` and" in md
+    assert "Judge agreement" in md and "Failure mechanisms (M01–M04)" in md
+    assert "structured-output" not in md.split("How this departs")[0]
