@@ -159,13 +159,23 @@ class Answer(BaseModel):
     choices: list[Choice] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
     verdict: Verdict
+    # The written answer, whose numbers must come from the result: the one given to ``check``,
+    # or the one ``ask`` wrote. The field to read.
     answer_text: str | None = None
     hint: str | None = None
     # Set by ``ask`` / ``refine`` (null or empty from ``check``):
     premise: Premise | None = None
     interpretations: list[Interpretation] = Field(default_factory=list)
+    # ``ask``'s reply, kept in the JSON from the first release: ``answer_text`` when it
+    # answered, the notice when it did not (a flawed premise). Derived only by :meth:`reply`.
     text: str | None = None
     usage: Usage | None = None
+
+    def reply(self, notice: str | None = None) -> "Answer":
+        """Make this ``ask``'s reply: ``text`` becomes ``answer_text``, or ``notice`` when
+        nothing was answered. Returns the same Answer."""
+        self.text = self.answer_text if notice is None else notice
+        return self
 
 
 Interpretation.model_rebuild()

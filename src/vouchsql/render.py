@@ -211,8 +211,8 @@ def print_ask_answer(console: Console, answer, show_all_checks: bool = False) ->
                       + Text(p.reason or ""))
         if p.clarification:
             console.print(Text("To answer, Vouch needs to know: ", style="bold") + Text(p.clarification))
-    if answer.text and (p is None or p.is_valid):
-        console.print(Panel(Text(answer.text), title="Answer", title_align="left",
+    if answer.answer_text and (p is None or p.is_valid):
+        console.print(Panel(Text(answer.answer_text), title="Answer", title_align="left",
                             border_style={"pass": "green", "flag": "yellow", "abstain": "red"}[v.gate]))
     interps = answer.interpretations
     shown = next((i for i in interps if i.shown), None)
@@ -238,7 +238,7 @@ def print_ask_answer(console: Console, answer, show_all_checks: bool = False) ->
                 continue
             tail = Text("     ")
             tail.append(f" {alt.verdict.gate.upper()} ", style=_GATE_STYLE[alt.verdict.gate])
-            tail.append(f" {alt.text or ''}")
+            tail.append(f" {alt.answer_text or ''}")
             console.print(tail)
             if alt.shown.result.error is None:
                 console.print(result_table(alt.shown.result, limit=5))

@@ -251,7 +251,6 @@ class _Run:
             interps.append(entry)
         answer.premise = parent.premise
         answer.interpretations = interps
-        answer.text = target.prose
         answer.usage = self._usage()
         return answer
 
@@ -316,7 +315,7 @@ class _Run:
         ordered = t.ordered()
         answer = vouch(self.db, t.text, [s.sql for s in ordered], [self._known[s.sql] for s in ordered],
                        answer_text=t.prose, hint=self.hint, rule=self.rule)
-        answer.text = t.prose
+        answer.reply()
         _name_broken_rules(answer)
         return answer
 
@@ -384,7 +383,7 @@ class _Run:
                               CheckResult(name="premise", kind="veto", fired=True, detail=detail,
                                           evidence={"flaw_code": code, "clarification": premise.clarification}),
                               "no SQL was run: the question's premise is flawed",
-                              premise=premise, text=text, usage=self._usage())
+                              premise=premise, usage=self._usage()).reply(notice=text)
 
     def _model_error(self, question: str, failed: _Failed, premise: Premise | None) -> Answer:
         err = failed.error
@@ -392,7 +391,7 @@ class _Run:
                               CheckResult(name="model_error", kind="veto", fired=True, detail=err.message,
                                           evidence={"stage": failed.stage, "kind": err.kind}),
                               f"no answer: the model failed at the {failed.stage} stage",
-                              premise=premise, text=None, usage=self._usage())
+                              premise=premise, usage=self._usage())
 
     def _usage(self):
         stages = self.llm.accounting.stages
