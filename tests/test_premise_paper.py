@@ -324,3 +324,105 @@ def test_report_names_the_judges_and_the_mechanisms(printed):
     assert "judged from each response by `py:premise_paper_script:judge_a` and" in md
     assert "Judge agreement" in md and "Failure mechanisms (M01–M04)" in md
     assert "structured-output" not in md.split("How this departs")[0]
+
+
+# -- the pieces, on their own ----------------------------------------------------------------------
+def test_taxonomy_is_table_1_word_for_word():
+    from vouchsql.premise import CATEGORIES, TAXONOMY, category_name
+
+    assert {c: n for c, (n, _) in TAXONOMY.items()} == {
+        "E1.1": "Ambiguity", "E1.2": "Unclear Intent", "E2.1": "Internal Text Contradiction",
+        "E2.2": "Question–Schema Contradiction", "E3.1": "Missing Constraint", "E3.2": "Missing Schema Premise",
+        "E3.3": "Semantic Gap", "E4.1": "Inexpressible in SQL", "E4.2": "External Knowledge Required"}
+    assert CATEGORIES == {"E1": "Expression Error", "E2": "Premise Contradiction", "E3": "Missing Premise",
+                          "E4": "Beyond Ability"}
+    assert category_name("E3.2") == "Missing Premise"
+    assert TAXONOMY["E3.2"][1] == "Required tables, columns, or relations are not provided in the schema."
+
+
+@pytest.mark.parametrize("row, needle", [
+    ({"label": "flawed", "flaw": "E3.2"}, "is E2.2"),
+    ({"label": "flawed", "flaw": "E2.2", "withhold": ["orders.total"]}, "withhold is for E3.2"),
+    ({"label": "original", "withhold": ["orders.total"]}, "whole schema"),
+    ({"label": "flawed", "flaw": "E3.2", "withhold": [""]}, "table.column"),
+])
+def test_e32_needs_withheld_schema_and_nothing_else_withholds(tmp_path, row, needle):
+    from vouchsql.errors import UserInputError
+    from vouchsql.evals.datasets import load_premise
+
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"pair_id": "p", "db": "demo", "question": "q", **row}) + "\n", encoding="utf-8")
+    with pytest.raises(UserInputError, match=needle):
+        load_premise(path)
+
+
+def test_withholding_in_both_schema_texts(demo_db):
+    from vouchsql.db import connect
+    from vouchsql.errors import UserInputError
+
+    db = connect(demo_db)
+    try:
+        full = P.schema_text(db)
+        less = P.schema_text(db, ["order_items", "customers.email"])
+        assert "CREATE TABLE order_items" in full and "CREATE TABLE order_items" not in less
+        # returns.order_item_id's key pointed at the withheld table: the key goes, the column stays.
+        returns = re.search(r"CREATE TABLE returns \((.*?)\);", less, re.S).group(1)
+        assert "order_item_id INTEGER NOT NULL" in returns and "REFERENCES order_items" not in returns
+        customers = re.search(r"CREATE TABLE customers \((.*?)\);", less, re.S).group(1)
+        assert "email" not in customers and "first_name" in customers
+        vouch_full, vouch_less = P.vouch_schema_text(db), P.vouch_schema_text(db, ["customers.email"])
+        assert "- email:" in vouch_full and "- email:" not in vouch_less and "- first_name:" in vouch_less
+        with pytest.raises(UserInputError, match="customers.phone"):
+            P.schema_text(db, ["customers.phone"])
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"sql_behavior": 2, "detection": 1, "type_identification": 1}', {"sql": 2, "det": 1, "type": 1,
+                                                                        "type_forced": False}),
+    ('{"sql_behavior": "0", "detection": 0, "type_identification": 1}', {"sql": 0, "det": 0, "type": 0,
+                                                                          "type_forced": True}),
+    ('{"sql_behavior": 3, "detection": 1, "type_identification": 1}', "sql_behavior"),
+    ('{"sql_behavior": 1, "detection": true, "type_identification": 0}', "detection"),
+    ("no json", None),
+])
+def test_read_judgement(text, expected):
+    got = J.read_judgement(text)
+    if isinstance(expected, dict):
+        assert got == expected
+    else:
+        assert "malformed" in got and (expected is None or expected in got["malformed"])
+
+
+def test_an_unreadable_judgement_leaves_the_reply_out_and_is_counted():
+    base = {"setting": "implicit", "label": "flawed", "flaw": "E2.1", "gold_sql": None,
+            "raw": '{"sql": null, "is_valid": false, "reason": "r"}'}
+    ok = {"judge": "a", "raw": '{"sql_behavior": 2, "detection": 1, "type_identification": 0}'}
+    m = P.measure({**base, "judgements": [ok, {"judge": "b", "raw": "sorry"}]}, "judges")
+    assert m["judge_malformed"] and m["det"] is None and m["sql"] is None
+    m = P.measure({**base, "judgements": [ok, {**ok, "judge": "b",
+                                               "raw": '{"sql_behavior": 2, "detection": 0, "type_identification": 0}'}]},
+                  "judges")
+    assert (m["sql"], m["det"], m["type"]) == (2, 0.5, 0)
+
+
+def test_attribution_validation_rules():
+    q, reason, sql, schema = "Which store sold the most in the West?", "I used region = 'West'.", \
+        "SELECT 1 FROM stores WHERE region = 'West'", "CREATE TABLE stores (\n  region TEXT\n);"
+
+    def read(**entries):
+        data = _none()
+        data.update(entries)
+        return J.read_attribution(json.dumps(data), question=q, reason=reason, sql=sql, shown_schema=schema)
+
+    ok = _verdict("supported", "West", q="in the West", r="region = 'West'", replacement=True)
+    assert read(M01=ok)["labels"] == {"M01": 1, "M02": 0, "M03": 0, "M04": 0}
+    assert read(M01={**ok, "question_quote": "in the East"})["dropped"]["M01"].startswith("question_quote")
+    assert read(M01={**ok, "concrete_replacement": False})["labels"]["M01"] == 0
+    # Whitespace runs compare as one space.
+    assert read(M03=_verdict("supported", "x", r="I  used region", c="region TEXT", basis="b"))["labels"]["M03"] == 1
+    assert read(M03=_verdict("supported", "x", r="I used region", c="region INTEGER", basis="b"))["labels"]["M03"] == 0
+    assert read(M02=_verdict("uncertain"))["labels"]["M02"] == 0
+    assert "malformed" in J.read_attribution('{"M01": {"verdict": "supported"}}', question=q, reason=reason,
+                                             sql=sql, shown_schema=schema)
