@@ -219,7 +219,6 @@ class ChoiceContext:
 
 def values_note(shown: Result, alt: Result) -> str:
     """`` (120 vs 97)`` when the shown and the alternative result are each one value."""
-    shown = getattr(shown, "result", shown)  # a ChoiceContext (old-style detectors) or the shown Result
     if shown.row_count == 1 and alt.row_count == 1 and len(shown.rows[0]) == 1 and len(alt.rows[0]) == 1:
         return f" ({show(shown.rows[0][0])} vs {show(alt.rows[0][0])})"
     return ""

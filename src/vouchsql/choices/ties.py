@@ -30,13 +30,17 @@ returns more rows than the shown query.
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from sqlglot import exp
 
-from ..answer import Choice
-from ._read import (Scope, conjuncts, edit_copy, expand_key, has_aggregate, has_window, is_numeric_type,
-                    is_unique, limit_value, own_nodes, projection_for, selects, set_having, set_where, show,
-                    twin, unalias)
-from .base import ChoiceContext, make_choice
+from ..answer import Result
+from ..sql.edit import conjuncts
+from ..sql.scope import Scope
+from ..sql.tree import (edit_copy, expand_key, has_aggregate, has_window, limit_value, offset_value, own_nodes,
+                        projection_for, selects, set_having, set_where, twin, unalias)
+from ..words import show
+from .base import ChoiceContext, Site
 from .lexicon import Lexicon
 
 
@@ -48,20 +52,55 @@ class Ties:
     lexicon = Lexicon(phrases=("all", "every", "ties", "tie", "tied", "including ties", "with ties",
                                "exactly one", "only one", "just one", "a single", "any one", "one of the"))
 
-    def detect(self, ctx: ChoiceContext) -> list[Choice]:
-        out = []
+    def sites(self, ctx: ChoiceContext) -> Iterator[Site]:
         for select in selects(ctx.tree):
             if isinstance(select.parent, exp.Union):
                 continue
-            choice = self._limit(ctx, select) or self._bare_extreme(ctx, select)
-            if choice is not None:
-                out.append(choice)
-        out.extend(self._row_number(ctx))
-        return out
+            site = self._limit(ctx, select) or self._bare_extreme(ctx, select)
+            if site is not None:
+                yield site
+        yield from self._row_number(ctx)
+
+    def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        if site.form == "row_number":
+            alt_root = tree.copy()
+            node = twin(alt_root, tree, site.node)
+            if node is None:
+                return None
+            node.replace(exp.Rank())
+            return alt_root
+        alt_root, alt = edit_copy(tree, site.select)
+        if site.form == "bare_extreme":
+            target = alt.expressions[site.index]
+            value = site.node.this.copy()
+            if isinstance(target, exp.Alias):
+                target.set("this", value)
+            else:
+                target.replace(value)
+            sub = site.select.copy()
+            sub.set("expressions", [site.node.copy()])
+            sub.set("order", None)
+            set_where(alt, conjuncts(alt.args.get("where"))
+                      + [exp.EQ(this=site.node.this.copy(), expression=exp.Subquery(this=sub))])
+            alt.set("order", None)
+            return alt_root
+        # "limit" and "page": drop the cut, keep every row whose key reaches the cut-off value(s)
+        alt.set("limit", None)
+        if site.form == "page":
+            alt.set("offset", None)
+        conds = [c.copy() for c in site.conds]
+        if site.aggregate:
+            set_having(alt, conjuncts(alt.args.get("having")) + conds)
+        else:
+            set_where(alt, conjuncts(alt.args.get("where")) + conds)
+        _equals_to_in(alt)  # last: it replaces the node holding alt
+        return alt_root
+
+    def describe(self, site: Site, shown: Result, alt: Result) -> str:
+        return getattr(self, f"_describe_{site.form}")(site, shown, alt)
 
     # -- ROW_NUMBER() OVER (… ORDER BY key) kept at rn = 1 / rn <= k ----------------------
-    def _row_number(self, ctx: ChoiceContext) -> list[Choice]:
-        out = []
+    def _row_number(self, ctx: ChoiceContext) -> Iterator[Site]:
         for win in list(ctx.tree.find_all(exp.Window)):
             if not isinstance(win.this, exp.RowNumber) or win.args.get("order") is None:
                 continue
@@ -72,26 +111,18 @@ class Ties:
                            for c in conjuncts(s.args.get("where")) + conjuncts(s.args.get("qualify")))
             else:  # QUALIFY ROW_NUMBER() OVER (…) = 1
                 kept = any(_keeps_top(c, None, win) for s in selects(ctx.tree) for c in conjuncts(s.args.get("qualify")))
-            if not kept:
-                continue
-            alt_root = ctx.tree.copy()
-            node = twin(alt_root, ctx.tree, win.this)
-            if node is None:
-                continue
-            node.replace(exp.Rank())
-            res = ctx.run(alt_root)
-            if res is None:
-                continue
-            keys = ", ".join(o.sql(dialect=ctx.dialect) for o in win.args["order"].expressions)
-            text = (f"ROW_NUMBER() numbers rows tied on {keys} in an arbitrary order, so keeping the first rows "
-                    f"drops the others tied with them; RANK() keeps every tied row ({res.row_count} rows instead of "
-                    f"{ctx.result.row_count})")
-            out.append(make_choice(self, text, ctx, ctx.to_sql(alt_root), res,
-                                   differs=res.row_count > ctx.result.row_count))
-        return out
+            if kept:
+                keys = ", ".join(o.sql(dialect=ctx.dialect) for o in win.args["order"].expressions)
+                yield ctx.site("row_number", win.this, compare="more_rows", keys=keys)
+
+    @staticmethod
+    def _describe_row_number(site: Site, shown: Result, alt: Result) -> str:
+        return (f"ROW_NUMBER() numbers rows tied on {site.keys} in an arbitrary order, so keeping the first rows "
+                f"drops the others tied with them; RANK() keeps every tied row ({alt.row_count} rows instead of "
+                f"{shown.row_count})")
 
     # -- ORDER BY … LIMIT k ---------------------------------------------------------------
-    def _limit(self, ctx: ChoiceContext, select: exp.Select) -> Choice | None:
+    def _limit(self, ctx: ChoiceContext, select: exp.Select) -> Site | None:
         k = limit_value(select)
         order = select.args.get("order")
         if k is None or order is None or select.args.get("distinct"):
@@ -113,7 +144,7 @@ class Ties:
             return None
         if isinstance(key, exp.Column) and not select.args.get("group"):
             ref = scope.resolve(key)
-            if ref is not None and is_unique(ctx.profile, ref.table, ref.column) and not scope.fans_out(ref.alias):
+            if ref is not None and ctx.profile.is_unique(ref.table, ref.column) and not scope.fans_out(ref.alias):
                 return None  # a unique key cannot tie
         desc = bool(ordered.args.get("desc"))
         if m:
@@ -133,7 +164,7 @@ class Ties:
                 value = result.rows[k - 1][index]
                 if value is None:
                     return None  # NULL at the cut-off: not a tie on a value
-        exact = isinstance(value, (int, str)) and not isinstance(value, bool)
+        exact = _exact(value)
         if not exact:
             # The k-th value is not in the shown result, or is a float that is not exact as a
             # literal: one probe, LIMIT k + 1, says whether the row past the cut ties.
@@ -143,51 +174,35 @@ class Ties:
             value, tied = probed
             if not tied:
                 return None
-            exact = isinstance(value, (int, str)) and not isinstance(value, bool)
-        if exact:
-            bound: exp.Expression = exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
-        else:
-            sub = select.copy()
-            sub.set("expressions", [key.copy()])
-            sub.set("order", exp.Order(expressions=[exp.Ordered(this=key.copy(), desc=desc)]))
-            sub.set("limit", exp.Limit(expression=exp.Literal.number(1)))
-            sub.set("offset", exp.Offset(expression=exp.Literal.number(k - 1)) if k > 1 else None)
-            bound = exp.Subquery(this=sub)
-        alt_root, alt = edit_copy(ctx.tree, select)
-        alt.set("limit", None)
+            exact = _exact(value)
+        bound = _literal(value) if exact else _kth(select, key, desc, k - 1)
         cond = (exp.GTE if desc else exp.LTE)(this=key.copy(), expression=bound)
-        if aggregate:
-            set_having(alt, conjuncts(alt.args.get("having")) + [cond])
-        else:
-            set_where(alt, conjuncts(alt.args.get("where")) + [cond])
-        _equals_to_in(alt)  # last: it replaces the node holding alt
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
-        key_sql = key.sql(dialect=ctx.dialect)
-        differs = res.row_count > result.row_count if is_root else ctx.differs(res)
-        if is_root and index is not None and value is not None:
-            tied = sum(1 for r in res.rows if index < len(r) and r[index] == value)
-            extreme = "highest" if desc else "lowest"
-            if tied <= 1 and res.row_count <= k:
-                text = f"no other row ties with the {_ordinal(k)} at {key_sql} = {show(value)}"
-            elif k == 1:
-                text = (f"LIMIT 1 returns one row, but {tied} rows tie for the {extreme} {key_sql} "
-                        f"({show(value)}); the alternative returns every tied row ({res.row_count} rows)")
-            else:
-                text = (f"LIMIT {k} cuts through a tie: {tied} rows share the value at the cut-off "
-                        f"({key_sql} = {show(value)}); the alternative keeps every row tied with the "
-                        f"{_ordinal(k)} ({res.row_count} rows instead of {k})")
-        elif is_root:
-            text = (f"LIMIT {k} keeps {result.row_count} rows by {key_sql}; keeping every row tied with "
-                    f"the {_ordinal(k)} returns {res.row_count} rows")
-        else:
-            text = (f"a subquery keeps {k} row{'s' if k > 1 else ''} by {key_sql} (LIMIT {k}); keeping "
-                    f"every row tied at its cut-off changes the result")
-        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=differs)
+        return ctx.site("limit", key, select, compare="more_rows" if is_root else "result", conds=[cond],
+                        aggregate=aggregate, k=k, desc=desc, is_root=is_root, index=index, value=value,
+                        key_sql=key.sql(dialect=ctx.dialect))
+
+    @staticmethod
+    def _describe_limit(site: Site, shown: Result, alt: Result) -> str:
+        k, value, index, key_sql = site.k, site.value, site.index, site.key_sql
+        if site.is_root and index is not None and value is not None:
+            tied = sum(1 for r in alt.rows if index < len(r) and r[index] == value)
+            extreme = "highest" if site.desc else "lowest"
+            if tied <= 1 and alt.row_count <= k:
+                return f"no other row ties with the {_ordinal(k)} at {key_sql} = {show(value)}"
+            if k == 1:
+                return (f"LIMIT 1 returns one row, but {tied} rows tie for the {extreme} {key_sql} "
+                        f"({show(value)}); the alternative returns every tied row ({alt.row_count} rows)")
+            return (f"LIMIT {k} cuts through a tie: {tied} rows share the value at the cut-off "
+                    f"({key_sql} = {show(value)}); the alternative keeps every row tied with the "
+                    f"{_ordinal(k)} ({alt.row_count} rows instead of {k})")
+        if site.is_root:
+            return (f"LIMIT {k} keeps {shown.row_count} rows by {key_sql}; keeping every row tied with "
+                    f"the {_ordinal(k)} returns {alt.row_count} rows")
+        return (f"a subquery keeps {k} row{'s' if k > 1 else ''} by {key_sql} (LIMIT {k}); keeping "
+                f"every row tied at its cut-off changes the result")
 
     def _page(self, ctx: ChoiceContext, select: exp.Select, key: exp.Expression, k: int, m: int, desc: bool,
-              aggregate: bool) -> Choice | None:
+              aggregate: bool) -> Site | None:
         """``LIMIT k OFFSET m``: a tie at the page's top (rows m and m+1) or bottom (rows m+k
         and m+k+1) cut-off. The alternative keeps every row whose key lies between the page's
         first and last values."""
@@ -198,7 +213,8 @@ class Ties:
         probe.set("expressions", [p.copy() for p in select.expressions] + [exp.alias_(key.copy(), _PROBE_KEY)])
         probe.set("limit", exp.Limit(expression=exp.Literal.number(k + 2)))
         probe.set("offset", exp.Offset(expression=exp.Literal.number(m - 1)))
-        res = ctx.run(probe_root)
+        # Fact: the page with one row either side, its ranking key last.
+        res = ctx.probe(probe_root, "page_rows")
         if res is None or res.row_count < 2:
             return None  # the page is empty: nothing to tie with
         values = [r[-1] for r in res.rows]
@@ -212,56 +228,43 @@ class Ties:
             return None
 
         def bound(value, position: int) -> exp.Expression:
-            if isinstance(value, (int, str)) and not isinstance(value, bool):
-                return exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
-            sub = select.copy()
-            sub.set("expressions", [key.copy()])
-            sub.set("order", exp.Order(expressions=[exp.Ordered(this=key.copy(), desc=desc)]))
-            sub.set("limit", exp.Limit(expression=exp.Literal.number(1)))
-            sub.set("offset", exp.Offset(expression=exp.Literal.number(position)) if position else None)
-            return exp.Subquery(this=sub)
+            return _literal(value) if _exact(value) else _kth(select, key, desc, position)
 
         upper, lower = (exp.LTE, exp.GTE) if desc else (exp.GTE, exp.LTE)
         conds = [upper(this=key.copy(), expression=bound(first, m)),
                  lower(this=key.copy(), expression=bound(last, m + len(page) - 1))]
-        alt_root, alt = edit_copy(ctx.tree, select)
-        alt.set("limit", None)
-        alt.set("offset", None)
-        if aggregate:
-            set_having(alt, conjuncts(alt.args.get("having")) + conds)
-        else:
-            set_where(alt, conjuncts(alt.args.get("where")) + conds)
-        _equals_to_in(alt)
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
         is_root = select is ctx.tree
-        key_sql = key.sql(dialect=ctx.dialect)
+        return ctx.site("page", key, select, compare="more_rows" if is_root else "result", conds=conds,
+                        aggregate=aggregate, k=k, m=m, page=page, top_tie=top_tie, bottom_tie=bottom_tie,
+                        key_sql=key.sql(dialect=ctx.dialect))
+
+    @staticmethod
+    def _describe_page(site: Site, shown: Result, alt: Result) -> str:
+        k, m, page, key_sql = site.k, site.m, site.page, site.key_sql
+        first, last = page[0], page[-1]
         if len(page) == 1:
-            text = (f"LIMIT {k} OFFSET {m} keeps the {_ordinal(m + 1)} row by {key_sql} ({show(first)}), but other "
+            return (f"LIMIT {k} OFFSET {m} keeps the {_ordinal(m + 1)} row by {key_sql} ({show(first)}), but other "
                     f"rows tie with it; the alternative keeps every row tied at {show(first)} "
-                    f"({res.row_count} rows instead of 1)")
-        else:
-            where = " and ".join(w for w, hit in ((f"its top ({show(first)})", top_tie),
-                                                  (f"its bottom ({show(last)})", bottom_tie)) if hit)
-            text = (f"LIMIT {k} OFFSET {m} keeps rows {m + 1} to {m + len(page)} by {key_sql}, but rows outside "
-                    f"the page tie with {where}; the alternative keeps every row tied with the page "
-                    f"({res.row_count} rows instead of {len(page)})")
-        differs = res.row_count > ctx.result.row_count if is_root else ctx.differs(res)
-        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=differs)
+                    f"({alt.row_count} rows instead of 1)")
+        where = " and ".join(w for w, hit in ((f"its top ({show(first)})", site.top_tie),
+                                              (f"its bottom ({show(last)})", site.bottom_tie)) if hit)
+        return (f"LIMIT {k} OFFSET {m} keeps rows {m + 1} to {m + len(page)} by {key_sql}, but rows outside "
+                f"the page tie with {where}; the alternative keeps every row tied with the page "
+                f"({alt.row_count} rows instead of {len(page)})")
 
     @staticmethod
     def _probe(ctx: ChoiceContext, select: exp.Select, key: exp.Expression, k: int) -> tuple | None:
-        """(the k-th key value, whether the row past the cut ties with it), from the SELECT
-        with its key as an extra column and LIMIT k + 1; ``None`` when nothing was cut, the
-        k-th value is NULL or the probe cannot run (a correlated subquery)."""
+        """(the k-th key value, whether the row past the cut ties with it), from the fact
+        ``cutoff_rows``: the SELECT with its key as an extra column and LIMIT k + 1; ``None``
+        when nothing was cut, the k-th value is NULL or the probe cannot run (a correlated
+        subquery)."""
         if select is ctx.tree:
             probe_root, probe = edit_copy(ctx.tree, select)
         else:
             probe = probe_root = select.copy()
         probe.set("expressions", [p.copy() for p in select.expressions] + [exp.alias_(key.copy(), _PROBE_KEY)])
         probe.set("limit", exp.Limit(expression=exp.Literal.number(k + 1)))
-        res = ctx.run(probe_root)
+        res = ctx.probe(probe_root, "cutoff_rows")
         if res is None or res.row_count < k:
             return None
         value = res.rows[k - 1][-1]
@@ -270,7 +273,7 @@ class Ties:
         return value, res.row_count > k and res.rows[k][-1] == value
 
     # -- SELECT name, MAX(x) without GROUP BY -----------------------------------------------
-    def _bare_extreme(self, ctx: ChoiceContext, select: exp.Select) -> Choice | None:
+    def _bare_extreme(self, ctx: ChoiceContext, select: exp.Select) -> Site | None:
         if select is not ctx.tree or select.args.get("group") or select.args.get("limit") \
                 or select.args.get("distinct"):
             return None
@@ -286,42 +289,34 @@ class Ties:
             return None
         if ctx.result.row_count != 1:
             return None
-        sub = select.copy()
-        sub.set("expressions", [agg.copy()])
-        sub.set("order", None)
-        alt_root, alt = edit_copy(ctx.tree, select)
-        target = alt.expressions[index]
-        value = agg.this.copy()
-        if isinstance(target, exp.Alias):
-            target.set("this", value)
-        else:
-            target.replace(value)
-        set_where(alt, conjuncts(alt.args.get("where")) + [exp.EQ(this=agg.this.copy(), expression=exp.Subquery(this=sub))])
-        alt.set("order", None)
-        res = ctx.run(alt_root)
-        if res is None:
-            return None
+        return ctx.site("bare_extreme", agg, select, compare="more_rows", index=index)
+
+    @staticmethod
+    def _describe_bare_extreme(site: Site, shown: Result, alt: Result) -> str:
+        agg = site.node
         word = "highest" if isinstance(agg, exp.Max) else "lowest"
-        x = agg.this.sql(dialect=ctx.dialect)
-        text = (f"{agg.sql(dialect=ctx.dialect)} returns the other columns of one arbitrary row, but "
-                f"{res.row_count} rows share the {word} {x}; the alternative returns every tied row")
-        return make_choice(self, text, ctx, ctx.to_sql(alt_root), res, differs=res.row_count > ctx.result.row_count)
+        return (f"{site.sql(agg)} returns the other columns of one arbitrary row, but "
+                f"{alt.row_count} rows share the {word} {site.sql(agg.this)}; the alternative returns every tied row")
 
 
-def offset_value(select: exp.Select) -> int | None:
-    """The OFFSET of a SELECT (``LIMIT m, k`` reads as ``LIMIT k OFFSET m``): 0 when none,
-    ``None`` when it is not a literal number."""
-    offset = select.args.get("offset")
-    if offset is None:
-        return 0
-    value = offset.args.get("expression") or offset.this
-    if isinstance(value, exp.Literal) and not value.is_string:
-        try:
-            m = int(value.this)
-        except ValueError:
-            return None
-        return m if m >= 0 else None
-    return None
+def _exact(value) -> bool:
+    """A cut-off value a literal states exactly (an integer or a string, not a float)."""
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _literal(value) -> exp.Expression:
+    return exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
+
+
+def _kth(select: exp.Select, key: exp.Expression, desc: bool, position: int) -> exp.Expression:
+    """``(SELECT key … ORDER BY key LIMIT 1 OFFSET position)``: the ranking's value at a
+    0-based position, when no literal states it exactly."""
+    sub = select.copy()
+    sub.set("expressions", [key.copy()])
+    sub.set("order", exp.Order(expressions=[exp.Ordered(this=key.copy(), desc=desc)]))
+    sub.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+    sub.set("offset", exp.Offset(expression=exp.Literal.number(position)) if position else None)
+    return exp.Subquery(this=sub)
 
 
 def _keeps_top(cond: exp.Expression, name: str | None, window: exp.Window | None = None) -> bool:
@@ -368,7 +363,7 @@ def _breaks_ties(scope: Scope, select: exp.Select, key: exp.Expression) -> bool:
     if ref is None:
         return False
     cp = scope.profile.column(ref.table, ref.column)
-    return is_unique(scope.profile, ref.table, ref.column) or not is_numeric_type(cp)
+    return scope.profile.is_unique(ref.table, ref.column) or cp is None or not cp.is_number()
 
 
 def _ordinal(n: int) -> str:
