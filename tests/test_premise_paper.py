@@ -426,3 +426,47 @@ def test_attribution_validation_rules():
     assert read(M02=_verdict("uncertain"))["labels"]["M02"] == 0
     assert "malformed" in J.read_attribution('{"M01": {"verdict": "supported"}}', question=q, reason=reason,
                                              sql=sql, shown_schema=schema)
+
+
+def test_setting_prompts_follow_section_3_4():
+    texts = {s: J.load(name).text for s, name in J.SETTING_PROMPTS.items()}
+    for s, text in texts.items():
+        system, _, user = text.partition("<!-- user -->")
+        # App. B.1's one surviving line opens every user message; no setting hands the model the codes.
+        assert user.strip().startswith("The database schema is as follows:\n{{schema}}")
+        assert "E1.1" not in text and "flaw_code" not in text and "PremiseSQL" not in system
+        assert '"sql"' in system and '"reason"' in system
+    assert "is_valid" not in texts["base"] and "error" not in texts["base"] and "flaw" not in texts["base"]
+    assert "may contain errors" in texts["implicit"] and '"is_valid"' in texts["implicit"]
+    assert "contains logically flawed or incorrect premises" in texts["explicit"] and '"is_valid"' in texts["explicit"]
+
+
+def test_vouch_setting_is_judged_for_det_and_type_but_keeps_its_own_sql_behaviour(tmp_path, demo_db):
+    from vouchsql.llm import FakeModel
+    from vouchsql.settings import load_config
+
+    rows = [r for r in ROWS if r["pair_id"] in ("E21-01", "E42-01")]
+    small = tmp_path / "two.jsonl"
+    small.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+    def assess(request):
+        # Stops the contradiction (E2.1), passes the holiday question (E4.2) and the originals on.
+        user = request.messages[1][1]
+        stop = "before 2023" in user
+        return json.dumps({"is_valid": not stop, "flaw_code": "E2.1" if stop else None, "reason": "r",
+                           "clarification": "Which year?" if stop else None, "interpretations": []})
+
+    def judge(det):
+        return lambda request: json.dumps({"sql_behavior": 0, "detection": det, "type_identification": det})
+
+    config = load_config(env={}, cwd=tmp_path, cache_dir=str(tmp_path / "cache"), no_model_cache=True)
+    records, manifest = P.run_premise(small, config, tmp_path / "run", model=FakeModel(assess), settings=["vouch"],
+                                      judges=[FakeModel(judge(1)), FakeModel(judge(0))], judge_names=["a", "b"])
+    metrics = P.analyse(records, ["vouch"], replicates=50, seed=0, det_from="judges")
+    f = metrics["settings"]["vouch"]["flawed"]
+    # SQL behaviour from the verdict (stopped: 2, passed on: 0), not the judges' 0s: (2 + 0) / 2 / 2.
+    assert f["sql"] == 0.5
+    assert f["det"] == 0.5 and f["type"] == 0.5  # judges split 1 and 0 on both
+    assert manifest["parameters"]["judges"] == ["a", "b"] and manifest["parameters"]["det_from"] == "judges"
+    assert "judge" in manifest["prompts"] and "vouch(assess)" in manifest["prompts"]
+    assert metrics["mechanisms"]["stages"] == {}, "the mechanism pool is the paper's settings only"
