@@ -79,7 +79,7 @@ def register(evals, common) -> None:
                         "(PremiseSQL §3.5, App. B.2); py:module:function works too")
     p.add_argument("--det-from", choices=("judges", "structured"), default=None,
                    help="judges (the paper's protocol; default) or structured: the fallback that reads DET from "
-                        "is_valid and TYPE from a flaw_code, named as such in the report")
+                        "is_valid (Base: no SQL) and leaves TYPE unmeasured, named as such in the report")
     p.add_argument("--mechanism-judges", metavar="P:M,P:M",
                    help="two judge models that attribute failure mechanisms M01–M04 in strict agreement "
                         "(PremiseSQL §4.4, App. C); needs --judges")
