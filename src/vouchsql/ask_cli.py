@@ -10,12 +10,12 @@ settings come with ``common`` (the settings table); ``--model`` is ask's own opt
 from __future__ import annotations
 
 import shlex
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from .errors import UserInputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Each sample is a model call, per interpretation: a K beyond this is a typo, not a plan, and
 # would queue calls without end rather than fail.
@@ -53,8 +53,12 @@ def register(sub, common) -> None:
 
 def run_ask(args, config, out: Console) -> int:
     from .api import ask, refine
+    from rich.console import Console
+    from rich.text import Text
+
     from .cli import open_database  # here: cli imports this module
-    from .render import dumps, print_ask_answer
+    from .jsonout import dumps
+    from .render import print_ask_answer
 
     if args.k is not None and args.k < 1:
         raise UserInputError("--k must be at least 1")
@@ -109,8 +113,11 @@ class _spinner:
 
 
 def run_prompts(args, config, out: Console) -> int:
+    from rich.table import Table
+    from rich.text import Text
+
+    from .jsonout import dumps
     from .llm.prompts import PROMPT_NAMES, list_prompts, load_prompt
-    from .render import dumps
 
     if args.show:
         if args.show not in PROMPT_NAMES:

@@ -5,17 +5,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import SQLRejected, UserInputError, VouchError
 from . import ask_cli
-from .evals import cli as evals_cli
 from .server import cli as server_cli
 from .settings import SETTINGS, load_config, settings_markdown
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# rich (~80 ms to import), the evaluation harnesses and the library are imported by the
+# commands that use them: `vouch --help` and `vouch check --json` never load rich
+# (bench/startup.py measures it).
 
 # Refused before it runs (the gate, the engine policy, a value certainly over the byte bound):
 # the SQL is the user's to change, exit 2 like any bad input.
@@ -34,11 +37,45 @@ def _settings_parent() -> argparse.ArgumentParser:
     return parent
 
 
+class _FilledOnUse(argparse.ArgumentParser):
+    """A subcommand's parser whose arguments ``fill(parser)`` adds just before it parses or
+    shows its help, so that building the whole CLI imports no command's module."""
+
+    def __init__(self, *args, fill=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._fill = fill
+
+    def _filled(self) -> None:
+        fill, self._fill = self._fill, None
+        if fill is not None:
+            fill(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._filled()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._filled()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._filled()
+        return super().format_help()
+
+
+def _eval_harnesses(common: argparse.ArgumentParser):
+    def fill(p: argparse.ArgumentParser) -> None:
+        from .evals import cli as evals_cli
+
+        evals_cli.register(p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True), common)
+    return fill
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vouch", description="Answer questions over SQL databases, and vouch for each answer only as far as the evidence allows.")
     parser.add_argument("--version", action="version", version=f"vouchsql {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_FilledOnUse)
     common = _settings_parent()
 
     p = sub.add_parser("demo", parents=[common], help="build the demo database and run example checks on it")
@@ -72,8 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-checks", action="store_true", help="list every check, not only those that fired")
     p.add_argument("--json", action="store_true", help="print the Answer as JSON (see schemas/answer.schema.json)")
 
-    p = sub.add_parser("eval", help="evaluation harnesses")
-    evals_cli.register(p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True), common)
+    sub.add_parser("eval", help="evaluation harnesses", fill=_eval_harnesses(common))
 
     server_cli.register(sub, common)
     ask_cli.register(sub, common)
@@ -97,10 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    out = Console()
-    if not out.is_terminal:  # piped output: wide tables rather than 80-column folding
-        out = Console(width=160)
-    err = Console(stderr=True, soft_wrap=True)  # errors stay one line
+    out = _LazyConsole()
+    err = _LazyConsole(stderr=True, soft_wrap=True)  # errors stay one line
     try:
         _require_utf8(args)
         config = _config_from(args)
@@ -108,8 +142,10 @@ def main(argv: list[str] | None = None) -> int:
             from .definitions import load_definitions
 
             load_definitions(config.definitions)  # a file that cannot be read is exit 2, not ignored
-        handler = getattr(args, "handler", None) or _COMMANDS[args.command]
-        return handler(args, config, out)
+        handler = getattr(args, "handler", None)
+        if handler is not None:  # another module's command: it gets rich's Console itself
+            return handler(args, config, out.resolve())
+        return _COMMANDS[args.command](args, config, out)
     except VouchError as exc:
         _print_error(err, exc.message)
         return exc.exit_code
@@ -121,6 +157,28 @@ def main(argv: list[str] | None = None) -> int:
         # Python would report the pipe again when it flushes stdout at exit: point it at devnull.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+class _LazyConsole:
+    """rich's Console, made on first use (``--json`` output never needs one). Without
+    options it is the standard output's, 160 columns wide when piped."""
+
+    def __init__(self, **options) -> None:
+        self._options = options
+        self._console = None
+
+    def resolve(self) -> "Console":
+        if self._console is None:
+            from rich.console import Console
+
+            console = Console(**self._options)
+            if not self._options and not console.is_terminal:  # piped: wide tables, not 80-column folding
+                console = Console(width=160)
+            self._console = console
+        return self._console
+
+    def __getattr__(self, name: str):
+        return getattr(self.resolve(), name)
 
 
 # Arguments that are text for the database or a model; paths may hold any bytes the system allows.
@@ -141,7 +199,9 @@ def _require_utf8(args) -> None:
                                      f"undecodable byte); give it as UTF-8") from None
 
 
-def _print_error(console: Console, message: str) -> None:
+def _print_error(console: "Console | _LazyConsole", message: str) -> None:
+    from rich.text import Text
+
     # Messages hold literal brackets (pip install 'vouchsql[postgres]'): never parse them as markup.
     console.print(Text("error: ", style="bold red") + Text(message), highlight=False)
 
@@ -158,6 +218,9 @@ def open_database(target, config):
         db.close()
         raise
     if powers is not None and powers.privileged:
+        from rich.console import Console
+        from rich.text import Text
+
         Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(powers.warning()),
                                                    highlight=False)
     return db
@@ -165,39 +228,42 @@ def open_database(target, config):
 
 def _cmd_profile(args, config, out: Console) -> int:
     from .db.profile import profile_json
-    from .render import print_profile
 
     with open_database(args.db, config) as db:
         profile = db.profile(refresh=args.refresh)
     if args.json:
         print(profile_json(profile))
     else:
+        from .render import print_profile
+
         print_profile(out, profile)
     return 0
 
 
 def _cmd_sql(args, config, out: Console) -> int:
-    from .render import dumps, print_result, result_csv
+    from .jsonout import dumps
 
     with open_database(args.db, config) as db:
         result = db.execute(args.query)
     if args.json:
         print(dumps(result.model_dump(mode="json")))
     elif result.error is None:
+        from .render import print_result, result_csv
+
         if args.csv:
             sys.stdout.write(result_csv(result))
         else:
             print_result(out, result)
     if result.error is not None:
         if not args.json:
-            _print_error(Console(stderr=True, soft_wrap=True), result.error.message)
+            _print_error(_LazyConsole(stderr=True, soft_wrap=True), result.error.message)
         return SQLRejected.exit_code if result.error.kind in _REJECTED_KINDS else 1
     return 0
 
 
 def _cmd_check(args, config, out: Console) -> int:
     from . import api
-    from .render import dumps, print_answer
+    from .jsonout import dumps
 
     empty = next((i for i, sql in enumerate(args.sql, 1) if not sql.strip()), None)
     if empty is not None:
@@ -208,17 +274,21 @@ def _cmd_check(args, config, out: Console) -> int:
     if args.json:
         print(dumps(answer.model_dump(mode="json")))
     else:
+        from .render import print_answer
+
         print_answer(out, answer, show_all_checks=args.all_checks)
     return 0  # the gate is data, not an error
 
 
 def _cmd_demo(args, config, out: Console) -> int:
+    from rich.markup import escape
+
     from . import api
     from .demo import EXAMPLES
     from .render import print_answer_brief
 
     if args.serve:
-        return server_cli.run_demo_serve(args, config, out)
+        return server_cli.run_demo_serve(args, config, out.resolve())
 
     path = api.build_demo(args.out, seed=args.seed, config=config, force=args.force)
     out.print(f"[bold green]Demo database ready:[/] {escape(str(path))}")

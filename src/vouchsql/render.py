@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from typing import Any
 
 from rich import box
@@ -16,6 +15,7 @@ from rich.text import Text
 
 from .answer import Result
 from .db.profile import Profile
+from .jsonout import dumps
 
 MAX_SHOWN_ROWS = 50
 
@@ -101,10 +101,6 @@ def print_profile(console: Console, profile: Profile) -> None:
 def _clip(value: Any, width: int = 24) -> str:
     text = _cell(value)
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def dumps(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
 
 
 __all__ = ["Console", "Group", "Panel", "print_result", "print_profile", "result_csv", "result_table",

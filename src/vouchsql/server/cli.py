@@ -10,14 +10,13 @@ import os
 import re
 from pathlib import Path
 
-from rich.console import Console
-from rich.text import Text
-
 from ..errors import UserInputError, VouchError
 from ..settings import Config
 from . import DB_NAME
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..db.privileges import RolePowers
 
 TOKEN_ENV = "VOUCH_TOKEN"
@@ -123,6 +122,9 @@ def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", po
           request_timeout: float | None = None, allow_privileged_role: bool = False,
           max_response_bytes: int | None = None, console: Console | None = None) -> int:
     """Start the server and block until it stops. Returns an exit code."""
+    from rich.console import Console
+    from rich.text import Text
+
     out = console or Console()
     token = os.environ.get(TOKEN_ENV) or None
     check_listen(host, token)
