@@ -110,10 +110,11 @@ def test_a_veto_and_a_cap_together_give_the_lower_cap():
 
 
 @pytest.mark.parametrize("signals, expected", [(0, 1.0), (1, CAP_CAP), (2, VETO_CAP), (3, VETO_CAP)])
-def test_v3_signals_cap_one_at_079_two_or_more_at_059(signals, expected):
+def test_v3_extended_signals_cap_one_at_079_two_or_more_at_059(signals, expected):
     names = ["empty_result", "join_fanout", "join_drop"][:signals]
     checks = _checks(*[(n, "signal") for n in names])
-    assert _score("v3", 1.0, checks).score == expected
+    assert _score("v3_extended", 1.0, checks).score == expected
+    assert _score("v3", 1.0, checks).score == (1.0 if signals == 0 else CAP_CAP), "v3 caps the empty result only"
     assert _score("agreement_first", 1.0, checks).score == 1.0, "agreement_first ignores signals"
 
 
@@ -178,7 +179,7 @@ def test_score_is_clamped_to_0_1_and_unknown_rules_are_named():
     from vouchsql.errors import UserInputError
     from vouchsql.score import RULES
 
-    assert set(RULES) == {"agreement_first", "v3", "designed", "v2"}
+    assert set(RULES) == {"agreement_alone", "agreement_first", "v3", "v3_extended", "designed", "v2"}
     with pytest.raises(UserInputError, match=f"^unknown scoring rule 'v9'; choose one of {', '.join(RULES)}$"):
         _score("v9", 1.0, _checks())
 
@@ -867,19 +868,15 @@ def test_auroc_all_tied_and_single_pair():
         M.auroc([0.1, 0.2], [1])
 
 
-def test_auroc_with_a_nan_score_ranks_it_highest_when_it_is_the_only_one():
-    assert M.auroc([float("nan"), 0.5, 0.2], [1, 0, 0]) == 1.0
-    assert M.auroc([float("nan"), 0.5, 0.2], [0, 1, 0]) == 0.5
-
-
-@pytest.mark.xfail(strict=True, reason="bug: auroc ranks each NaN score apart (NaN != NaN), so with two NaN "
-                                       "scores the value depends on the items' order, and auroc_stat (np.unique "
-                                       "ties the NaNs) disagrees with it (src/vouchsql/evals/metrics.py)")
-def test_auroc_with_nan_scores_does_not_depend_on_the_order():
+def test_a_nan_score_is_refused_by_every_metric_with_one_clear_error():
+    # NaN has no rank: auroc would rank each NaN apart (NaN != NaN) while auroc_stat's
+    # np.unique ties them, so the two disagreed (0.5 vs 0.625); now every metric refuses it.
     s = np.array([np.nan, np.nan, 0.2, 0.1])
-    a = M.auroc(s, [1, 0, 1, 0])
-    b = M.auroc(s, [0, 1, 1, 0])
-    assert a == b == M.auroc_stat(s, np.array([1, 0, 1, 0]))(np.array([[0, 1, 2, 3]]))[0]
+    y = np.array([1, 0, 1, 0], dtype=bool)
+    for metric in (M.auroc, M.auroc_stat, M.ece, M.brier, M.reliability, M.risk_coverage):
+        with pytest.raises(vouchsql.errors.UserInputError, match=r"2 score\(s\) are NaN \(first at position 0\)"):
+            metric(s, y)
+    assert M.auroc([0.9, 0.5, 0.2], [1, 0, 0]) == 1.0  # numbers only: measured as before
 
 
 def test_auroc_stat_is_defined_with_one_positive_or_one_negative_in_a_resample():

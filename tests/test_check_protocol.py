@@ -28,7 +28,9 @@ def test_every_check_declares_its_evidence_and_terms():
         assert set(getattr(check, "feeds", ())) <= set(TERMS), check.name
     feeders = {c.name: tuple(c.feeds) for c in CHECKS if getattr(c, "feeds", ())}
     assert feeders == {"missing_table": ("grounded",), "bad_join": ("grounded",),
-                       "stand_in_value": ("grounded",), "uncited_number": ("schema",)}
+                       "stand_in_value": ("grounded",), "uncited_number": ("schema",),
+                       "question_shape": ("complete", "retrieve"), "question_filters": ("complete",),
+                       "complete_judge": ("complete",)}
 
 
 def test_report_refuses_evidence_and_terms_the_check_does_not_declare():

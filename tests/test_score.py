@@ -70,7 +70,7 @@ def test_agreement_first_score_is_the_agreement_and_gates_at_the_boundaries(agre
 
 
 def test_rules_match_the_setting_choices():
-    assert set(RULES) == set(SETTING_RULES) == {"agreement_first", "v3", "designed", "v2"}
+    assert set(RULES) == set(SETTING_RULES) == {"agreement_alone", "agreement_first", "v3", "v3_extended", "designed", "v2"}
 
 
 def test_unknown_rule_is_a_user_input_error():
@@ -149,14 +149,39 @@ def test_v3_one_signal_caps_at_079():
 
 
 @pytest.mark.parametrize("signals", [("empty_result", "join_drop"), ("truncated_result", "join_fanout", "join_drop")])
-def test_v3_two_or_more_signals_cap_at_059(signals):
-    v = score("v3", inp(1.0, fire(clean(), *signals)))
+def test_v3_extended_two_or_more_signals_cap_at_059(signals):
+    v = score("v3_extended", inp(1.0, fire(clean(), *signals)))
     assert (v.score, v.gate) == (0.59, "abstain")
     assert v.reasons == list(signals)
 
 
-def test_v3_signal_below_the_cap_keeps_the_agreement():
-    v = score("v3", inp(0.5, fire(clean(), "join_fanout")))
+@pytest.mark.parametrize("signal", ["join_fanout", "join_drop", "truncated_result"])
+def test_v3_as_frozen_does_not_cap_on_a_signal_other_than_the_empty_result(signal):
+    # IES §3.4: "Only the empty-result signal … was frozen for test"; v3_extended caps on it.
+    v = score("v3", inp(1.0, fire(clean(), signal)))
+    assert (v.score, v.gate, v.reasons) == (1.0, "pass", [])
+    assert score("v3_extended", inp(1.0, fire(clean(), signal))).score == 0.79
+
+
+def test_v3_as_frozen_caps_the_empty_result_with_other_signals_beside_it_at_079():
+    v = score("v3", inp(1.0, fire(clean(), "empty_result", "join_drop", "join_fanout")))
+    assert (v.score, v.gate, v.reasons) == (0.79, "flag", ["empty_result"])
+
+
+def test_agreement_alone_is_the_agreement_whatever_fires():
+    every = fire(clean(), *KINDS)
+    for a in (0.0, 0.6, 0.8, 1.0):
+        v = score("agreement_alone", inp(a, every))
+        assert v.score == a and v.gate == gate(a)
+    v = score("agreement_alone", inp(1.0, fire(clean(), "missing_table", "bad_join")))
+    assert (v.score, v.gate, v.reasons) == (1.0, "pass", [])  # a veto that agreement_first obeys
+    assert score("agreement_first", inp(1.0, fire(clean(), "missing_table"))).gate == "abstain"
+    v = score("agreement_alone", inp(0.6))
+    assert v.reasons == ["agreement 0.60 (3 of 5 candidates agree with the shown answer)"]
+
+
+def test_v3_extended_signal_below_the_cap_keeps_the_agreement():
+    v = score("v3_extended", inp(0.5, fire(clean(), "join_fanout")))
     assert (v.score, v.gate) == (0.5, "abstain")
     assert v.reasons == ["agreement 0.50 (2 of 5 candidates agree with the shown answer)", "join_fanout"]
 
@@ -352,7 +377,7 @@ def test_every_rule_stays_in_range_and_names_every_veto(rule):
             assert 0.0 <= v.score <= 1.0
             assert v.score == round(v.score, 4)
             assert v.gate == gate(v.score)
-            for veto in (n for n in names if KINDS[n] == "veto"):
+            for veto in (n for n in names if KINDS[n] == "veto" and rule != "agreement_alone"):
                 assert veto in v.reasons
                 assert v.score <= 0.59
             if v.gate != "pass":

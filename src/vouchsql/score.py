@@ -3,28 +3,57 @@
 Every rule returns a score in [0, 1] and the reasons that moved it. The score is not a
 probability and is never presented as one.
 
+- ``agreement_alone``: s = A, nothing else (the paper's comparison rule, Tables 4 and 8).
 - ``agreement_first`` (default): s = A, capped at .59 if a veto fires, .79 if a cap fires.
-- ``v3``: agreement_first, and firing signals cap too: one at .79, two or more at .59.
-- ``designed`` (bench-1.0): weighted mean over the terms measurable without a model —
-  GROUNDED .30, SCHEMA .20, SAFETY .20 (RETRIEVE and COMPLETE need a judge and are left out;
-  the weights renormalise) — with the hard cap at .59 and the thin-evidence cap at .79
-  (fewer than three measured terms, or GROUNDED unmeasured).
-- ``v2``: designed with the entropy layer L2 replaced by the agreement A.
+- ``v3``: agreement_first, and the frozen signal — only ``empty_result`` (IES §3.4) — caps
+  at .79 (two or more firing signals at .59; with one frozen signal that cannot happen).
+- ``v3_extended``: Vouch's v3: every signal caps (empty, truncated result, join fan-out and
+  drop…), one at .79, two or more at .59.
+- ``designed`` (bench-1.0): weighted mean over the measured terms — GROUNDED .30, SCHEMA,
+  SAFETY and RETRIEVE .20 each, COMPLETE .10, renormalised over those measured — with the
+  hard cap at .59 and the thin-evidence cap at .79 (fewer than three measured terms, or
+  GROUNDED unmeasured). COMPLETE comes from the judge when one ran (``complete_judge``),
+  else from the deterministic question–SQL alignment (``question_shape``,
+  ``question_filters``); RETRIEVE from the alignment's link of the question to tables.
+- ``v2``: designed with the entropy layer L2 replaced by the agreement A, and COMPLETE < .5
+  capped at .79.
+
+The check set (:data:`vouchsql.rules.CHECK_SETS`) says which checks the vetoes and caps read:
+``vouch`` every check by its kind; ``paper`` only the paper's, with its thin-evidence cap on
+agreement_first and RETRIEVE unmeasured (IES §3.2: "not measured on these benchmarks").
+:data:`DESIGNED_OPTIONS` are the one-change ablations of IES Tables 2 and 7.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .answer import CheckResult, Reason, Verdict
 from .errors import UserInputError
-from .rules import RULE_NAMES
+from .rules import CHECK_SETS, RULE_NAMES
 
 PASS_AT, FLAG_AT = 0.80, 0.60
 VETO_CAP, CAP_CAP = 0.59, 0.79
-WEIGHTS = {"grounded": 0.30, "schema": 0.20, "safety": 0.20}
+COMPLETE_MIN = 0.5  # IES §3.4: an answer covering less than half the question is capped
+WEIGHTS = {"grounded": 0.30, "schema": 0.20, "safety": 0.20, "retrieve": 0.20, "complete": 0.10}
+
+# The paper's checks (IES §3.2, §3.4): its three vetoes, its uncited-number cap, its one
+# frozen signal. Everything else is Vouch's, read only under the ``vouch`` check set.
+PAPER_VETOES = frozenset({"missing_table", "bad_join", "stand_in_value"})
+PAPER_CAPS = frozenset({"uncited_number"})
+FROZEN_SIGNALS = frozenset({"empty_result"})
+JUDGE_COMPLETE = "complete_judge"  # the check that carries a judge model's COMPLETE
+
+# The one-change variants of ``designed`` that IES Tables 2 and 7 recompute (``options``).
+DESIGNED_OPTIONS = {
+    "drop": "terms left out of the weighted mean (grounded, schema, complete, safety, retrieve)",
+    "safety": "min (the design), mean (of L1 and L2), l1 (SAFETY without L2), l2 (L2 alone)",
+    "thin_cap": "the thin-evidence cap (default on)",
+    "hard_caps": "the hard caps (default on)",
+    "use_agreement": "L2 replaced by the agreement A (the v2 change)",
+}
 
 
 @dataclass
@@ -33,6 +62,12 @@ class ScoreInput:
     k: int
     checks: list[CheckResult]
     strict_clusters: list[int]  # strict-match cluster ids of the K results (entropy variant)
+    check_set: str = "vouch"
+    options: dict = field(default_factory=dict)  # DESIGNED_OPTIONS, for ablations
+
+    @property
+    def paper(self) -> bool:
+        return self.check_set == "paper"
 
 
 def gate(score: float) -> str:
@@ -41,6 +76,23 @@ def gate(score: float) -> str:
 
 def _fired(checks: list[CheckResult], kind: str) -> list[CheckResult]:
     return [c for c in checks if c.fired and c.kind == kind]
+
+
+def vetoes(inp: ScoreInput) -> list[CheckResult]:
+    if inp.paper:
+        return [c for c in inp.checks if c.fired and c.name in PAPER_VETOES]
+    return _fired(inp.checks, "veto")
+
+
+def caps(inp: ScoreInput) -> list[CheckResult]:
+    if inp.paper:
+        return [c for c in inp.checks if c.fired and c.name in PAPER_CAPS]
+    return _fired(inp.checks, "cap")
+
+
+def signals(inp: ScoreInput, frozen: bool) -> list[CheckResult]:
+    fired = _fired(inp.checks, "signal")
+    return [c for c in fired if c.name in FROZEN_SIGNALS] if frozen else fired
 
 
 class Reasons(list):
@@ -69,20 +121,82 @@ def _capped(score: float, cap: float, fired: list[CheckResult], reasons: Reasons
     return score
 
 
-def agreement_first(inp: ScoreInput, signals_cap: bool = False) -> tuple[float, Reasons]:
+def measured_term(checks: list[CheckResult], term: str) -> float | None:
+    """A score term from the checks that feed it: the mean of the parts they measured
+    (GROUNDED: tables exist, joins overlap, stand-in columns return none), or ``None``.
+    COMPLETE is the judge's when a judge ran, else the alignment checks' mean."""
+    if term == "complete":
+        judged = [c.terms[term] for c in checks if c.name == JUDGE_COMPLETE and term in c.terms]
+        if judged:
+            return judged[0]
+    parts = [c.terms[term] for c in checks if term in c.terms]
+    return sum(parts) / len(parts) if parts else None
+
+
+def complete_source(checks: list[CheckResult]) -> str | None:
+    """Where COMPLETE came from: ``judge``, ``alignment`` (deterministic), or None (unmeasured)."""
+    if any(c.name == JUDGE_COMPLETE and "complete" in c.terms for c in checks):
+        return "judge"
+    return "alignment" if any("complete" in c.terms for c in checks) else None
+
+
+def _terms(inp: ScoreInput) -> dict[str, float]:
+    """The measured terms among GROUNDED, SCHEMA, COMPLETE, RETRIEVE (SAFETY is the rule's)."""
+    names = ("grounded", "schema", "complete") if inp.paper else ("grounded", "schema", "complete", "retrieve")
+    terms = {}
+    for term in names:
+        value = measured_term(inp.checks, term)
+        if value is not None:
+            terms[term] = value
+    return terms
+
+
+def _incomplete(inp: ScoreInput, reasons: Reasons) -> bool:
+    """COMPLETE < 0.5 (IES §3.4), named with where COMPLETE came from."""
+    value = measured_term(inp.checks, "complete")
+    if value is None or value >= COMPLETE_MIN:
+        return False
+    reasons.add("incomplete", f"incomplete (COMPLETE {value:.2f} by {complete_source(inp.checks)})")
+    return True
+
+
+def _thin(terms: dict[str, float], reasons: Reasons) -> bool:
+    """IES §3.2: evidence is thin when fewer than three terms are measured or GROUNDED is not."""
+    if len(terms) < 3 or "grounded" not in terms:
+        reasons.add("thin_evidence", f"thin_evidence (only {', '.join(terms) or 'no term'} measured)")
+        return True
+    return False
+
+
+def agreement_alone(inp: ScoreInput) -> tuple[float, Reasons]:
     reasons = Reasons()
     _agreement_reason(inp, reasons)
-    s = inp.agreement
-    s = _capped(s, VETO_CAP, _fired(inp.checks, "veto"), reasons)
-    s = _capped(s, CAP_CAP, _fired(inp.checks, "cap"), reasons)
-    if signals_cap:
-        signals = _fired(inp.checks, "signal")
-        s = _capped(s, VETO_CAP if len(signals) >= 2 else CAP_CAP, signals, reasons)
+    return inp.agreement, reasons
+
+
+def agreement_first(inp: ScoreInput, signal_caps: str | None = None) -> tuple[float, Reasons]:
+    """IES eq. 5. ``signal_caps``: None (agreement-first), ``frozen`` (v3), ``all`` (v3_extended)."""
+    s, reasons = agreement_alone(inp)
+    s = _capped(s, VETO_CAP, vetoes(inp), reasons)
+    s = _capped(s, CAP_CAP, caps(inp), reasons)
+    if inp.paper:
+        # The paper's remaining caps: COMPLETE < 0.5 and thin evidence (a judge issue about
+        # the answer is not measured: Vouch has no claim judge).
+        terms = {**_terms(inp), "safety": 1.0}  # SAFETY is always measured (its L1 at least)
+        if _incomplete(inp, reasons) | _thin(terms, reasons):
+            s = min(s, CAP_CAP)
+    if signal_caps:
+        fired = signals(inp, frozen=signal_caps == "frozen")
+        s = _capped(s, VETO_CAP if len(fired) >= 2 else CAP_CAP, fired, reasons)
     return s, reasons
 
 
 def v3(inp: ScoreInput) -> tuple[float, Reasons]:
-    return agreement_first(inp, signals_cap=True)
+    return agreement_first(inp, signal_caps="frozen")
+
+
+def v3_extended(inp: ScoreInput) -> tuple[float, Reasons]:
+    return agreement_first(inp, signal_caps="all")
 
 
 def _entropy_layer(inp: ScoreInput) -> float | None:
@@ -95,40 +209,54 @@ def _entropy_layer(inp: ScoreInput) -> float | None:
     return max(0.0, 1 - h / math.log(inp.k))
 
 
-def measured_term(checks: list[CheckResult], term: str) -> float | None:
-    """A score term from the checks that feed it: the mean of the parts they measured
-    (GROUNDED: tables exist, joins overlap, stand-in columns return none), or ``None``."""
-    parts = [c.terms[term] for c in checks if term in c.terms]
-    return sum(parts) / len(parts) if parts else None
+def _checklist_layer(inp: ScoreInput) -> float:
+    """L1 = 1 − r1: r1 = 1 when a deterministic check (a veto) fires, ½ for another tag (a
+    signal; none under the paper's checks, whose judge and heuristic tags Vouch does not run)."""
+    if vetoes(inp):
+        return 0.0
+    return 0.5 if not inp.paper and _fired(inp.checks, "signal") else 1.0
 
 
 def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, Reasons]:
+    opts = inp.options
+    use_agreement = opts.get("use_agreement", use_agreement)
     reasons = Reasons()
-    terms: dict[str, float] = {}
-    for term in ("grounded", "schema"):
-        value = measured_term(inp.checks, term)
-        if value is not None:
-            terms[term] = value
-    # L1, the checklist layer: 1 when a deterministic check (a veto) fires, ½ for a signal.
-    r1 = 1.0 if _fired(inp.checks, "veto") else 0.5 if _fired(inp.checks, "signal") else 0.0
+    terms = _terms(inp)
+    l1 = _checklist_layer(inp)
     l2 = inp.agreement if use_agreement else _entropy_layer(inp)
-    terms["safety"] = min(1 - r1, l2) if l2 is not None else 1 - r1
+    mode = opts.get("safety", "min")
+    if mode == "l1" or l2 is None:
+        terms["safety"] = l1
+    elif mode == "l2":
+        terms["safety"] = l2
+    elif mode == "mean":
+        terms["safety"] = (l1 + l2) / 2
+    else:
+        terms["safety"] = min(l1, l2)
+    for term in opts.get("drop", ()):
+        terms.pop(term, None)
+    if not terms:  # every term dropped: nothing is measured, so nothing can pass
+        reasons.add("thin_evidence", "thin_evidence (no term measured)")
+        return 0.0, reasons
     score = sum(WEIGHTS[t] * v for t, v in terms.items()) / sum(WEIGHTS[t] for t in terms)
     for name, value in terms.items():
         if value < PASS_AT:
             reasons.add(name, f"{name} {value:.2f}")
-    if r1 == 0.5:  # the signals set L1: name them, as every check that lowers the score is named
+    if l1 == 0.5 and "safety" in terms:  # the signals set L1: name them, as every check that lowers the score is named
         reasons.checks(_fired(inp.checks, "signal"))
-    # Hard caps: every veto, and the uncited-number cap (the text states what the result lacks).
-    hard = _fired(inp.checks, "veto") + [c for c in inp.checks if c.fired and c.name == "uncited_number"]
-    score = _capped(score, VETO_CAP, hard, reasons)
-    if len(terms) < 3 or "grounded" not in terms:
-        reasons.add("thin_evidence", f"thin_evidence (only {', '.join(terms)} measured)")
+    if opts.get("hard_caps", True):
+        # Hard caps: every veto, and the uncited-number cap (the text states what the result lacks).
+        hard = vetoes(inp) + [c for c in inp.checks if c.fired and c.name == "uncited_number"]
+        score = _capped(score, VETO_CAP, hard, reasons)
+    if use_agreement and _incomplete(inp, reasons):  # the v2 change (IES §3.4)
         score = min(score, CAP_CAP)
-    elif l2 is None:
-        # One sample: the SAFETY term lacks its agreement/entropy layer, so evidence is thin too.
-        reasons.add("thin_evidence", "thin_evidence (one sample: no agreement layer)")
-        score = min(score, CAP_CAP)
+    if opts.get("thin_cap", True):
+        if _thin(terms, reasons):
+            score = min(score, CAP_CAP)
+        elif l2 is None and not inp.paper:
+            # One sample: the SAFETY term lacks its agreement/entropy layer, so evidence is thin too.
+            reasons.add("thin_evidence", "thin_evidence (one sample: no agreement layer)")
+            score = min(score, CAP_CAP)
     return score, reasons
 
 
@@ -136,17 +264,21 @@ def v2(inp: ScoreInput) -> tuple[float, Reasons]:
     return designed(inp, use_agreement=True)
 
 
-_RULE_FUNCTIONS = {"agreement_first": agreement_first, "v3": v3, "designed": designed, "v2": v2}
+_RULE_FUNCTIONS = {"designed": designed, "v2": v2, "agreement_alone": agreement_alone,
+                   "agreement_first": agreement_first, "v3": v3, "v3_extended": v3_extended}
 RULES = {name: _RULE_FUNCTIONS[name] for name in RULE_NAMES}  # every named rule has a function
 
 
 def score(rule: str, inp: ScoreInput) -> Verdict:
     if rule not in RULES:
         raise UserInputError(f"unknown scoring rule {rule!r}; choose one of {', '.join(RULES)}")
+    if inp.check_set not in CHECK_SETS:
+        raise UserInputError(f"unknown check set {inp.check_set!r}; choose one of {', '.join(CHECK_SETS)}")
     value, reasons = RULES[rule](inp)
     value = round(max(0.0, min(1.0, value)), 4)
     return Verdict(rule=rule, score=value, gate=gate(value), reasons=[text for _, text in reasons],
                    reason_codes=[reason for reason, _ in reasons])
 
 
-__all__ = ["RULES", "ScoreInput", "measured_term", "score", "gate", "PASS_AT", "FLAG_AT"]
+__all__ = ["RULES", "ScoreInput", "measured_term", "complete_source", "score", "gate", "PASS_AT", "FLAG_AT",
+           "DESIGNED_OPTIONS"]

@@ -127,6 +127,13 @@ def _rule(text: str) -> str:
     return value
 
 
+def _shown(text: str) -> str:
+    value = str(text).strip().lower()
+    if value not in ("largest", "first"):
+        raise ValueError(f"expected largest or first, got {_clip(text)!r}")
+    return value
+
+
 def _default_cache_dir() -> str:
     return platformdirs.user_cache_dir("vouchsql")
 
@@ -140,7 +147,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sample_rows", 100_000, "Rows in that sample.", _positive_int),
     Setting("cache_dir", None, "Where profiles and the demo database are cached (default: the user cache directory).", str),
     Setting("no_cache", False, "Recompute the profile instead of reading the on-disk cache.", _bool),
-    Setting("rule", "agreement_first", "Scoring rule for the gate: designed, v2, agreement_first or v3.", _rule),
+    Setting("rule", "agreement_first", "Scoring rule for the gate: " + ", ".join(RULE_NAMES[:-1]) + " or " + RULE_NAMES[-1] + ".", _rule),
     Setting("samples", 5, "SQL samples `vouch ask` draws per interpretation (its --k).", _positive_int),
     Setting("base_url", None, "Base URL of the model endpoint, e.g. an OpenAI-compatible server (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the vendor's).", str),
     Setting("model_timeout", 60.0, "Seconds one model request may take before it is retried.", _positive_float),
@@ -149,6 +156,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("concurrency", 8, "Model requests in flight at once.", _positive_int),
     Setting("temperature", 0.7, "Sampling temperature of the K generate calls (assess and write use 0).", _temperature),
     Setting("no_model_cache", False, "Send every model request instead of reading the on-disk response cache.", _bool),
+    Setting("shown", "largest", "The sample `vouch ask` shows and scores: largest (the first member of the largest result cluster) or first (sample 0, as IES §3.1 scores it).", _shown),
+    Setting("judge_complete", False, "`vouch ask` asks the model for COMPLETE (IES §3.2: the share of the question's parts the answer covers), one more call per answer; without it COMPLETE comes from the question–SQL alignment.", _bool),
     Setting("definitions", None, "A TOML (or YAML) file of recorded definitions and routing rules: given to the model, and its rules checked on the SQL (definition_rule).", str),
 )
 
@@ -174,6 +183,8 @@ class Config:
     concurrency: int = 8
     temperature: float = 0.7
     no_model_cache: bool = False
+    shown: str = "largest"
+    judge_complete: bool = False
     definitions: str | None = None
     sources: dict = field(default_factory=dict, compare=False, repr=False)
 

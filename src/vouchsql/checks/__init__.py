@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .bad_join import BadJoin
+from .complete_judge import CompleteJudge
 from .base import Check, CheckContext
 from .definition_rule import DefinitionRule
 from .join_drop import JoinDrop
@@ -34,6 +35,7 @@ CHECKS: tuple[Check, ...] = (
     QuestionShape(),
     QuestionFilters(),
     MergedEntities(),
+    CompleteJudge(),
 )
 
 

@@ -2,7 +2,7 @@
 
 A check is a small object with a ``name``, a ``kind`` (``veto``, ``cap`` or ``signal``), an
 ``Evidence`` model (:mod:`.evidence`), the score ``feeds`` it measures (``grounded``,
-``schema``; most checks feed none) and ``run(ctx) -> CheckResult``. It reads the context and
+``schema``, ``complete``, ``retrieve``; most checks feed none) and ``run(ctx) -> CheckResult``. It reads the context and
 may run read-only SQL through ``ctx.db``; it never changes anything and never raises for a
 bad answer (it reports).
 """
@@ -20,8 +20,9 @@ from ..db.profile import Profile
 from ..sql.inspect import Inspection
 from .evidence import Evidence
 
-# The terms of IES eq. 1 a check can measure without a model; the rules read only these.
-TERMS = ("grounded", "schema")
+# The terms of IES eq. 1 a check can measure; the rules read only these. COMPLETE and
+# RETRIEVE come from the question–SQL alignment, or COMPLETE from a judge model.
+TERMS = ("grounded", "schema", "complete", "retrieve")
 
 
 @dataclass
@@ -35,6 +36,8 @@ class CheckContext:
     inspection: Inspection | None
     answer_text: str | None = None
     hint: str | None = None
+    # A judge model's COMPLETE: (share covered, [(part, covered)…]), or None (no judge asked)
+    judged_complete: tuple[float, list[tuple[str, bool]]] | None = None
     cache: dict[str, Any] = field(default_factory=dict)  # shared by checks within one run
 
     @property

@@ -67,6 +67,15 @@ class ThinEvidenceEvidence(Evidence):
     candidates: int | None = None
 
 
+class JudgedPart(Evidence):
+    part: str
+    covered: bool
+
+
+class CompleteJudgeEvidence(Evidence):
+    parts: list[JudgedPart] = []  # the question's parts as the judge listed them
+
+
 class RowCountEvidence(Evidence):
     row_count: int | None = None
 

@@ -170,7 +170,9 @@ class QuestionFilters:
     name = "question_filters"
     kind = "cap"
     Evidence = ev.QuestionFiltersEvidence
-    feeds = ()
+    # COMPLETE: the share of the question's filters read that the SQL has (IES §3.2's judge
+    # term, measured deterministically where a filter was read).
+    feeds = ("complete",)
 
     def run(self, ctx: CheckContext):
         if ctx.tree is None or ctx.inspection is None:
@@ -192,14 +194,17 @@ class QuestionFilters:
         self._columns(read, sql, read_tables, findings, measured, not_measured)
         self._ids(read, sql, read_tables, findings, measured, not_measured)
         self._rows(read, ctx.tree, findings, measured, not_measured)
+        parts = len(measured) + len(findings)
+        terms = {"complete": len(measured) / parts} if parts else None
         if findings:
             detail = "; ".join(f["problem"] for f in findings)
-            return report(self, True, detail, findings=findings, measured=measured, not_measured=not_measured)
+            return report(self, True, detail, findings=findings, measured=measured, not_measured=not_measured,
+                          terms=terms)
         if measured:
             detail = "the SQL has the filters the question asks for: " + ", ".join(measured)
         else:
             detail = "not measured: the question names no filter this check can read"
-        return report(self, False, detail, measured=measured, not_measured=not_measured)
+        return report(self, False, detail, measured=measured, not_measured=not_measured, terms=terms)
 
     # -- values -----------------------------------------------------------------------
     def _values(self, ctx, read: QuestionFilters, sql: _Sql, names, findings, measured, not_measured):

@@ -50,7 +50,10 @@ class QuestionShape:
     name = "question_shape"
     kind = "cap"
     Evidence = ev.QuestionShapeEvidence
-    feeds: tuple[str, ...] = ()
+    # COMPLETE (the share of the shape's parts the SQL has) and RETRIEVE (the question's
+    # entities held by the tables read): the deterministic stand-ins for IES §3.2's judge
+    # and retrieval terms, measured only where a part was read.
+    feeds: tuple[str, ...] = ("complete", "retrieve")
 
     def run(self, ctx: CheckContext):
         if ctx.inspection is None or ctx.tree is None:
@@ -64,14 +67,27 @@ class QuestionShape:
             findings += got
             if did:
                 measured.append(part)
+        terms = _shape_terms(measured, findings)
         if findings:
             first = findings[0]
             more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
             return report(self, True, f"the question says '{first['words']}' but {first['sql']}{more}",
-                          findings=findings, measured=measured)
+                          findings=findings, measured=measured, terms=terms)
         detail = ("the SQL's shape matches the question's " + ", ".join(measured)) if measured else \
             "not measured: no direction, aggregate or entity read in the question"
-        return report(self, False, detail, findings=[], measured=measured)
+        return report(self, False, detail, findings=[], measured=measured, terms=terms)
+
+
+def _shape_terms(measured: list[str], findings: list[dict]) -> dict[str, float]:
+    """COMPLETE: the share of the parts read (direction, aggregate, entity) with no finding
+    (a counting-unit finding is the entity part's); RETRIEVE: 1 when the question's entities
+    are held by the tables read, 0 when one is not, unmeasured when none was linked."""
+    failed = {"entity" if f["part"] == "count_unit" else f["part"] for f in findings}
+    parts = set(measured) | failed
+    terms = {"complete": (len(parts) - len(failed)) / len(parts)} if parts else {}
+    if "entity" in measured:
+        terms["retrieve"] = 0.0 if any(f["part"] == "entity" for f in findings) else 1.0
+    return terms
 
 
 # -- the SQL -----------------------------------------------------------------------------

@@ -24,6 +24,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import UserInputError
+
 DEFAULT_REPLICATES = 2000
 DEFAULT_SEED = 0
 BINS = 10
@@ -39,10 +41,17 @@ __all__ = [
 
 
 def _arrays(scores, labels) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and labels as arrays. A NaN score is refused here, so every metric treats it
+    the same way: NaN has no rank (NaN != NaN would rank each one apart in AUROC while the
+    bootstrap's np.unique ties them), no bin and no squared error."""
     s = np.asarray(scores, dtype=float)
     y = np.asarray(labels).astype(bool)
     if s.shape != y.shape or s.ndim != 1:
         raise ValueError(f"scores and labels must be 1-d and the same length ({s.shape} vs {y.shape})")
+    bad = np.flatnonzero(np.isnan(s))
+    if bad.size:
+        raise UserInputError(f"{bad.size} score(s) are NaN (first at position {int(bad[0])}): a score must be a "
+                             f"number; drop those answers or give them a score before measuring")
     return s, y
 
 

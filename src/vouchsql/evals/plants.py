@@ -160,19 +160,25 @@ _DATE = re.compile(r"^(\d{4})(-\d{2}(-\d{2})?.*)?$")
 
 
 def wrong_time_window(ctx: PlantContext) -> Planted | None:
+    """IES App. B: "a year or date in the filter shifted by one year" — the whole window, so a
+    range moves as a range (``>= '2012-01-01' AND < '2013-01-01'`` becomes 2013's, never the
+    empty ``>= '2013-01-01' AND < '2013-01-01'`` that shifting only the first bound made)."""
     tree = ctx.tree.copy()
-    for lit in tree.find_all(exp.Literal):
+    shifted: list[str] = []
+    for lit in list(tree.find_all(exp.Literal)):
         if not any(isinstance(p, (exp.Where, exp.Having, exp.Join)) for p in _parents(lit)):
             continue
         text = lit.this
         if lit.is_string and _DATE.match(text):
-            year = int(text[:4])
-            lit.replace(exp.Literal.string(f"{year + 1}{text[4:]}"))
-            return Planted("wrong_time_window", _sql(ctx, tree), None, f"'{text}' shifted to {year + 1}", None)
-        if not lit.is_string and text.isdigit() and 1900 <= int(text) <= 2100:
+            lit.replace(exp.Literal.string(f"{int(text[:4]) + 1}{text[4:]}"))
+            shifted.append(f"'{text}'")
+        elif not lit.is_string and text.isdigit() and 1900 <= int(text) <= 2100:
             lit.replace(exp.Literal.number(int(text) + 1))
-            return Planted("wrong_time_window", _sql(ctx, tree), None, f"year {text} shifted by one", None)
-    return None
+            shifted.append(text)
+    if not shifted:
+        return None
+    return Planted("wrong_time_window", _sql(ctx, tree), None,
+                   f"the time window shifted by one year ({', '.join(shifted)})", None)
 
 
 def _parents(node: exp.Expression):

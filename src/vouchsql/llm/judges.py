@@ -1,6 +1,7 @@
 """Judge calls a rule may use: COMPLETE (IES §3.2), the share of the question's parts an
-answer covers, as a judge model lists them. Not wired into ``ask`` (the IES reproduction
-uses it, issue 13); tested on its own."""
+answer covers, as a judge model lists them. ``vouch ask`` calls it with the
+``judge_complete`` setting (``eval confidence --model`` by default); the
+``complete_judge`` check carries its share to the rules."""
 
 from __future__ import annotations
 
@@ -25,9 +26,8 @@ def validate_parts(data: dict) -> list[tuple[str, bool]]:
 def judge_completeness(llm: LLM, question: str, text: str, result: Result,
                        dialect: str = "sqlite") -> tuple[float, list[tuple[str, bool]]]:
     """COMPLETE (IES §3.2): the share of the question's parts the answer covers, as a judge
-    model lists them, with the parts. One call (stage ``judge``); the ``incomplete`` cap
-    (COMPLETE < 0.5) is for a check to apply, which is not wired into ask yet. ``dialect``
-    quotes the result's column names."""
+    model lists them, with the parts. One call (stage ``judge``); the ``complete_judge``
+    check caps COMPLETE < 0.5. ``dialect`` quotes the result's column names."""
     columns = ", ".join(data.identifier(c, dialect) for c in result.columns) or "(none)"
     messages = load_prompt("judge_complete").messages(question=question, text=data.string(text, data.LONG_LIMIT),
                                                       columns=columns)

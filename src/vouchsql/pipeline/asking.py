@@ -42,6 +42,7 @@ from ..llm import LLM, BadOutput, Model, ReplayMiss, Request, llm_from_config, l
 from ..llm import data_text as data
 from ..llm.context import definitions_text, result_text, rows_caption, schema_text, template_text
 from ..llm.jsonparse import require
+from ..llm.judges import judge_completeness
 from ..premise import Assessment, assess, flaw_name
 from ..score import RULES
 from .checking import vouch
@@ -166,7 +167,8 @@ def _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, 
         llm = llm_from_config(spec, config, record=record, base_url=base_url)
         run = _Run(db=database, llm=llm, k=k or config.samples, definitions=defs, hint=hint, no_prose=no_prose,
                    rule=rule or config.rule, temperature=config.temperature, concurrency=config.concurrency,
-                   progress=progress or (lambda stage: None))
+                   progress=progress or (lambda stage: None), shown=config.shown,
+                   judge_complete=config.judge_complete)
         try:
             with use_definitions(defs):
                 yield run
@@ -214,6 +216,8 @@ class _Run:
     temperature: float
     concurrency: int
     progress: Progress
+    shown: str = "largest"  # which sample is shown and scored: "largest" cluster's first, or "first"
+    judge_complete: bool = False  # ask the judge for COMPLETE (one more call per answer)
     _schema: str | None = None  # the prompts' schema text, built once per run
     _known: dict[str, Result] = field(default_factory=dict)  # SQL run in this ask → its result
 
@@ -258,8 +262,9 @@ class _Run:
         self._generate(targets)
         self._execute(targets)
         self._write(targets)
+        judged = self._judge(targets)
         self.progress("vouching")
-        return [self._vouch(t) for t in targets]
+        return [self._vouch(t, judged.get(ti)) for ti, t in enumerate(targets)]
 
     # -- stages ------------------------------------------------------------------------------
     def _generate(self, targets: list[_Target]) -> None:
@@ -288,7 +293,9 @@ class _Run:
                 if sample.sql not in self._known:
                     self._known[sample.sql] = self.db.execute(sample.sql)
             t.results = [self._known[s.sql] for s in t.samples]
-            t.shown = shown_index(t.results)
+            # "first": sample 0, as IES §3.1 scores it (A is then sample 0's agreement, and
+            # the entropy-vs-A contrast of its Proposition 1 can appear); "largest": Vouch's.
+            t.shown = shown_index(t.results) if self.shown == "largest" else 0
 
     def _write(self, targets: list[_Target]) -> None:
         jobs = {}
@@ -311,13 +318,28 @@ class _Run:
         for ti, text in texts.items():
             targets[ti].prose = text
 
-    def _vouch(self, t: _Target) -> Answer:
+    def _vouch(self, t: _Target, judged=None) -> Answer:
         ordered = t.ordered()
         answer = vouch(self.db, t.text, [s.sql for s in ordered], [self._known[s.sql] for s in ordered],
-                       answer_text=t.prose, hint=self.hint, rule=self.rule)
+                       answer_text=t.prose, hint=self.hint, rule=self.rule, judged_complete=judged)
         answer.reply()
         _name_broken_rules(answer)
         return answer
+
+    def _judge(self, targets: list[_Target]) -> dict[int, tuple]:
+        """COMPLETE by the judge (IES §3.2), one call per answer with a result, in one round."""
+        if not self.judge_complete:
+            return {}
+        jobs = {ti: ti for ti, t in enumerate(targets) if t.results[t.shown].error is None}
+        if not jobs:
+            return {}
+        self.progress("judging completeness")
+
+        def call(ti: int):
+            t = targets[ti]
+            return judge_completeness(self.llm, t.text, t.prose or "", t.results[t.shown], self.db.dialect)
+
+        return self._parallel("judge", jobs, call)
 
     def _parallel(self, stage: str, jobs: dict, call: Callable[[Request], Any]) -> dict:
         """One round: every job at once (up to the concurrency limit). The first model

@@ -34,7 +34,7 @@ class Timings:
 
 def check_candidates(db: Database, question: str, candidates: list[str], *, answer_text: str | None = None,
                      hint: str | None = None, rule: str | None = None, all_choices: bool = False,
-                     timings: Timings | None = None) -> Answer:
+                     timings: Timings | None = None, judged_complete=None) -> Answer:
     """Run each candidate read-only (identical texts once) and :func:`vouch` for them."""
     _require(db, question, candidates, rule)
     t = timings or Timings()
@@ -44,7 +44,7 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
     results = [by_text[sql] if sql in by_text else by_text.setdefault(sql, db.execute(sql)) for sql in candidates]
     t.execute_ms = _ms(mark)
     answer = vouch(db, question, candidates, results, answer_text=answer_text, hint=hint, rule=rule,
-                   all_choices=all_choices, timings=t)
+                   all_choices=all_choices, timings=t, judged_complete=judged_complete)
     t.total_ms += t.execute_ms
     return answer
 
@@ -65,9 +65,11 @@ def _require(db: Database, question: str, candidates: list[str], rule: str | Non
 
 def vouch(db: Database, question: str, candidates: list[str], results: list[Result], *,
           answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
-          all_choices: bool = False, timings: Timings | None = None) -> Answer:
+          all_choices: bool = False, timings: Timings | None = None, judged_complete=None) -> Answer:
     """Vouch for candidates already run: ``results[i]`` is what ``candidates[i]`` returned,
-    the first is the shown answer. Runs only the checks' and detectors' own read-only SQL."""
+    the first is the shown answer. Runs only the checks' and detectors' own read-only SQL.
+    ``judged_complete``: a judge model's COMPLETE as ``(share, [(part, covered)…])``
+    (:func:`vouchsql.llm.judges.judge_completeness`), read by the ``complete_judge`` check."""
     rule = _require(db, question, candidates, rule)
     if len(results) != len(candidates):
         raise UserInputError(f"{len(candidates)} candidates but {len(results)} results")
@@ -81,7 +83,8 @@ def vouch(db: Database, question: str, candidates: list[str], results: list[Resu
     cands = [Candidate(sql=sql, result=r, cluster=c) for sql, r, c in zip(candidates, results, ids)]
     shown = cands[0]
     try:
-        checks, choices = _inspect(db, question, profile, shown, cands, answer_text, hint, all_choices, t)
+        checks, choices = _inspect(db, question, profile, shown, cands, answer_text, hint, all_choices, t,
+                                   judged_complete)
     except RecursionError:
         # The gate bounds nesting, but a flat chain the engine accepts (2,000 ANDs) is still a
         # tree 2,000 levels deep to the checks that walk it: no vouching without the checks.
@@ -95,7 +98,7 @@ def vouch(db: Database, question: str, candidates: list[str], results: list[Resu
 
 
 def _inspect(db: Database, question: str, profile, shown: Candidate, cands: list[Candidate],
-             answer_text: str | None, hint: str | None, all_choices: bool, t: Timings):
+             answer_text: str | None, hint: str | None, all_choices: bool, t: Timings, judged_complete=None):
     """The checks and the choice detectors on the shown SQL: every stage that walks its tree."""
     try:
         tree = db.parse(shown.sql)
@@ -106,7 +109,8 @@ def _inspect(db: Database, question: str, profile, shown: Candidate, cands: list
     mark = time.perf_counter()
     sql_before = db.query_ms
     ctx = CheckContext(question=question, db=db, profile=profile, shown=shown, candidates=cands,
-                       tree=tree, inspection=inspection, answer_text=answer_text, hint=hint)
+                       tree=tree, inspection=inspection, answer_text=answer_text, hint=hint,
+                       judged_complete=judged_complete)
     checks = run_checks(ctx, CHECKS)
     t.checks_ms = _ms(mark)
     t.check_sql_ms = round(db.query_ms - sql_before, 3)
@@ -118,9 +122,10 @@ def _inspect(db: Database, question: str, profile, shown: Candidate, cands: list
     return checks, choices
 
 
-def _verdict(rule: str, agreement_value: float | None, strict: list[int], checks, choices):
+def _verdict(rule: str, agreement_value: float | None, strict: list[int], checks, choices,
+             check_set: str = "vouch"):
     verdict = score(rule, ScoreInput(agreement=agreement_value or 0.0, k=len(strict), checks=checks,
-                                     strict_clusters=strict))
+                                     strict_clusters=strict, check_set=check_set))
     # An open choice is named in the reasons but never scored: the score and gate stay as they are.
     for choice in {c.type: c for c in choices if reported(c)}.values():
         verdict.reasons.append(f"open_choice:{choice.type}")
@@ -128,13 +133,13 @@ def _verdict(rule: str, agreement_value: float | None, strict: list[int], checks
     return verdict
 
 
-def rescore(answer: Answer, rule: str, *, strict: list[int] | None = None):
-    """The verdict another scoring rule gives the same evidence (no query is rerun).
-    ``strict``: the candidates' :func:`~vouchsql.agreement.strict_clusters`, when the caller
-    scores several rules and has them already."""
+def rescore(answer: Answer, rule: str, *, strict: list[int] | None = None, check_set: str = "vouch"):
+    """The verdict another scoring rule (or check set) gives the same evidence (no query is
+    rerun). ``strict``: the candidates' :func:`~vouchsql.agreement.strict_clusters`, when the
+    caller scores several rules and has them already."""
     if strict is None:
         strict = strict_clusters([c.result for c in answer.candidates])
-    return _verdict(rule, answer.agreement, strict, answer.checks, answer.choices)
+    return _verdict(rule, answer.agreement, strict, answer.checks, answer.choices, check_set)
 
 
 def _ms(start: float) -> float:
