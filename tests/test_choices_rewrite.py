@@ -105,6 +105,9 @@ def rewrites(kind: str, case: dict, dialect: str) -> tuple[list, Facts]:
         alt = detector.rewrite(tree, site)
         assert alt is not None, (site.form, "the site's rewrite could not be built")
         out.append((site.form, alt.sql(dialect=dialect), site.settled_by))
+        # The wording needs only the site and two results (here the shown one twice).
+        text = detector.describe(site, result, result)
+        assert isinstance(text, str) and text
     assert tree.sql(dialect=dialect) == before, "the rewrite changed the shown tree"
     assert ctx.queries == 0
     return out, facts
