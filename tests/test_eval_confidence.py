@@ -323,7 +323,7 @@ def test_cli_resumes_and_refuses_other_inputs(demo_db, tmp_path, capsys, monkeyp
     (out / "confidence.jsonl").write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
     calls = []
     real = C.evaluate_item
-    monkeypatch.setattr(C, "evaluate_item", lambda db, item, i: calls.append(item["id"]) or real(db, item, i))
+    monkeypatch.setattr(C, "evaluate_item", lambda db, item, i, *rest: calls.append(item["id"]) or real(db, item, i, *rest))
     assert main(argv) == 0
     assert calls == [pairs[3][0]["id"]]
     assert json.loads((out / "metrics.json").read_text(encoding="utf-8")) == first

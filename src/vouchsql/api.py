@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 from .db import Database, connect
-from .errors import UserInputError
 from .settings import Config, load_config
 
 DEMO_FILENAME = "vouch_demo.sqlite"
@@ -34,6 +33,7 @@ def check(db: "str | os.PathLike | Database", question: str, candidates: "list[s
     checked; further candidates are independent samples used for agreement.
     ``judged_parts``: the question's parts and whether the answer covers each, as a judge of
     your own listed them (IES §3.2 COMPLETE); without it COMPLETE comes from the alignment."""
+    from .checks.complete_judge import from_parts
     from .pipeline import check_candidates
 
     if isinstance(candidates, str):
@@ -43,22 +43,10 @@ def check(db: "str | os.PathLike | Database", question: str, candidates: "list[s
     try:
         return check_candidates(database, question, list(candidates), answer_text=answer_text,
                                 hint=hint, rule=rule, all_choices=all_choices,
-                                judged_complete=_judged(judged_parts))
+                                judged_complete=from_parts(judged_parts))
     finally:
         if owned:
             database.close()
-
-
-def _judged(parts):
-    if parts is None:
-        return None
-    try:
-        listed = [(str(part), covered) for part, covered in parts]
-    except (TypeError, ValueError):
-        raise UserInputError("judged_parts must be a list of (part, covered) pairs") from None
-    if not listed or not all(isinstance(c, bool) for _, c in listed):
-        raise UserInputError("judged_parts must list at least one (part, covered) pair, covered true or false")
-    return sum(c for _, c in listed) / len(listed), listed
 
 
 def ask(db: "str | os.PathLike | Database", question: str, *, model=None, k: int | None = None,

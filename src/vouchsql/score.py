@@ -264,6 +264,17 @@ def v2(inp: ScoreInput) -> tuple[float, Reasons]:
     return designed(inp, use_agreement=True)
 
 
+def components(inp: ScoreInput) -> dict[str, float | None]:
+    """The pieces every rule is built from, for ablations and the fitted variant (IES §4.4,
+    Tables 2 and 7): A, L1, L2 (None with one sample), the measured terms (None when
+    unmeasured), and 0/1 for a veto, a cap and the frozen signal having fired."""
+    terms = _terms(inp)
+    return {"agreement": inp.agreement, "l1": _checklist_layer(inp), "l2": _entropy_layer(inp),
+            **{t: terms.get(t) for t in ("grounded", "schema", "complete", "retrieve")},
+            "veto": float(bool(vetoes(inp))), "cap": float(bool(caps(inp))),
+            "empty_result": float(bool(signals(inp, frozen=True)))}
+
+
 _RULE_FUNCTIONS = {"designed": designed, "v2": v2, "agreement_alone": agreement_alone,
                    "agreement_first": agreement_first, "v3": v3, "v3_extended": v3_extended}
 RULES = {name: _RULE_FUNCTIONS[name] for name in RULE_NAMES}  # every named rule has a function
@@ -280,5 +291,5 @@ def score(rule: str, inp: ScoreInput) -> Verdict:
                    reason_codes=[reason for reason, _ in reasons])
 
 
-__all__ = ["RULES", "ScoreInput", "measured_term", "complete_source", "score", "gate", "PASS_AT", "FLAG_AT",
-           "DESIGNED_OPTIONS"]
+__all__ = ["RULES", "ScoreInput", "measured_term", "complete_source", "components", "score", "gate", "PASS_AT",
+           "FLAG_AT", "DESIGNED_OPTIONS"]

@@ -9,6 +9,7 @@ the deterministic question–SQL alignment (``question_shape``, ``question_filte
 
 from __future__ import annotations
 
+from ..errors import UserInputError
 from ..score import COMPLETE_MIN, JUDGE_COMPLETE
 from . import evidence as ev
 from .base import CheckContext, report
@@ -33,3 +34,16 @@ class CompleteJudge:
         detail = (f"the judge found {len(listed) - len(missed)} of {len(listed)} parts of the question covered"
                   + (f" (not: {'; '.join(missed)})" if missed else ""))
         return report(self, False, detail, parts=listed, terms={"complete": share})
+
+
+def from_parts(parts) -> tuple[float, list[tuple[str, bool]]] | None:
+    """A judge's parts as given by a caller (``[[part, covered], …]``) → (share, parts)."""
+    if parts is None:
+        return None
+    try:
+        listed = [(str(part), covered) for part, covered in parts]
+    except (TypeError, ValueError):
+        raise UserInputError("judged_parts must be a list of [part, covered] pairs") from None
+    if not listed or not all(isinstance(c, bool) for _, c in listed):
+        raise UserInputError("judged_parts must list at least one [part, covered] pair, covered true or false")
+    return sum(c for _, c in listed) / len(listed), listed

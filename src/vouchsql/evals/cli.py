@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..errors import UserInputError
+from ..rules import CHECK_SETS, RULE_NAMES
 
 
 def _bootstrap_options(p: argparse.ArgumentParser) -> None:
@@ -49,9 +50,20 @@ def register(evals, common) -> None:
     c = evals.add_parser("confidence", parents=[common],
                          help="AUROC, calibration and gate quantities of the scoring rules on labelled answers (IES §4.4)")
     c.add_argument("--input", help="JSONL: {id, db, question, candidates: [sql, …], answer_text?, hint?, gold_sql?, label?}")
-    c.add_argument("--rules", default=None, help="comma-separated scoring rules (default: designed,v2,agreement_first,v3)")
+    c.add_argument("--rules", default=None, help="comma-separated scoring rules (default: all of "
+                                                  + ", ".join(RULE_NAMES) + ")")
     c.add_argument("--model", help="generate the candidates with `vouch ask`'s sampler (provider:model)")
     c.add_argument("--k", type=int, default=5, help="candidates per question with --model (default 5)")
+    c.add_argument("--paper", choices=("ies",), default=None,
+                   help="ies: every rule, the paper's checks, sample 0 shown, the judge's COMPLETE with --model, and "
+                        "IES Tables 2, 4, 5, 7, 8, 9 with the H1–H4 verdicts in the report")
+    c.add_argument("--check-set", choices=CHECK_SETS, default=None,
+                   help="the checks the rules' vetoes and caps read: vouch (every check; default) or paper (IES §3.2 "
+                        "only; the default with --paper ies)")
+    c.add_argument("--no-judge", action="store_true",
+                   help="with --model: no judge call for COMPLETE (it then comes from the question–SQL alignment)")
+    c.add_argument("--splits", type=int, default=None,
+                   help="random whole-database splits of the fitted variant (--paper ies; default 20)")
     _bootstrap_options(c)
     _run_options(c, "confidence")
     c.set_defaults(handler=run_confidence_command)
@@ -216,22 +228,37 @@ def run_confidence_command(args, config, out: Console) -> int:
     from .progress import RichProgress
 
     _positive(args.bootstrap, "--bootstrap")
+    if args.splits is not None:
+        _positive(args.splits, "--splits")
+    paper = args.paper
+    check_set = args.check_set or ("paper" if paper == "ies" else None)
     rules = C.parse_rules(args.rules) if args.rules else None
+    if paper == "ies" and rules and set(rules) != set(C.DEFAULT_RULES):
+        raise UserInputError("--paper ies reports every rule: leave out --rules")
     if args.replay:
         out_dir = _replay_out(args)
-        _, metrics = C.replay(Path(args.replay), out_dir, rules=rules, replicates=args.bootstrap, seed=args.seed)
+        _, metrics = C.replay(Path(args.replay), out_dir, rules=rules, replicates=args.bootstrap, seed=args.seed,
+                              check_set=check_set, paper=paper)
         return _report_replay(out, args.replay, out_dir, metrics)
     if not args.input:
         raise UserInputError("give --input FILE.jsonl (or --replay RUN_DIR)")
     _positive(args.k, "--k")
     rules = rules or list(C.DEFAULT_RULES)
     replicates, seed = _bootstrap(args)
+    if args.model:
+        # The judge measures COMPLETE on --model runs unless told not to (IES §3.2); the paper
+        # scores sample 0 (§3.1) unless --shown (or VOUCH_SHOWN / vouch.toml) says otherwise.
+        overrides = {"judge_complete": not args.no_judge}
+        if paper == "ies" and args.shown is None and "shown" not in config.sources:
+            overrides["shown"] = "first"
+        config = config.with_overrides(**overrides)
     out_dir = _run_out(args, "confidence")
     with RichProgress("checking") as bar:
         records, manifest = C.run_confidence(
             Path(args.input), config, out_dir, datasets=_path(args.datasets), command=_command(args),
-            parameters={"rules": rules, "bootstrap": replicates, "seed": seed}, progress=bar, model=args.model,
-            k=args.k)
+            parameters={"rules": rules, "bootstrap": replicates, "seed": seed, "paper": paper,
+                        "splits": args.splits or 20},
+            progress=bar, model=args.model, k=args.k, check_set=check_set or "vouch")
     _, report = C.finish(out_dir, records, manifest, rules, replicates=replicates, seed=seed)
     _print_summary(out, report, out_dir, "confidence.jsonl, metrics.json, curves.json, report.md, report.html, figures/")
     return 0

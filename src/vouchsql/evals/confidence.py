@@ -30,7 +30,7 @@ from ..choices import reported
 from ..errors import UserInputError, VouchError
 from ..agreement import strict_clusters
 from ..pipeline import check_candidates, rescore
-from ..score import RULES, ScoreInput, score
+from ..score import RULES, ScoreInput, gate, score
 from ..settings import Config
 from . import metrics as M
 from .cases import DatabaseResolver, read_items
@@ -91,16 +91,21 @@ def _summary(result) -> dict:
             "error": result.error.message if result.error else None}
 
 
-def evaluate_item(db, item: dict, index: int) -> dict:
-    """Check one answer and return its record (or a record with ``skipped``)."""
+def evaluate_item(db, item: dict, index: int, check_set: str = "vouch") -> dict:
+    """Check one answer and return its record (or a record with ``skipped``). An item may
+    carry ``judged_parts`` (a judge's COMPLETE: ``[[part, covered], …]``, as ``--model``
+    runs record it); the stored verdicts are under ``check_set``."""
     base = {"key": item["id"], "index": index, "id": item["id"], "db": item["db"], "question": item["question"]}
     given = parse_label(item.get("label"))
     gold_sql = item.get("gold_sql")
     if given is None and not gold_sql:
         return {**base, "skipped": "no label and no gold_sql to compute one"}
     try:
+        from ..checks.complete_judge import from_parts
+
         answer = check_candidates(db, item["question"], list(item["candidates"]),
-                                  answer_text=item.get("answer_text"), hint=item.get("hint"))
+                                  answer_text=item.get("answer_text"), hint=item.get("hint"),
+                                  judged_complete=from_parts(item.get("judged_parts")))
     except VouchError as exc:
         return {**base, "skipped": exc.message}
     exec_label, determined, gold = None, None, None
@@ -132,16 +137,18 @@ def evaluate_item(db, item: dict, index: int) -> dict:
         "fired": [c.name for c in answer.checks if c.fired],
         "choices": [c.type for c in answer.choices if reported(c)],  # open choices named in the reasons
         "choice_descriptions": {c.type: c.description for c in reversed(answer.choices) if reported(c)},
-        "verdicts": {rule: rescore(answer, rule, strict=strict).model_dump(mode="json") for rule in RULES},
+        "check_set": check_set,
+        "verdicts": {rule: rescore(answer, rule, strict=strict, check_set=check_set).model_dump(mode="json")
+                     for rule in RULES},
     }
 
 
-def score_from_record(record: dict, rule: str, checks: list[CheckResult] | None = None):
-    """The verdict of ``rule`` recomputed from a record's stored evidence (no SQL)."""
+def score_from_record(record: dict, rule: str, checks: list[CheckResult] | None = None, check_set: str = "vouch"):
+    """The verdict of ``rule`` under ``check_set`` recomputed from a record's stored evidence (no SQL)."""
     if checks is None:
         checks = [CheckResult.model_validate(c) for c in record["checks"]]
     verdict = score(rule, ScoreInput(agreement=record["agreement"] or 0.0, k=record["k"], checks=checks,
-                                     strict_clusters=list(record["strict_clusters"])))
+                                     strict_clusters=list(record["strict_clusters"]), check_set=check_set))
     # As the pipeline does: an open choice is named in the reasons, never scored.
     for kind in dict.fromkeys(record.get("choices", [])):
         verdict.reasons.append(f"open_choice:{kind}")
@@ -152,8 +159,10 @@ def score_from_record(record: dict, rule: str, checks: list[CheckResult] | None 
 
 def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets: Path | None = None,
                    command: str = "", parameters: dict | None = None, progress=None, model: str | None = None,
-                   k: int | None = None) -> tuple[list[dict], dict]:
-    """Run every item not yet in ``out_dir``'s records; return all records and the manifest."""
+                   k: int | None = None, check_set: str = "vouch") -> tuple[list[dict], dict]:
+    """Run every item not yet in ``out_dir``'s records; return all records and the manifest.
+    With ``model``, the candidates come from ``vouch ask`` under ``config`` (its ``shown`` and
+    ``judge_complete`` settings are recorded in the manifest)."""
     progress = progress or NoProgress()
     input_path = Path(input_path)
     items = load_items(input_path, need_candidates=model is None)
@@ -165,7 +174,8 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
     resolver = DatabaseResolver(input_path, config, datasets)
     paths = {name: resolver.resolve(name) for name in sorted({str(i["db"]) for i in items})}
     params = {"k": (k or config.samples) if model else None, "max_rows": config.max_rows, "timeout": config.timeout,
-              **(parameters or {})}
+              "check_set": check_set, "shown": config.shown if model else "given",
+              "judge_complete": config.judge_complete if model else None, **(parameters or {})}
     manifest = build_manifest(HARNESS, command=command, datasets={"input": input_path},
                               databases={n: p for n, p in paths.items() if p is not None}, model=_model_name(model),
                               parameters=params, seed=params.get("seed"), record_keys=RECORD_KEYS)
@@ -176,12 +186,12 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
 
     def evaluate(db, index: int, item: dict) -> dict:
         if sampler is None:
-            return evaluate_item(db, item, index)
+            return evaluate_item(db, item, index, check_set)
         drawn = sampler(db, item)
         if not drawn["candidates"]:
             return skipped(index, item, drawn["note"])
-        return evaluate_item(db, {**item, "candidates": drawn["candidates"], "answer_text": drawn["answer_text"]},
-                             index)
+        return evaluate_item(db, {**item, "candidates": drawn["candidates"], "answer_text": drawn["answer_text"],
+                                  "judged_parts": drawn["judged_parts"]}, index, check_set)
 
     records = run_items(out_dir, manifest, RECORDS, items, key=lambda item: item["id"],
                         path_of=lambda item: paths.get(str(item["db"])), evaluate=evaluate,
@@ -200,41 +210,53 @@ def _model_name(model) -> str | None:
 # Analysis (shared by the live run and --replay)
 # ---------------------------------------------------------------------------------------
 def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
-            seed: int = M.DEFAULT_SEED) -> tuple[dict, dict]:
-    """metrics.json and the curves behind the figures, from the records alone."""
+            seed: int = M.DEFAULT_SEED, check_set: str = "vouch", paper: str | None = None,
+            splits: int = 20) -> tuple[dict, dict]:
+    """metrics.json and the curves behind the figures, from the records alone. ``check_set``:
+    which checks the rules read; ``paper="ies"`` adds the paper's tables (:mod:`.ies`)."""
     kept = [r for r in records if not r.get("skipped")]
     y = np.array([bool(r["label"]) for r in kept], dtype=bool)
     n = len(kept)
-    scores, gates, reproduced = {}, {}, 0
+    scores, gates, reproduced, comparable = {}, {}, 0, 0
     parsed = [[CheckResult.model_validate(c) for c in r["checks"]] for r in kept]
     for rule in rules:
-        verdicts = [score_from_record(r, rule, checks) for r, checks in zip(kept, parsed)]
+        verdicts = [score_from_record(r, rule, checks, check_set) for r, checks in zip(kept, parsed)]
         scores[rule] = np.array([v.score for v in verdicts], dtype=float)
         gates[rule] = [v.gate for v in verdicts]
-        reproduced += sum(1 for r, v in zip(kept, verdicts)
-                          if r["verdicts"].get(rule) == v.model_dump(mode="json"))
-    stats = {rule: M.auroc_stat(scores[rule], y) for rule in rules}
+        for r, v in zip(kept, verdicts):
+            if r.get("check_set", "vouch") == check_set and rule in r["verdicts"]:
+                comparable += 1
+                reproduced += r["verdicts"][rule] == v.model_dump(mode="json")
+    ies_metrics, extra = {}, {}
+    if paper == "ies":
+        from .ies import analyse_ies
+
+        ies_metrics, extra = analyse_ies(kept, parsed, y, check_set, scores, splits=splits, seed=seed)
+    stats = {name: M.auroc_stat(s, y) for name, s in {**scores, **extra}.items()}
     boot = M.bootstrap(stats, n, replicates=replicates, seed=seed)
     out_rules, curves = {}, {"risk_coverage": {}, "reliability": {}}
     for rule in rules:
-        s = scores[rule]
-        g = M.gate_quantities(gates[rule], y)
-        n_pass = sum(g["gate"]["pass"])
-        out_rules[rule] = {
-            "auroc": M.auroc(s, y), "auroc_ci": boot.interval(rule),
-            "ece": M.ece(s, y), "brier": M.brier(s, y),
-            "pass_accuracy": g["pass_accuracy"], "pass_accuracy_ci": M.wilson(g["gate"]["pass"][0], n_pass),
-            "pass_share": g["pass_share"], "correct_withheld": g["correct_withheld"],
-            "wrong_withheld": g["wrong_withheld"], "gate": g["gate"],
-            "mean_score": float(s.mean()) if n else float("nan"),
-        }
-        rc = M.risk_coverage(s, y)
+        out_rules[rule] = _quantities(scores[rule], gates[rule], y, boot, rule)
+        rc = M.risk_coverage(scores[rule], y)
         out_rules[rule]["aurc"] = rc["aurc"]
         curves["risk_coverage"][rule] = rc
-        curves["reliability"][rule] = M.reliability(s, y)
+        curves["reliability"][rule] = M.reliability(scores[rule], y)
+    if "fitted" in extra:
+        ies_metrics["fitted"]["metrics"] = _quantities(extra["fitted"], [gate(v) for v in extra["fitted"]], y, boot,
+                                                       "fitted")
     paired = {}
     for a, b in itertools.combinations(rules, 2):
         paired[f"{b}-{a}"] = {"diff": out_rules[b]["auroc"] - out_rules[a]["auroc"], "ci": boot.paired(b, a)}
+    if paper == "ies":
+        from .ies import hypotheses
+
+        # Proposition 1 in practice (IES §8): the agreement with the shown answer against the
+        # entropy over strict clusters, on the same resamples.
+        ies_metrics["a_minus_l2"] = {"diff": out_rules["agreement_alone"]["auroc"] - M.auroc(extra["l2_alone"], y),
+                                     "ci": boot.paired("agreement_alone", "l2_alone")}
+        accuracy = float(y.mean()) if n else float("nan")
+        ies_metrics["hypotheses"] = hypotheses(M.jsonable(out_rules), M.jsonable(paired),
+                                               ies_metrics["empty_result"], accuracy)
     both = [r for r in kept if r.get("label_source") == "given" and r.get("exec_label") is not None]
     labels = {
         "given": sum(r.get("label_source") == "given" for r in kept),
@@ -252,9 +274,25 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
         "skipped": len(records) - n,
         "rules": out_rules, "paired": paired, "labels": labels,
         "bootstrap": {"replicates": replicates, "seed": seed},
-        "stored_verdicts_reproduced": [reproduced, sum(1 for r in kept for rule in rules if rule in r["verdicts"])],
+        "check_set": check_set,
+        "stored_verdicts_reproduced": [reproduced, comparable],
     }
+    if ies_metrics:
+        metrics["ies"] = ies_metrics
     return M.jsonable(metrics), M.jsonable(curves)
+
+
+def _quantities(s: np.ndarray, gates: list[str], y: np.ndarray, boot, name: str) -> dict:
+    g = M.gate_quantities(gates, y)
+    n_pass = sum(g["gate"]["pass"])
+    return {
+        "auroc": M.auroc(s, y), "auroc_ci": boot.interval(name),
+        "ece": M.ece(s, y), "brier": M.brier(s, y),
+        "pass_accuracy": g["pass_accuracy"], "pass_accuracy_ci": M.wilson(g["gate"]["pass"][0], n_pass),
+        "pass_share": g["pass_share"], "correct_withheld": g["correct_withheld"],
+        "wrong_withheld": g["wrong_withheld"], "gate": g["gate"],
+        "mean_score": float(s.mean()) if len(s) else float("nan"),
+    }
 
 
 def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> Report:
@@ -278,7 +316,12 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
     if replay_of:
         intro.append(Text(f"Replayed from `{replay_of}`: every number recomputed from the stored records "
                           "(no SQL, no model call)."))
-    sections = [
+    sections = []
+    if "ies" in metrics:
+        from .ies import sections as ies_sections
+
+        sections += ies_sections(metrics)
+    sections += [
         Section("Scores", [
             Table(["rule", "AUROC (95% CI)", "pass accuracy", "pass share", "correct withheld", "wrong withheld",
                    "ECE", "Brier"], rows),
@@ -319,10 +362,15 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
 
 
 def finish(out_dir: Path, records: list[dict], manifest: dict, rules: list[str], *, replicates: int, seed: int,
-           replay_of: str | None = None) -> dict:
+           replay_of: str | None = None, check_set: str | None = None, paper: str | None = None,
+           splits: int | None = None) -> dict:
     from .report import write_report
 
-    metrics, curves = analyse(records, rules, replicates=replicates, seed=seed)
+    params = manifest.get("parameters", {})
+    metrics, curves = analyse(records, rules, replicates=replicates, seed=seed,
+                              check_set=check_set or params.get("check_set") or "vouch",
+                              paper=paper if paper is not None else params.get("paper"),
+                              splits=splits or params.get("splits") or 20)
     write_json(Path(out_dir) / "metrics.json", metrics)
     write_json(Path(out_dir) / "curves.json", curves)
     report = build_report(metrics, curves, records, manifest, replay_of=replay_of)
@@ -331,11 +379,15 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, rules: list[str],
 
 
 def replay(run_dir: Path, out_dir: Path, *, rules: list[str] | None = None, replicates: int | None = None,
-           seed: int | None = None) -> tuple[dict, dict]:
-    """Recompute a stored run's numbers into ``out_dir``; returns (manifest, metrics)."""
+           seed: int | None = None, check_set: str | None = None, paper: str | None = None) -> tuple[dict, dict]:
+    """Recompute a stored run's numbers into ``out_dir`` (under another check set or with the
+    paper's tables if asked); returns (manifest, metrics)."""
     manifest = read_manifest(run_dir, HARNESS)
     rules = rules or manifest.get("parameters", {}).get("rules") or list(DEFAULT_RULES)
+    if paper == "ies":
+        rules = list(DEFAULT_RULES)
     replicates, seed = replay_bootstrap(manifest, replicates, seed)
     records = load_records(run_dir, RECORDS)
-    metrics, _ = finish(out_dir, records, manifest, rules, replicates=replicates, seed=seed, replay_of=str(run_dir))
+    metrics, _ = finish(out_dir, records, manifest, rules, replicates=replicates, seed=seed, replay_of=str(run_dir),
+                        check_set=check_set, paper=paper)
     return manifest, metrics

@@ -54,8 +54,9 @@ def resolve_model(spec: Any):
 def sample_candidates(model, *, k: int | None = None):
     """A function ``(db, item) -> {"candidates", "answer_text", "note"}`` that answers the item's
     question with ``vouch ask`` (assess, K generate samples, write; under the database's
-    settings) and returns its candidates, shown answer first. A question the assess step
-    refuses, or a model failure, gives no candidates and a note saying why."""
+    settings, which say the shown sample — ``shown`` — and whether a judge measures COMPLETE —
+    ``judge_complete``) and returns its candidates, shown answer first, with the judge's parts.
+    A question the assess step refuses, or a model failure, gives no candidates and a note."""
     from ..api import ask
 
     model = resolve_model(model)
@@ -69,6 +70,9 @@ def sample_candidates(model, *, k: int | None = None):
             note = (f"vouch ask gave no SQL: the question was judged flawed ({premise.flaw_code})"
                     if premise is not None and not premise.is_valid
                     else "vouch ask gave no SQL: " + "; ".join(answer.verdict.reasons or ["no candidates"]))
-        return {"candidates": sqls, "answer_text": answer.text or answer.answer_text, "note": note}
+        judged = next((c.evidence.get("parts") for c in answer.checks if c.name == "complete_judge"
+                       and c.evidence.get("parts")), None)
+        return {"candidates": sqls, "answer_text": answer.text or answer.answer_text, "note": note,
+                "judged_parts": [[p["part"], p["covered"]] for p in judged] if judged else None}
 
     return draw
