@@ -286,3 +286,25 @@ def test_wrong_time_window_shifts_the_whole_window(demo_db, tmp_path):
         # App. B: the window moves by a year as a window (not >= '2024-01-01' AND < '2024-01-01', empty)
         assert "'2024-01-01'" in planted.sql and "'2025-01-01'" in planted.sql and "2023" not in planted.sql
         assert db.execute(planted.sql).error is None
+
+
+def test_model_runs_read_a_spider_split_directly(demo_db, tmp_path):
+    import shutil
+
+    from vouchsql.llm import FakeModel
+
+    root = tmp_path / "spider"
+    (root / "database" / "shop").mkdir(parents=True)
+    shutil.copy(demo_db, root / "database" / "shop" / "shop.sqlite")
+    (root / "dev.json").write_text(json.dumps([{"db_id": "shop", "question": "How many orders were over $100?",
+                                                "query": OVER_100}]), encoding="utf-8")
+    config = load_config(env={}, cwd=tmp_path, cache_dir=str(tmp_path / "cache"), no_model_cache=True,
+                         shown="first", judge_complete=True)
+    records, manifest = C.run_confidence(None, config, tmp_path / "run", model=FakeModel(_reply), k=5,
+                                         dataset=root, split="dev",
+                                         parameters={"rules": ["agreement_first"], "bootstrap": 50, "seed": 0})
+    r = records[0]
+    assert r["label"] is False and r["label_source"] == "execution"  # sample 0 says >= 100, the gold > 100
+    assert r["candidates"][0]["sql"] == AT_LEAST_100
+    with pytest.raises(vouchsql.errors.UserInputError, match="--model"):
+        C.run_confidence(None, config, tmp_path / "run2", dataset=root, split="dev")

@@ -54,6 +54,9 @@ def register(evals, common) -> None:
                                                   + ", ".join(RULE_NAMES) + ")")
     c.add_argument("--model", help="generate the candidates with `vouch ask`'s sampler (provider:model)")
     c.add_argument("--k", type=int, default=5, help="candidates per question with --model (default 5)")
+    c.add_argument("--dataset", help="with --model: a Spider/BIRD questions file or folder instead of --input")
+    c.add_argument("--split", help="split name in a Spider/BIRD folder (dev, test…)")
+    c.add_argument("--db-root", help="folder of <db_id>/<db_id>.sqlite (default: beside the questions)")
     c.add_argument("--paper", choices=("ies",), default=None,
                    help="ies: every rule, the paper's checks, sample 0 shown, the judge's COMPLETE with --model, and "
                         "IES Tables 2, 4, 5, 7, 8, 9 with the H1–H4 verdicts in the report")
@@ -240,8 +243,8 @@ def run_confidence_command(args, config, out: Console) -> int:
         _, metrics = C.replay(Path(args.replay), out_dir, rules=rules, replicates=args.bootstrap, seed=args.seed,
                               check_set=check_set, paper=paper)
         return _report_replay(out, args.replay, out_dir, metrics)
-    if not args.input:
-        raise UserInputError("give --input FILE.jsonl (or --replay RUN_DIR)")
+    if not args.input and not args.dataset:
+        raise UserInputError("give --input FILE.jsonl, --dataset SPIDER_OR_BIRD with --model, or --replay RUN_DIR")
     _positive(args.k, "--k")
     rules = rules or list(C.DEFAULT_RULES)
     replicates, seed = _bootstrap(args)
@@ -255,10 +258,11 @@ def run_confidence_command(args, config, out: Console) -> int:
     out_dir = _run_out(args, "confidence")
     with RichProgress("checking") as bar:
         records, manifest = C.run_confidence(
-            Path(args.input), config, out_dir, datasets=_path(args.datasets), command=_command(args),
+            _path(args.input), config, out_dir, datasets=_path(args.datasets), command=_command(args),
             parameters={"rules": rules, "bootstrap": replicates, "seed": seed, "paper": paper,
                         "splits": args.splits or 20},
-            progress=bar, model=args.model, k=args.k, check_set=check_set or "vouch")
+            progress=bar, model=args.model, k=args.k, check_set=check_set or "vouch", dataset=_path(args.dataset),
+            split=args.split, db_root=_path(args.db_root))
     _, report = C.finish(out_dir, records, manifest, rules, replicates=replicates, seed=seed)
     _print_summary(out, report, out_dir, "confidence.jsonl, metrics.json, curves.json, report.md, report.html, figures/")
     return 0

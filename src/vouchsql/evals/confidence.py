@@ -159,13 +159,26 @@ def score_from_record(record: dict, rule: str, checks: list[CheckResult] | None 
 
 def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets: Path | None = None,
                    command: str = "", parameters: dict | None = None, progress=None, model: str | None = None,
-                   k: int | None = None, check_set: str = "vouch") -> tuple[list[dict], dict]:
+                   k: int | None = None, check_set: str = "vouch", dataset: Path | None = None,
+                   split: str | None = None, db_root: Path | None = None) -> tuple[list[dict], dict]:
     """Run every item not yet in ``out_dir``'s records; return all records and the manifest.
     With ``model``, the candidates come from ``vouch ask`` under ``config`` (its ``shown`` and
     ``judge_complete`` settings are recorded in the manifest)."""
     progress = progress or NoProgress()
-    input_path = Path(input_path)
-    items = load_items(input_path, need_candidates=model is None)
+    if dataset is not None:
+        # A Spider/BIRD split (the IES benchmarks): questions, gold SQL and BIRD's evidence as
+        # the hint; the candidates come from the model.
+        from .datasets import find_questions, load_spider_bird
+
+        if model is None:
+            raise UserInputError("--dataset gives questions without candidates: add --model provider:model")
+        input_path = find_questions(Path(dataset), split)
+        items = [{"id": str(q.id), "db": str(q.db_path) if q.db_path else q.db_id, "question": q.question,
+                  "gold_sql": q.gold_sql, "hint": q.hint}
+                 for q in load_spider_bird(Path(dataset), split=split, db_root=db_root)]
+    else:
+        input_path = Path(input_path)
+        items = load_items(input_path, need_candidates=model is None)
     if model is not None:
         from .model import sample_candidates  # raises a clear UserInputError without `vouch ask`
         sampler = sample_candidates(model, k=k)

@@ -171,8 +171,11 @@ def hypotheses(rules: dict, paired: dict, empty: dict, accuracy: float) -> list[
     if all(r in rules for r in order):
         a = [rules[r]["auroc"] for r in order]
         held = None not in a and a[0] < a[1] <= a[2] <= a[3]
-        ranked = " < ".join(f"{r} {v:.3f}" for r, v in sorted(zip(order, a), key=lambda p: -1 if p[1] is None else p[1])
-                            if v is not None)
+        parts = [f"{order[0]} {_f(a[0])}"]
+        for name, prev, cur in zip(order[1:], a, a[1:]):
+            rel = "?" if None in (prev, cur) else "<" if prev < cur else "=" if prev == cur else ">"
+            parts.append(f"{rel} {name} {_f(cur)}")
+        ranked = " ".join(parts)
         out.append({"id": "H4", "observed": ranked, "verdict": "As predicted" if held else "Not as predicted"})
     return out
 
