@@ -4,7 +4,8 @@ the evidence allows."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (`vouch --help` never needs it)
 
 __version__ = "0.1.0"
 

@@ -10,10 +10,11 @@ settings come with ``common`` (the settings table); ``--model`` is ask's own opt
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING
 
+from .cli_parsers import add_command
 from .errors import UserInputError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -23,10 +24,19 @@ MAX_SAMPLES = 100
 
 
 def register(sub, common) -> None:
-    p = sub.add_parser("ask", parents=[common], help="answer a question with a model, and vouch for the answer",
-                       description="Assess the question's premise, list the interpretations of an open choice, "
-                                   "sample K SQL answers to each, run them read-only, vouch with the checks of "
-                                   "`vouch check`, and write a short answer whose numbers come from the result.")
+    """``common``: the settings parser, or a function that returns it (then the arguments are
+    added when the command is used, see :mod:`vouchsql.cli_parsers`)."""
+    add_command(sub, "ask", common, _ask_args, help="answer a question with a model, and vouch for the answer",
+                description="Assess the question's premise, list the interpretations of an open choice, "
+                            "sample K SQL answers to each, run them read-only, vouch with the checks of "
+                            "`vouch check`, and write a short answer whose numbers come from the result.")
+    q = sub.add_parser("prompts", help="list the prompts Vouch sends to models, with their content hashes")
+    q.add_argument("--show", metavar="NAME", help="print one prompt's text")
+    q.add_argument("--json", action="store_true", help="print the list as JSON")
+    q.set_defaults(handler=run_prompts)
+
+
+def _ask_args(p) -> None:
     p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
     p.add_argument("question", help="the question, in plain words")
     p.add_argument("--model", default=None, metavar="PROVIDER:MODEL",
@@ -44,11 +54,6 @@ def register(sub, common) -> None:
     p.add_argument("--all-checks", action="store_true", help="list every check, not only those that fired")
     p.add_argument("--json", action="store_true", help="print the Answer as JSON (see schemas/answer.schema.json)")
     p.set_defaults(handler=run_ask)
-
-    q = sub.add_parser("prompts", help="list the prompts Vouch sends to models, with their content hashes")
-    q.add_argument("--show", metavar="NAME", help="print one prompt's text")
-    q.add_argument("--json", action="store_true", help="print the list as JSON")
-    q.set_defaults(handler=run_prompts)
 
 
 def run_ask(args, config, out: Console) -> int:

@@ -5,20 +5,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import SQLRejected, UserInputError, VouchError
 from . import ask_cli
+from .cli_parsers import FilledOnUse, add_command
 from .server import cli as server_cli
-from .settings import SETTINGS, load_config, settings_markdown
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from rich.console import Console
 
-# rich (~80 ms to import), the evaluation harnesses and the library are imported by the
-# commands that use them: `vouch --help` and `vouch check --json` never load rich
-# (bench/startup.py measures it).
+# rich (~80 ms to import), the settings table, the evaluation harnesses and the library are
+# imported by the commands that use them: `vouch --help` loads none of them, `vouch check
+# --json` never loads rich (bench/startup.py measures it).
 
 # Refused before it runs (the gate, the engine policy, a value certainly over the byte bound):
 # the SQL is the user's to change, exit 2 like any bad input.
@@ -27,6 +27,8 @@ _REJECTED_KINDS = {"rejected", "empty", "parse", "multiple_statements", "not_sel
 
 
 def _settings_parent() -> argparse.ArgumentParser:
+    from .settings import SETTINGS
+
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("settings (also VOUCH_* environment variables and vouch.toml)")
     for s in SETTINGS:
@@ -37,48 +39,37 @@ def _settings_parent() -> argparse.ArgumentParser:
     return parent
 
 
-class _FilledOnUse(argparse.ArgumentParser):
-    """A subcommand's parser whose arguments ``fill(parser)`` adds just before it parses or
-    shows its help, so that building the whole CLI imports no command's module."""
+def _once(make):
+    made = []
 
-    def __init__(self, *args, fill=None, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._fill = fill
-
-    def _filled(self) -> None:
-        fill, self._fill = self._fill, None
-        if fill is not None:
-            fill(self)
-
-    def parse_known_args(self, args=None, namespace=None):
-        self._filled()
-        return super().parse_known_args(args, namespace)
-
-    def format_usage(self) -> str:
-        self._filled()
-        return super().format_usage()
-
-    def format_help(self) -> str:
-        self._filled()
-        return super().format_help()
-
-
-def _eval_harnesses(common: argparse.ArgumentParser):
-    def fill(p: argparse.ArgumentParser) -> None:
-        from .evals import cli as evals_cli
-
-        evals_cli.register(p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True), common)
-    return fill
+    def get():
+        if not made:
+            made.append(make())
+        return made[0]
+    return get
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole CLI. Each command's arguments (and the settings options every command
+    shares) are added when that command is used: ``vouch --help`` builds none of them."""
     parser = argparse.ArgumentParser(
         prog="vouch", description="Answer questions over SQL databases, and vouch for each answer only as far as the evidence allows.")
     parser.add_argument("--version", action="version", version=f"vouchsql {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_FilledOnUse)
-    common = _settings_parent()
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=FilledOnUse)
+    common = _once(_settings_parent)
 
-    p = sub.add_parser("demo", parents=[common], help="build the demo database and run example checks on it")
+    add_command(sub, "demo", common, _demo_args, help="build the demo database and run example checks on it")
+    add_command(sub, "profile", common, _profile_args, help="profile a database's schema and data")
+    add_command(sub, "sql", common, _sql_args, help="run one read-only SELECT and print its result")
+    add_command(sub, "check", common, _check_args, help="vouch for SQL answers to a question, without a model")
+    sub.add_parser("eval", help="evaluation harnesses", fill=_eval_harnesses(common))
+    server_cli.register(sub, common)
+    ask_cli.register(sub, common)
+    add_command(sub, "config", common, _config_args, help="show the settings in effect and where each came from")
+    return parser
+
+
+def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="where to write the demo database (default: the cache folder)")
     p.add_argument("--seed", type=int, default=None, help="seed of the generated data")
     p.add_argument("--no-examples", action="store_true", help="only build the database")
@@ -86,19 +77,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace the file at --out even when it is not a Vouch demo database")
     server_cli.add_demo_options(p)
 
-    p = sub.add_parser("profile", parents=[common], help="profile a database's schema and data")
+
+def _profile_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.add_argument("--refresh", action="store_true", help="ignore the cached profile")
 
-    p = sub.add_parser("sql", parents=[common], help="run one read-only SELECT and print its result")
+
+def _sql_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
     p.add_argument("query", help="one SELECT statement")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the result as JSON")
     fmt.add_argument("--csv", action="store_true", help="print the result as CSV")
 
-    p = sub.add_parser("check", parents=[common], help="vouch for SQL answers to a question, without a model")
+
+def _check_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
     p.add_argument("--question", "-q", required=True, help="the question the SQL answers")
     p.add_argument("--sql", action="append", required=True, metavar="SQL",
@@ -109,17 +103,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-checks", action="store_true", help="list every check, not only those that fired")
     p.add_argument("--json", action="store_true", help="print the Answer as JSON (see schemas/answer.schema.json)")
 
-    sub.add_parser("eval", help="evaluation harnesses", fill=_eval_harnesses(common))
 
-    server_cli.register(sub, common)
-    ask_cli.register(sub, common)
+def _eval_harnesses(common):
+    def fill(p: argparse.ArgumentParser) -> None:
+        from .evals import cli as evals_cli
 
-    p = sub.add_parser("config", parents=[common], help="show the settings in effect and where each came from")
+        evals_cli.register(p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True), common())
+    return fill
+
+
+def _config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--markdown", action="store_true", help="print the settings table as Markdown")
-    return parser
 
 
 def _config_from(args: argparse.Namespace):
+    from .settings import SETTINGS, load_config
+
     return load_config(**{s.name: getattr(args, s.name, None) for s in SETTINGS})
 
 
@@ -311,6 +310,8 @@ def _cmd_demo(args, config, out: Console) -> int:
 
 
 def _cmd_config(args, config, out: Console) -> int:
+    from .settings import SETTINGS, settings_markdown
+
     if args.markdown:
         print(settings_markdown())
         return 0

@@ -4,20 +4,19 @@ calls. FastAPI and uvicorn are imported only when a server really starts."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import os
 import re
-from pathlib import Path
 
+from ..cli_parsers import add_command
 from ..errors import UserInputError, VouchError
-from ..settings import Config
 from . import DB_NAME
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from rich.console import Console
 
     from ..db.privileges import RolePowers
+    from ..settings import Config
 
 TOKEN_ENV = "VOUCH_TOKEN"
 MODEL_ENV = "VOUCH_MODEL"
@@ -26,11 +25,16 @@ ALLOW_PRIVILEGED_FLAG = "--allow-privileged-role"
 
 
 def register(sub, common) -> None:
-    p = sub.add_parser("serve", parents=[common],
-                       help="serve the HTTP API and the web page (needs the [server] extra)",
-                       description="Serve the JSON API (/api/check, /api/ask, /api/databases, /api/profile/NAME, "
-                                   "/health, docs at /docs) and the web page at /. Clients name databases; they "
-                                   "never send paths. Off loopback a token is required: set VOUCH_TOKEN.")
+    """``common``: the settings parser, or a function that returns it (then the arguments are
+    added when the command is used, see :mod:`vouchsql.cli_parsers`)."""
+    add_command(sub, "serve", common, _serve_args,
+                help="serve the HTTP API and the web page (needs the [server] extra)",
+                description="Serve the JSON API (/api/check, /api/ask, /api/databases, /api/profile/NAME, "
+                            "/health, docs at /docs) and the web page at /. Clients name databases; they "
+                            "never send paths. Off loopback a token is required: set VOUCH_TOKEN.")
+
+
+def _serve_args(p) -> None:
     p.add_argument("--db", action="append", default=[], metavar="NAME=PATH",
                    help="a database to serve under NAME (repeatable); a bare PATH is served under its file name")
     p.add_argument(ALLOW_PRIVILEGED_FLAG, action="store_true",
@@ -65,6 +69,8 @@ def parse_db_specs(specs: list[str]) -> dict[str, str]:
         name, sep, target = spec.partition("=")
         if not sep or not DB_NAME.match(name):  # a bare path, or a URL whose query holds '='
             target = spec
+            from pathlib import Path
+
             stem = Path(spec.rstrip("/").split("?", 1)[0]).stem or "db"
             name = re.sub(r"[^A-Za-z0-9_.-]", "_", stem).lstrip("_.-")[:64] or "db"
         if not target.strip():
