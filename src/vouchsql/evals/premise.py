@@ -400,13 +400,8 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
     schemas: dict = {}
     lock = threading.Lock()
 
-    def shown(item: PremiseItem, setting: str) -> str:
-        key = (item.db, setting == "vouch", tuple(item.withhold))
-        with lock:
-            if key not in schemas:
-                text = vouch_schema_text if setting == "vouch" else schema_text
-                schemas[key] = text(dbs[item.db], item.withhold)
-            return schemas[key]
+    def shown(item: PremiseItem, setting: str, withhold=None) -> str:
+        return schemas[(item.db, setting == "vouch", tuple(item.withhold if withhold is None else withhold))]
 
     by_id = {i.id: i for i in items}
     originals = {i.pair_id: i for i in items if not i.flawed}
@@ -414,9 +409,17 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
         for name, path in paths.items():
             if path is not None and path.exists():
                 dbs[name] = connect(path, config=config)
-        for item in items:  # refuse a bad withhold before any model call
-            if item.db in dbs and item.withhold:
-                shown(item, "base")
+        # Every schema text is built here, on this thread, before any worker starts: a database
+        # connection used from two threads at once can deadlock in SQLite's callbacks. This also
+        # refuses a bad withhold before any model call.
+        for item in items:
+            if item.db not in dbs:
+                continue
+            for vouch in {s == "vouch" for s in settings} | {False}:
+                for withhold in {(), tuple(item.withhold)}:
+                    key = (item.db, vouch, withhold)
+                    if key not in schemas:
+                        schemas[key] = (vouch_schema_text if vouch else schema_text)(dbs[item.db], withhold)
 
         def work(job):
             n, item, setting = job
@@ -455,7 +458,7 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
                 messages = J.mechanism_messages(
                     question=item.question, flaw=item.flaw, labels=labels, reason=reply.get("reason") or "",
                     sql=reply.get("sql"), shown_schema=shown_schema,
-                    reference_schema=schema_text(dbs[item.db]), valid_question=valid.question,
+                    reference_schema=shown(item, "base", ()), valid_question=valid.question,
                     valid_sql=valid.gold_sql)
                 calls = [_call(m, name, messages, "premise_mechanism", J.MECHANISM_MAX_TOKENS) for name, m in mech_llms]
                 return {**rec, "shown_schema": shown_schema, "attributions": calls}
