@@ -156,6 +156,24 @@ mech_x_fn = _judge(mech_x)
 mech_y_fn = _judge(mech_y)
 
 
+# -- a second model and judge pair, for the tables over several runs ----------------------------------
+def abstainer(request) -> str:
+    """Judges every question invalid and writes no SQL (the tag tells the judges which reply)."""
+    system, user = request.messages[0][1], request.messages[1][1]
+    setting = _setting(system)
+    question = user.rsplit("Question:", 1)[1].strip()
+    pid = PAIRS[BY_QUESTION[question][0]["pair_id"]]
+    reply = {"sql": None, "reason": f"[{setting}/{pid}] Not answerable."}
+    if setting != "base":
+        reply["is_valid"] = False
+    return json.dumps(reply)
+
+
+ALL_CAUGHT = {s: dict.fromkeys(("P1", "P2", "P3", "P4"), (2, 1, 1)) for s in FLAWED}
+judge_all = _judge(ALL_CAUGHT)
+judge_all_too = _judge(ALL_CAUGHT)
+
+
 # -- the run ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def paper_run(tmp_path_factory, demo_db):
@@ -166,7 +184,9 @@ def paper_run(tmp_path_factory, demo_db):
         "module = importlib.util.module_from_spec(spec)\n"
         "spec.loader.exec_module(module)\n"
         "model, judge_a, judge_b = module.model, module.judge_a, module.judge_b\n"
-        "mech_x, mech_y = module.mech_x_fn, module.mech_y_fn\n", encoding="utf-8")
+        "mech_x, mech_y = module.mech_x_fn, module.mech_y_fn\n"
+        "abstainer, judge_c, judge_d = module.abstainer, module.judge_all, module.judge_all_too\n",
+        encoding="utf-8")
     small = tmp / "small.jsonl"
     small.write_text("".join(json.dumps(r) + "\n" for r in SMALL), encoding="utf-8")
     out = tmp / "run"
@@ -177,7 +197,8 @@ def paper_run(tmp_path_factory, demo_db):
     argv = ["eval", "premise", "--paper", "premisesql", "--input", str(small), "--model", m + "model",
             "--judges", f"{m}judge_a,{m}judge_b", "--mechanism-judges", f"{m}mech_x,{m}mech_y",
             "--out", str(out), "--cache-dir", str(tmp / "cache"), "--no-model-cache", "--bootstrap", "200"]
-    return argv, out, mp
+    yield argv, out, mp, tmp, small
+    mp.undo()
 
 
 @pytest.fixture(scope="module")
@@ -185,11 +206,10 @@ def printed(paper_run):
     import contextlib
     import io
 
-    argv, out, mp = paper_run
+    argv, out, mp, _, _ = paper_run
     buf, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
         code = main(argv)
-    mp.undo()
     assert code == 0, err.getvalue()
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     return buf.getvalue(), metrics, out
@@ -470,3 +490,49 @@ def test_vouch_setting_is_judged_for_det_and_type_but_keeps_its_own_sql_behaviou
     assert manifest["parameters"]["judges"] == ["a", "b"] and manifest["parameters"]["det_from"] == "judges"
     assert "judge" in manifest["prompts"] and "vouch(assess)" in manifest["prompts"]
     assert metrics["mechanisms"]["stages"] == {}, "the mechanism pool is the paper's settings only"
+
+
+def test_tables_over_two_runs_pool_their_outputs(printed, paper_run, capsys):
+    _, out, _, tmp, small = paper_run
+    m = "py:premise_paper_script:"
+    second = tmp / "run2"
+    assert main(["eval", "premise", "--paper", "premisesql", "--input", str(small), "--model", m + "abstainer",
+                 "--judges", f"{m}judge_c,{m}judge_d", "--out", str(second), "--cache-dir", str(tmp / "cache"),
+                 "--no-model-cache", "--bootstrap", "50"]) == 0
+    capsys.readouterr()
+    assert main(["eval", "premise", "--paper", "premisesql", "--paper-runs", str(out), str(second),
+                 "--out", str(tmp / "tables")]) == 0
+    text = capsys.readouterr().out
+    rows = _table(text, "Table 3:")
+    # Run 2: the judges give (2, 1, 1) to every flawed reply, so SQL = DET = TYPE = 1 in every setting;
+    # the abstainer writes no SQL and calls every original invalid, so GEN = VAL = 0.
+    assert rows[2] == [m + "abstainer", "1.000", "1.000", "1.000", "0.000", "1.000", "1.000", "1.000", "0.000",
+                       "0.000", "1.000", "1.000", "1.000", "0.000", "0.000"]
+    # Aggregate: both runs' four outputs per setting pooled, i.e. the mean of the two rows.
+    # Base SQL (1/4 + 1)/2 = 5/8, DET (3/8 + 1)/2 = 11/16, TYPE (1/4 + 1)/2 = 5/8, GEN (1 + 0)/2;
+    # Implicit SQL (5/8 + 1)/2 = 13/16, DET (3/4 + 1)/2 = 7/8, TYPE (5/8 + 1)/2 = 13/16, GEN, VAL (3/4)/2 = 3/8;
+    # Explicit SQL 1, DET (7/8 + 1)/2 = 15/16, TYPE 13/16, GEN (1/2)/2 = 1/4, VAL (1/4)/2 = 1/8.
+    cells = [5 / 8, 11 / 16, 5 / 8, 1 / 2, 13 / 16, 7 / 8, 13 / 16, 3 / 8, 3 / 8, 1.0, 15 / 16, 13 / 16, 1 / 4, 1 / 8]
+    assert rows[3] == ["Aggregate", *[f"{c:.3f}" for c in cells]]
+    assert rows[1][0] == m + "model" and len(rows) == 4
+    # Table 4 pooled: E1.1 (0 + 1)/2 for each; E3.2 TYPE (1/2 + 1)/2; E4.2 SQL (1/2 + 1)/2.
+    assert _table(text, "Table 4:")[1:] == [["E1.1", "Ambiguity", "0.500", "0.500", "0.500"],
+                                            ["E2.1", "Internal Text Contrad.", "1.000", "1.000", "1.000"],
+                                            ["E3.2", "Missing Schema Premise", "1.000", "1.000", "0.750"],
+                                            ["E4.2", "External Knowledge Req.", "0.750", "1.000", "1.000"]]
+    # κ over 24 outputs: run 2 adds 12 agreeing (2, 1, 1) pairs. DET: A 21 ones, B 19, two differ:
+    # p_o 22/24, p_e (21·19 + 3·5)/576 = 414/576, κ = (528 − 414)/(576 − 414) = 19/27.
+    # TYPE: A 19 ones, B 17, four differ: p_o 20/24, p_e (19·17 + 5·7)/576 = 358/576, κ = 122/218 = 61/109.
+    assert f"24 flawed-query outputs): 1.0000 for SQL Behavior, {19 / 27:.4f} for Detection, and " \
+           f"{61 / 109:.4f} for Type Identification" in text
+    assert f"{m}judge_a and {m}judge_b; {m}judge_c and {m}judge_d" in text
+    assert (tmp / "tables" / "paper_tables.md").read_text(encoding="utf-8").strip() == text.replace("\r", "").strip()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--paper-runs", "x"], "give --paper premisesql"),
+    (["--paper", "premisesql", "--paper-runs", "nowhere"], "no manifest.json"),
+])
+def test_paper_runs_bad_input(tmp_path, capsys, args, needle):
+    assert main(["eval", "premise", *args]) == 2
+    assert needle in capsys.readouterr().err

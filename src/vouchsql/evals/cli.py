@@ -100,6 +100,9 @@ def register(evals, common) -> None:
                         "(PremiseSQL §4.4, App. C); needs --judges")
     p.add_argument("--paper", choices=("premisesql",),
                    help="print the paper's Tables 3 and 4 in its layout (also written to paper_tables.md)")
+    p.add_argument("--paper-runs", nargs="+", metavar="RUN_DIR",
+                   help="with --paper: print the tables over stored runs, one Table 3 row per run (model) and an "
+                        "Aggregate row, Table 4 over all their outputs (no model call)")
     _bootstrap_options(p)
     _run_options(p, "premise")
     p.set_defaults(handler=run_premise_command)
@@ -315,6 +318,19 @@ def run_premise_command(args, config, out: Console) -> int:
 
     _positive(args.bootstrap, "--bootstrap")
     settings = P.parse_settings(args.settings) if args.settings else None
+    if args.paper_runs:
+        from .premise_paper import render_runs
+
+        if not args.paper:
+            raise UserInputError("--paper-runs prints a paper's tables: give --paper premisesql")
+        if args.replay or args.model:
+            raise UserInputError("--paper-runs reads stored runs: give it without --model or --replay")
+        text = render_runs(args.paper, [Path(d) for d in args.paper_runs])
+        if args.out:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            (Path(args.out) / "paper_tables.md").write_text(text, encoding="utf-8")
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
+        return 0
     if args.replay:
         out_dir = _replay_out(args)
         manifest, metrics = P.replay(Path(args.replay), out_dir, settings=settings, replicates=args.bootstrap,

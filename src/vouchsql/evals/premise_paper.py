@@ -8,9 +8,13 @@ the originals. The text of the paper keeps only Table 3's caption and §4.2's nu
 is a shaded figure), so the columns follow the caption's order. Table 4: per error type under
 Implicit prompting, ``Code | Error Type | SQL | DET | TYPE`` with the paper's shortened names.
 Values to three decimals, as printed in the paper; judge κ to four, as §4.2.3 gives them.
+Several stored runs (one per model) print together with ``--paper-runs``: a row per model, an
+Aggregate row, and Table 4 over all their outputs.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from ..errors import UserInputError
 from .datasets import FLAW_CODES
@@ -41,22 +45,27 @@ def _row(cells) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
-def table3(metrics: dict, model: str) -> str:
+def table3(rows: list[tuple[str, dict]]) -> str:
+    """One row per (model name, metrics)."""
     head = ["Model"]
-    row = [model]
-    for key, title, measures in TABLE3_SETTINGS:
-        s = metrics["settings"].get(key)
-        for m in measures:
-            head.append(f"{title} {m.upper()}")
-            if s is None:
-                row.append("—")
-            else:
-                row.append(_cell((s["flawed"] if m in ("sql", "det", "type") else s["original"]).get(m)))
+    for _, title, measures in TABLE3_SETTINGS:
+        head += [f"{title} {m.upper()}" for m in measures]
+    lines = []
+    for model, metrics in rows:
+        row = [model]
+        for key, _, measures in TABLE3_SETTINGS:
+            s = metrics["settings"].get(key)
+            for m in measures:
+                if s is None:
+                    row.append("—")
+                else:
+                    row.append(_cell((s["flawed"] if m in ("sql", "det", "type") else s["original"]).get(m)))
+        lines.append(_row(row))
     return "\n".join(["Table 3: Premise critique performance on positive and negative samples. SQL is normalized "
                       "SQL Behavior; DET and TYPE denote Detection and Type Identification. GEN is the "
                       "SQL-generation rate on original queries, and VAL is the rate at which the model explicitly "
                       "recognizes those queries as valid.", "",
-                      _row(head), _row(["---"] * len(head)), _row(row)])
+                      _row(head), _row(["---"] * len(head)), *lines])
 
 
 def table4(metrics: dict) -> str:
@@ -75,7 +84,7 @@ def table4(metrics: dict) -> str:
     return "\n".join(lines)
 
 
-def agreement(metrics: dict) -> str:
+def agreement(metrics: dict, names: str | None = None) -> str:
     j = metrics.get("judges")
     if not j:
         return ("DET and TYPE: structured-output reading (--det-from structured), not the paper's two judges; "
@@ -84,15 +93,64 @@ def agreement(metrics: dict) -> str:
 
     def f(v):
         return "—" if v is None else f"{v:.4f}"
-    return (f"Inter-evaluator Cohen's κ ({' and '.join(j['names'])}, {k['n']} flawed-query outputs): "
+    return (f"Inter-evaluator Cohen's κ ({names or ' and '.join(j['names'])}, {k['n']} flawed-query outputs): "
             f"{f(k['sql'])} for SQL Behavior, {f(k['det'])} for Detection, and {f(k['type'])} for Type "
             "Identification.")
 
 
 def render(paper: str, metrics: dict, model: str) -> str:
+    """The tables of one run."""
     if paper not in PAPERS:
         raise UserInputError(f"unknown --paper {paper!r}; choose from {', '.join(PAPERS)}")
-    return "\n\n".join([table3(metrics, model), table4(metrics), agreement(metrics)]) + "\n"
+    return "\n\n".join([table3([(model, metrics)]), table4(metrics), agreement(metrics)]) + "\n"
 
 
-__all__ = ["PAPERS", "TABLE4_NAMES", "render", "table3", "table4"]
+def render_runs(paper: str, run_dirs: list[Path]) -> str:
+    """The tables over several stored runs (one per model, as the paper has 16): a Table 3 row per
+    run and an Aggregate row, Table 4 and κ over every run's outputs pooled — the paper's Table 4
+    is "aggregated across all 16 models". Recomputed from the records; no model call."""
+    if paper not in PAPERS:
+        raise UserInputError(f"unknown --paper {paper!r}; choose from {', '.join(PAPERS)}")
+    rows, pooled, judges = pool_runs(run_dirs)
+    if len(rows) > 1:
+        rows = [*rows, ("Aggregate", pooled)]
+    return "\n\n".join([table3(rows), table4(pooled), agreement(pooled, judges)]) + "\n"
+
+
+def pool_runs(run_dirs: list[Path]) -> tuple[list[tuple[str, dict]], dict, str]:
+    """Each run's point estimates (model name, metrics), the metrics of all runs' outputs pooled,
+    and the judges named across the runs."""
+    from . import premise as P
+    from .runs import load_records, read_manifest
+
+    if not run_dirs:
+        raise UserInputError("give at least one run folder")
+    rows, records, modes, settings, judge_sets = [], [], set(), None, []
+    for k, run_dir in enumerate(run_dirs):
+        run_dir = Path(run_dir)
+        manifest = read_manifest(run_dir, P.HARNESS)
+        params = manifest.get("parameters", {})
+        det_from = params.get("det_from") or "structured"
+        modes.add(det_from)
+        ran = [s for s in P.PAPER_SETTINGS if s in (params.get("settings") or [])]
+        settings = ran if settings is None else [s for s in settings if s in ran]
+        run_records = load_records(run_dir, P.RECORDS)
+        # Point estimates only: the tables print no intervals (the run's own report has them).
+        rows.append((manifest.get("model") or run_dir.name,
+                     P.analyse(run_records, ran, replicates=1, seed=0, det_from=det_from)))
+        names = " and ".join(params.get("judges") or [])
+        if names and names not in judge_sets:
+            judge_sets.append(names)
+        # Items from different runs stay distinct when pooled.
+        records += [{**r, "id": f"{k}/{r['id']}", "pair_id": f"{k}/{r['pair_id']}",
+                     "index": k * 10**9 + int(r.get("index", 0))} for r in run_records]
+    if len(modes) > 1:
+        raise UserInputError("these runs read DET and TYPE differently (judges in some, --det-from structured in "
+                             "others); pool runs of one kind")
+    if not settings:
+        raise UserInputError("these runs share none of the paper's settings (base, implicit, explicit)")
+    pooled = P.analyse(records, settings, replicates=1, seed=0, det_from=modes.pop())
+    return rows, pooled, "; ".join(judge_sets) or None
+
+
+__all__ = ["PAPERS", "TABLE4_NAMES", "render", "render_runs", "pool_runs", "table3", "table4"]
