@@ -202,9 +202,21 @@ def _name_culprits(world: World, cases: list[Case], outcomes: dict[str, Outcome]
     return named
 
 
+# A legitimate read must never fail because the machine is busy: the world's 1 s limit is for
+# the hostile and resource corpora (stopping what runs long); legitimate reads get this one, so
+# a correlated subquery on MariaDB at a load of 5 is not counted as a false block.
+LEGIT_TIMEOUT = 30.0
+
+
 def run_legit(world: World, cases: list[Case]) -> dict[str, Outcome]:
     secrets: dict[str, list[str]] = {}
-    return {c.id: run_one(world, c, "library", secrets) for c in cases}
+    saved = world.db
+    world.db = world.open(timeout=LEGIT_TIMEOUT)
+    try:
+        return {c.id: run_one(world, c, "library", secrets) for c in cases}
+    finally:
+        world.db.close()
+        world.db = saved
 
 
 def _remove(path: str) -> None:
