@@ -2,7 +2,8 @@
 tests/choices_rewrite/<type>.yaml, in every dialect an engine of Vouch speaks (SQLite, DuckDB,
 PostgreSQL, MySQL/MariaDB), the detector's ``sites`` read the shown SQL against a hand-written
 profile (tests/choices_rewrite/profile.yaml), and ``rewrite`` must give exactly the expected
-SQL, which must parse back in that dialect to the same text.
+SQL, which must parse back in that dialect to the same text. In the other dialects the gate
+maps (T-SQL, Snowflake, BigQuery) the same sites must be found and their rewrites parse back.
 
 A case is ``{title, question, sql, shown?, facts?, expect}``:
 
@@ -74,13 +75,24 @@ class Facts(dict):
         return super().get(key, default)
 
 
-def _cases():
+# Dialects the statement gate maps an engine name to, but with no engine Vouch is tested on:
+# the same sites must be found and their rewrites must parse back; the text is not pinned
+# (sqlglot writes SQLite's COUNT as T-SQL's COUNT_BIG, and so on). Known gaps, strict xfails.
+OTHER_DIALECTS = ("tsql", "snowflake", "bigquery")
+OTHER_GAPS = {("tsql", "ties", "a page of the ranking (LIMIT k OFFSET m) tied at its bottom keeps the rows between "
+               "its first and last values"): "T-SQL writes a page as OFFSET … FETCH NEXT, which ties does not read"}
+
+
+def _cases(dialects=DIALECTS, gaps=None):
     for path in sorted(HERE.glob("*.yaml")):
         if path.stem == "profile":
             continue
         for case in yaml.safe_load(path.read_text(encoding="utf-8")):
-            for dialect in DIALECTS:
-                yield pytest.param(path.stem, dialect, case, id=f"{path.stem}: {case['title']} [{dialect}]")
+            for dialect in dialects:
+                why = (gaps or {}).get((dialect, path.stem, case["title"]))
+                marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
+                yield pytest.param(path.stem, dialect, case, id=f"{path.stem}: {case['title']} [{dialect}]",
+                                   marks=marks)
 
 
 def in_dialect(sql: str, dialect: str) -> str:
@@ -138,6 +150,16 @@ def test_rewrite(kind, dialect, case):
     for _, sql, _ in found:
         # It parses back in the dialect to the same statement (spacing aside: sqlglot prints a
         # built ``ANY(SELECT …)`` and a parsed ``ANY (SELECT …)``).
+        again = sqlglot.parse_one(sql, read=dialect).sql(dialect=dialect)
+        assert _unspaced(again) == _unspaced(sql), "the rewritten SQL does not read back the same"
+
+
+@pytest.mark.parametrize("kind, dialect, case", list(_cases(OTHER_DIALECTS, OTHER_GAPS)))
+def test_rewrite_in_other_dialects(kind, dialect, case):
+    found, _ = rewrites(kind, case, dialect)
+    assert [(form, settled) for form, _, settled in found] == \
+        [(e["form"], e.get("settled_by")) for e in case["expect"]]
+    for _, sql, _ in found:
         again = sqlglot.parse_one(sql, read=dialect).sql(dialect=dialect)
         assert _unspaced(again) == _unspaced(sql), "the rewritten SQL does not read back the same"
 
