@@ -15,6 +15,19 @@ __all__ = ["create_app", "ServerOptions"]
 DB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (``server.cli`` and ``vouch mcp`` need no FastAPI for it)."""
+    import ipaddress
+
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 def __getattr__(name: str):  # lazy: importing vouchsql.server must not need FastAPI yet
     if name in __all__:
         from . import app

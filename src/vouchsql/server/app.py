@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import threading
 import time
@@ -49,8 +48,8 @@ from ..answer import Answer
 from ..db import Database, connect
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
 from ..settings import Config, load_config
-from . import DB_NAME
-from .body import dumps, fit
+from . import DB_NAME, is_loopback  # noqa: F401 - is_loopback: imported from here by callers
+from .body import dumps, fit, hide_path as _hide_path
 
 log = logging.getLogger("vouchsql.server")
 
@@ -65,18 +64,6 @@ _GRACE_S = 2.0
 _PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
              "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
              "frame-ancestors 'none'")
-
-
-def is_loopback(host: str) -> bool:
-    import ipaddress
-
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass
@@ -537,20 +524,6 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
     app.include_router(router)
     app.add_middleware(_Guard, options=options)
     return app
-
-
-def _hide_path(data: Any, target: str, name: str) -> Any:
-    """``data`` with every mention of a file database's server-side path (and its folder)
-    replaced by the database's name. URLs are left alone: their password is never shown."""
-    if "://" in target:
-        return data
-    path = Path(target).expanduser().resolve()
-    secrets = sorted({str(path), str(path.parent)} - {"/", ""}, key=len, reverse=True)
-    text = dumps(data).decode("utf-8")
-    hidden = text
-    for secret in secrets:
-        hidden = hidden.replace(json.dumps(secret)[1:-1], f"<{name}>")
-    return data if hidden == text else json.loads(hidden)
 
 
 def _ask_status(model: str | None) -> tuple[bool, str | None, str | None]:

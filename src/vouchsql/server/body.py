@@ -11,6 +11,7 @@ client still gets the verdict, the reasons and the first rows of every result.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Iterator
 
 # Room kept for the markers that cutting adds and for rounding in the shares.
@@ -57,3 +58,17 @@ def fit(data: Any, limit: int) -> bytes | None:
             result["truncated_reason"] = "bytes"
     body = dumps(data)
     return body if len(body) <= limit else None
+
+
+def hide_path(data: Any, target: str, name: str) -> Any:
+    """``data`` with every mention of a file database's server-side path (and its folder)
+    replaced by the database's name. URLs are left alone: their password is never shown."""
+    if "://" in target:
+        return data
+    path = Path(target).expanduser().resolve()
+    secrets = sorted({str(path), str(path.parent)} - {"/", ""}, key=len, reverse=True)
+    text = dumps(data).decode("utf-8")
+    hidden = text
+    for secret in secrets:
+        hidden = hidden.replace(json.dumps(secret)[1:-1], f"<{name}>")
+    return data if hidden == text else json.loads(hidden)

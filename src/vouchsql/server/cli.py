@@ -88,7 +88,7 @@ def resolve_model(option: str | None, config: Config) -> str | None:
 def check_listen(host: str, token: str | None) -> None:
     """Refuse to start unguarded: off loopback a token is required, and any token given must
     be long enough to guess badly."""
-    from .app import is_loopback
+    from . import is_loopback
 
     if token is not None and len(token) < MIN_TOKEN_CHARS:
         raise UserInputError(f"{TOKEN_ENV} is shorter than {MIN_TOKEN_CHARS} characters; use a long random one "
