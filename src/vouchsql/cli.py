@@ -11,6 +11,7 @@ from .errors import SQLRejected, UserInputError, VouchError
 from . import ask_cli
 from .cli_parsers import FilledOnUse, add_command
 from .server import cli as server_cli
+from .mcp_server import cli as mcp_cli
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_command(sub, "check", common, _check_args, help="vouch for SQL answers to a question, without a model")
     sub.add_parser("eval", help="evaluation harnesses", fill=_eval_harnesses(common))
     server_cli.register(sub, common)
+    mcp_cli.register(sub, common)
     ask_cli.register(sub, common)
     add_command(sub, "config", common, _config_args, help="show the settings in effect and where each came from")
     return parser

@@ -1,0 +1,179 @@
+"""The MCP server: :class:`~vouchsql.mcp_server.tools.Tools` behind the official ``mcp`` SDK's
+low-level ``Server`` (hand-written schemas, so every refusal is a structured
+``{"error": ...}`` result rather than the SDK's text), over stdio or streamable HTTP.
+
+Over HTTP the rules of ``vouch serve`` apply: off loopback a token is required (``VOUCH_TOKEN``,
+sent as ``Authorization: Bearer``) and a token given must be long enough; on loopback the
+``Host`` (and ``Origin``) must name loopback, a DNS-rebinding guard. Tool calls run in worker
+threads (SQLite connections never cross threads), at most ``max_concurrent`` at once, each
+within ``call_timeout`` seconds; every query in them is bounded by the query timeout setting.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+
+from .. import __version__
+from .tools import PROTOCOL, Tools, ToolFailure, tool_list
+
+log = logging.getLogger("vouchsql.mcp")
+
+PROFILE_URI = "vouch://profile/"
+PROMPT_NAME = "answer_with_vouch"
+
+
+def _text(payload: dict) -> list[types.TextContent]:
+    return [types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))]
+
+
+def build_server(tools: Tools, *, call_timeout: float = 120.0, max_concurrent: int = 4) -> Server:
+    """The low-level MCP server over ``tools``: its tools, one prompt and a profile resource per database."""
+    limiter = anyio.CapacityLimiter(max(1, max_concurrent))
+    listed = tool_list(tools)
+
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=t["name"], title=t["title"], description=t["description"],
+                       input_schema=t["inputSchema"], output_schema=t["outputSchema"],
+                       annotations=types.ToolAnnotations(title=t["title"], read_only_hint=True,
+                                                         destructive_hint=False, idempotent_hint=True,
+                                                         open_world_hint=t["name"] == "ask"))
+            for t in listed])
+
+    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            with anyio.fail_after(call_timeout):
+                payload, is_error = await anyio.to_thread.run_sync(
+                    tools.call, params.name, params.arguments, limiter=limiter, abandon_on_cancel=True)
+        except TimeoutError:
+            payload, is_error = ToolFailure(
+                "timeout", f"the call ran past its {call_timeout:g} s limit and was stopped "
+                           f"(start vouch mcp with a larger --call-timeout)").payload(), True
+        return types.CallToolResult(content=_text(payload), structured_content=payload, is_error=is_error)
+
+    async def list_resources(ctx, params) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[
+            types.Resource(name=f"profile-{name}", title=f"Profile of {name}", uri=f"{PROFILE_URI}{name}",
+                           description=f"Vouch's schema-and-data profile of {name!r} (tables, columns, keys, "
+                                       f"NULL counts, stand-in codes, join overlaps)",
+                           mime_type="application/json")
+            for name in tools.databases])
+
+    async def list_templates(ctx, params) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(name="profile", uri_template=PROFILE_URI + "{database}",
+                                   description="Vouch's profile of a database", mime_type="application/json")])
+
+    async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        name = uri[len(PROFILE_URI):] if uri.startswith(PROFILE_URI) else None
+        if name is None or name not in tools.databases:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=types.INVALID_PARAMS,
+                           message=f"no resource {uri!r}; this server has {PROFILE_URI}NAME for: "
+                                   f"{', '.join(tools.databases)}")
+        with anyio.fail_after(call_timeout):
+            text = await anyio.to_thread.run_sync(tools.profile_json, name, limiter=limiter,
+                                                  abandon_on_cancel=True)
+        return types.ReadResourceResult(contents=[
+            types.TextResourceContents(uri=uri, mime_type="application/json", text=text)])
+
+    prompt = types.Prompt(
+        name=PROMPT_NAME, title="Answer a question with Vouch",
+        description="The protocol for answering a question over a database: describe, K independent "
+                    "queries, check_sql, then show the verdict's reasons and every open choice",
+        arguments=[types.PromptArgument(name="database", description="a database name", required=True),
+                   types.PromptArgument(name="question", description="the question", required=True)])
+
+    async def list_prompts(ctx, params) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        from mcp.shared.exceptions import MCPError
+
+        if params.name != PROMPT_NAME:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"no prompt {params.name!r}; this server has {PROMPT_NAME}")
+        args = params.arguments or {}
+        database, question = (args.get("database") or "").strip(), (args.get("question") or "").strip()
+        if not database or not question:
+            raise MCPError(code=types.INVALID_PARAMS, message="give both arguments: database and question")
+        text = (f"Answer this question over the database {database!r} with the Vouch tools.\n\n"
+                f"Question: {question}\n\n{PROTOCOL}")
+        return types.GetPromptResult(description=prompt.description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
+
+    return Server(
+        "vouch", version=__version__, title="Vouch",
+        instructions=("Vouch checks SQL answers to questions over the databases listed by list_databases.\n"
+                      + PROTOCOL),
+        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+        on_list_resource_templates=list_templates, on_read_resource=read_resource,
+        on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+
+
+async def run_stdio(server: Server) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+class TokenGuard:
+    """ASGI wrapper: every HTTP request needs ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app, token: str) -> None:
+        self.app, self.token = app, token.encode()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            scheme, _, given = headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token):
+                body = json.dumps({"error": {"kind": "unauthorized", "message":
+                                   "this server needs a token: send 'Authorization: Bearer <VOUCH_TOKEN>'"}}).encode()
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", b'Bearer realm="vouch"'),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: Server, host: str, token: str | None, path: str = "/mcp") -> Any:
+    """The streamable-HTTP ASGI app, guarded as ``vouch serve`` is."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from ..server import is_loopback
+
+    security = None
+    if is_loopback(host):
+        shown = f"[{host.strip('[]')}]" if ":" in host else host
+        names = sorted({"127.0.0.1", "localhost", "[::1]", shown})
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=[f"{n}:*" for n in names] + names,
+            allowed_origins=[f"http://{n}:*" for n in names] + [f"http://{n}" for n in names])
+    app = server.streamable_http_app(streamable_http_path=path, host=host, transport_security=security)
+    return TokenGuard(app, token) if token else app
+
+
+def run_http(server: Server, host: str, port: int, token: str | None) -> bool:
+    """Serve until stopped; False when the port could not be bound."""
+    import uvicorn
+
+    userver = uvicorn.Server(uvicorn.Config(http_app(server, host, token), host=host, port=port,
+                                            log_level="warning", server_header=False, proxy_headers=False,
+                                            lifespan="on"))
+    try:
+        userver.run()
+    except SystemExit:
+        pass
+    return bool(userver.started)
