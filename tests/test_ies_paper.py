@@ -308,3 +308,74 @@ def test_model_runs_read_a_spider_split_directly(demo_db, tmp_path):
     assert r["candidates"][0]["sql"] == AT_LEAST_100
     with pytest.raises(vouchsql.errors.UserInputError, match="--model"):
         C.run_confidence(None, config, tmp_path / "run2", dataset=root, split="dev")
+
+
+# ---------------------------------------------------------------------------------------
+# The whole preset with a scripted model: every table cell by hand
+# ---------------------------------------------------------------------------------------
+SCRIPT = {  # question → the five samples' SQL (sample 0 first: the answer --paper ies scores)
+    "How many customers are there?": ["SELECT COUNT(*) FROM customers"] * 5,
+    "How many orders were over $100?": [AT_LEAST_100, OVER_100, OVER_100, OVER_100, AT_LEAST_100],
+    "How many tracks are there?": ["SELECT COUNT(*) FROM Track"] * 5,
+    "How many customers are from Brazil?": ["SELECT COUNT(*) FROM Customer WHERE Country = 'Brazil'"] * 3
+                                           + ["SELECT COUNT(*) FROM Customer"] * 2,
+}
+
+
+def _scripted(request):
+    system = request.messages[0][1]
+    user = "\n".join(c for r, c in request.messages if r == "user")
+    if "Task: assess" in system:
+        return json.dumps({"is_valid": True, "flaw_code": None, "reason": "r", "clarification": None,
+                           "interpretations": []})
+    if "Task: judge_complete" in system:
+        return json.dumps({"parts": [{"part": "the count asked for", "covered": True}]})
+    if "Task: generate" in system:
+        question = next(q for q in SCRIPT if q in user)
+        return json.dumps({"sql": SCRIPT[question][request.sample], "interpretation": "as asked", "assumptions": []})
+    return "The count is in the result."
+
+
+def test_paper_preset_with_a_scripted_model_every_cell_by_hand(demo_db, chinook_path, tmp_path, capsys, monkeypatch,
+                                                                clean_env):
+    from vouchsql.cli import main
+
+    labels = {"How many customers are there?": True, "How many orders were over $100?": False,
+              "How many tracks are there?": True, "How many customers are from Brazil?": False}
+    dbs = {"How many customers are there?": str(demo_db), "How many orders were over $100?": str(demo_db),
+           "How many tracks are there?": str(chinook_path), "How many customers are from Brazil?": str(chinook_path)}
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(json.dumps({"id": f"q{i}", "db": dbs[q], "question": q, "label": labels[q]})
+                              for i, q in enumerate(SCRIPT)) + "\n", encoding="utf-8")
+    import sys
+    import types
+
+    # the model named on the command line as py:module:function, as a user names their own
+    monkeypatch.setitem(sys.modules, "ies_scripted_model", types.SimpleNamespace(fn=_scripted))
+    out = tmp_path / "run"
+    code = main(["eval", "confidence", "--paper", "ies", "--model", "py:ies_scripted_model:fn",
+                 "--input", str(path), "--out", str(out), "--cache-dir", str(tmp_path / "cache"),
+                 "--no-model-cache", "--bootstrap", "200"])
+    text, err = capsys.readouterr()
+    assert code == 0, err
+    m = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    r = m["rules"]
+    # Sample 0 is shown (--paper ies): A = 1, 0.4, 1, 0.6. The judge covers every part, so
+    # COMPLETE = 1 and, with GROUNDED and SAFETY, evidence is not thin; no paper check fires.
+    assert m["ies"]["complete_sources"] == {"judge": 4, "alignment": 0, "unmeasured": 0}
+    for rule in ("agreement_alone", "agreement_first", "v3"):
+        assert r[rule]["auroc"] == 1.0 and r[rule]["gate"] == {"pass": [2, 0], "flag": [0, 1], "abstain": [0, 1]}
+    # designed: a 3–2 split has L2 = 1 − (.6 ln(1/.6) + .4 ln(1/.4))/ln 5 = 0.5818, so the two
+    # wrong answers score (.3 + .1 + .2 × .5818)/.6 = 0.8606 and pass; the right ones score 1.
+    assert r["designed"]["auroc"] == 1.0 and r["designed"]["gate"] == {"pass": [2, 2], "flag": [0, 0],
+                                                                       "abstain": [0, 0]}
+    assert (r["designed"]["pass_accuracy"], r["designed"]["correct_withheld"]) == (0.5, 0.0)
+    # v2: SAFETY = min(L1, A): (.4 + .2 × .4)/.6 = 0.8 and (.4 + .2 × .6)/.6 = 0.8667, both pass.
+    assert r["v2"]["gate"] == {"pass": [2, 2], "flag": [0, 0], "abstain": [0, 0]}
+    h = {x["id"]: x["verdict"] for x in m["ies"]["hypotheses"]}
+    assert h["H2"] == "Fail"  # no correct answer withheld by either rule: "fewer" does not hold
+    # H4 needs designed strictly below agreement alone: 1.000 = 1.000 is not as predicted.
+    assert h["H3"] == "Not tested" and h["H4"] == "Not as predicted"
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["parameters"]["shown"] == "first" and manifest["parameters"]["judge_complete"] is True
+    assert "IES Table 8" in text and "H4" in text

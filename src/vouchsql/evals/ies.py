@@ -210,10 +210,12 @@ def analyse_ies(kept: list[dict], parsed: list[list[CheckResult]], y: np.ndarray
     fired = [bool(components(score_input(r, c, check_set))["empty_result"]) for r, c in zip(kept, parsed)]
     empty = {"fired": int(sum(fired)), "right": int(sum(bool(f and yy) for f, yy in zip(fired, y)))}
     sources = {"judge": 0, "alignment": 0, "unmeasured": 0}
-    for checks in parsed:
+    retrieve = 0
+    for r, checks in zip(kept, parsed):
         sources[complete_source(checks) or "unmeasured"] += 1
+        retrieve += components(score_input(r, checks, check_set))["retrieve"] is not None
     return {"ablations": ablations, "steps": steps, "fitted": fit_note, "empty_result": empty,
-            "complete_sources": sources}, extra
+            "complete_sources": sources, "retrieve_measured": retrieve}, extra
 
 
 # ---------------------------------------------------------------------------------------
@@ -239,8 +241,11 @@ def sections(metrics: dict) -> list[Section]:
                 rows4, caption=f"IES Table 4 layout: {metrics['n']} labelled answers, accuracy "
                                f"{pct(metrics['accuracy'])}; checks: {metrics['check_set']}."),
           Text(f"COMPLETE measured by the judge model on {src['judge']} answers, by the deterministic question–SQL "
-               f"alignment on {src['alignment']}, unmeasured on {src['unmeasured']}. The paper's claim judge (judge "
-               f"issues about the answer, unsupported claims) is not part of Vouch: those caps never fire here.")]
+               f"alignment on {src['alignment']}, unmeasured on {src['unmeasured']}. RETRIEVE "
+               + ("not measured (IES §3.2)" if metrics["check_set"] == "paper" else
+                  f"measured by the alignment on {ies['retrieve_measured']}")
+               + ". The paper's claim judge (judge issues about the answer, unsupported claims) is not part of "
+                 "Vouch: those caps never fire here.")]
     if "metrics" in fit:
         t4.append(Text(f"Fitted: logistic regression on {', '.join(fit['features'])}; whole-database cross-fitting "
                        f"over {fit['splits']} random halvings of {fit['databases']} databases (seed {fit['seed']}; "
