@@ -48,14 +48,14 @@ def run_mcp_command(args, config: Config, console) -> int:
 
     from ..server.cli import TOKEN_ENV, check_listen, check_roles, parse_db_specs, resolve_model
 
-    databases = parse_db_specs(args.db)
-    if not databases:
-        raise UserInputError("no database to serve: give --db NAME=TARGET (repeatable)")
     token = os.environ.get(TOKEN_ENV) or None
     if args.transport == "http":
         check_listen(args.host, token)
         if not (0 < args.port < 65536):
             raise UserInputError(f"--port {args.port} is not a port number (1–65535)")
+    databases = parse_db_specs(args.db)
+    if not databases:
+        raise UserInputError("no database to serve: give --db NAME=TARGET (repeatable)")
     if not (0 < args.call_timeout < float("inf")):
         raise UserInputError("--call-timeout must be a number of seconds > 0")
     if args.max_response_bytes is not None and not (64 * 1024 <= args.max_response_bytes <= 2**40):

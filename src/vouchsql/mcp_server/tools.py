@@ -434,7 +434,9 @@ def describe_profile(profile, database: str, tables: list[str] | None, sample_va
                 "name": c.name, "type": c.type, "nullable": c.nullable,
                 "null_share": round(c.null_count / t.row_count, 4) if t.row_count else 0.0,
                 "distinct": c.distinct_count, "min": _clip(c.min), "max": _clip(c.max),
-                "top_values": [[_clip(v), n] for v, n in c.top_values[:sample_values]],
+                # A unique column's most frequent values say nothing: left out, to save the agent's context.
+                "top_values": [] if t.row_count and c.distinct_count >= t.row_count
+                else [[_clip(v), n] for v, n in c.top_values[:sample_values]],
                 "stand_ins": [{"value": s.value, "share": s.share, "reason": s.reason} for s in c.stand_ins],
             })
         out_tables.append({"name": t.name, "is_view": t.is_view, "row_count": t.row_count,
