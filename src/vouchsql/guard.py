@@ -1,0 +1,146 @@
+"""A guard for SQL another system wrote: :func:`vouchsql.check` in front of an existing
+text-to-SQL stack, so an answer whose SQL is vetoed never reaches the user as fact.
+
+``Guard(db).require(question, sql, samples)`` checks the SQL and raises :class:`Withheld` when
+the gate is one the guard blocks (by default ``abstain``: a veto fired or the evidence says
+no); otherwise it returns the Answer, whose verdict reasons and open choices the caller shows.
+Adapters for two stacks people run, each importing its library only when called:
+
+- :func:`langchain_tool`: a LangChain tool that checks each query before the wrapped SQL tool
+  (``QuerySQLDatabaseTool`` or any tool taking ``{"query": sql}``) runs it;
+- :func:`vanna_runner`: a Vanna 2 ``SqlRunner`` that checks ``args.sql`` before the wrapped
+  runner's ``run_sql``.
+
+See docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import UserInputError, VouchError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .answer import Answer
+    from .db import Database
+
+
+class Withheld(VouchError):
+    """The guard blocked the SQL: ``answer`` says why (its verdict's reasons and choices)."""
+
+    kind = "withheld"
+
+    def __init__(self, answer: "Answer") -> None:
+        reasons = "; ".join(r.detail for r in answer.verdict.reason_codes) or ", ".join(answer.verdict.reasons)
+        super().__init__(f"Vouch withheld this answer (gate {answer.verdict.gate}, score {answer.verdict.score}): "
+                         f"{reasons or 'no reason given'}")
+        self.answer = answer
+
+
+@dataclass
+class Guard:
+    """``db``: a path, URL or open :class:`~vouchsql.db.Database` (then the caller closes it).
+    ``block``: the gates that withhold the SQL; ``("abstain", "flag")`` lets only ``pass``
+    through, which needs agreeing samples (one SQL alone is capped at ``flag``)."""
+
+    db: "str | os.PathLike | Database"
+    block: tuple[str, ...] = ("abstain",)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.block) - {"pass", "flag", "abstain"}
+        if unknown:
+            raise UserInputError(f"block: unknown gate(s) {sorted(unknown)}; gates are pass, flag and abstain")
+
+    def check(self, question: str, sql: str, samples: "list[str] | tuple[str, ...]" = (), *,
+              answer_text: str | None = None, hint: str | None = None) -> "Answer":
+        """The Answer for ``sql`` (``samples``: independent SQL for the same question)."""
+        from . import api
+
+        return api.check(self.db, question, [sql, *samples], answer_text=answer_text, hint=hint, **self.settings)
+
+    def blocks(self, answer: "Answer") -> bool:
+        return answer.verdict.gate in self.block
+
+    def require(self, question: str, sql: str, samples: "list[str] | tuple[str, ...]" = (), **kwargs) -> "Answer":
+        """:meth:`check`, raising :class:`Withheld` when the gate is blocked."""
+        answer = self.check(question, sql, samples, **kwargs)
+        if self.blocks(answer):
+            raise Withheld(answer)
+        return answer
+
+    def wrap(self, text_to_sql: Callable[[str], str], *, k: int = 1) -> Callable[[str], "Answer"]:
+        """A function ``question -> Answer`` over ``text_to_sql(question) -> sql``, called ``k``
+        times (the first SQL is the answer, the rest its samples); raises :class:`Withheld`."""
+        if k < 1:
+            raise UserInputError("k must be at least 1")
+
+        def guarded(question: str) -> "Answer":
+            sqls = [text_to_sql(question) for _ in range(k)]
+            return self.require(question, sqls[0], sqls[1:])
+
+        guarded.__name__ = getattr(text_to_sql, "__name__", "guarded")
+        return guarded
+
+
+def summary(answer: "Answer") -> str:
+    """One paragraph an agent or a user can read: the gate, the reasons, the open choices."""
+    lines = [f"Vouch: {answer.verdict.gate} (score {answer.verdict.score})."]
+    lines += [f"- {r.detail}" for r in answer.verdict.reason_codes]
+    for c in answer.choices:
+        if c.differs:
+            lines.append(f"- open choice ({c.type}): {c.description}; its SQL: {c.sql}")
+    return "\n".join(lines)
+
+
+def langchain_tool(guard: Guard, inner, question: str, *, name: str | None = None):
+    """A LangChain ``StructuredTool`` for one question: each ``query`` is checked, then run by
+    ``inner`` (``inner.invoke({"query": query})``, as ``QuerySQLDatabaseTool`` takes it) with
+    Vouch's summary appended; a blocked query is not run and the tool says why instead."""
+    from langchain_core.tools import StructuredTool
+
+    def run(query: str) -> str:
+        try:
+            answer = guard.require(question, query)
+        except Withheld as exc:
+            return f"Not run. {summary(exc.answer)}\nDo not present an answer as fact; fix the SQL or ask the user."
+        return f"{inner.invoke({'query': query})}\n\n{summary(answer)}"
+
+    return StructuredTool.from_function(
+        run, name=name or getattr(inner, "name", "sql_db_query"),
+        description=(getattr(inner, "description", "") + " Each query is checked by Vouch against the question; "
+                     "a vetoed query is not run. Show the user Vouch's reasons and open choices."))
+
+
+def vanna_runner(guard: Guard, inner, question_of: Callable[[Any], str] | None = None):
+    """A Vanna 2 ``SqlRunner`` that checks ``args.sql`` before ``inner.run_sql(args, context)``.
+    ``question_of(context)`` gives the user's question (default: ``context.metadata["question"]``,
+    set it with a ``ToolContextEnricher``). A blocked query raises :class:`Withheld`, which Vanna
+    reports to the agent as the tool's error; the Answer is left in
+    ``context.metadata["vouch"]`` either way."""
+    import asyncio
+
+    from vanna.capabilities.sql_runner import SqlRunner
+
+    def default_question(context) -> str:
+        question = (getattr(context, "metadata", None) or {}).get("question")
+        if not question:
+            raise UserInputError("no question in context.metadata['question']; pass question_of to vanna_runner")
+        return question
+
+    get_question = question_of or default_question
+
+    class VouchGuardedRunner(SqlRunner):
+        async def run_sql(self, args, context):
+            question = get_question(context)
+            answer = await asyncio.to_thread(guard.check, question, args.sql)
+            if getattr(context, "metadata", None) is not None:
+                context.metadata["vouch"] = answer.model_dump(mode="json")
+            if guard.blocks(answer):
+                raise Withheld(answer)
+            return await inner.run_sql(args, context)
+
+    return VouchGuardedRunner()
