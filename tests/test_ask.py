@@ -68,9 +68,9 @@ def _json_valid(answer) -> None:
 # -- a clear question ------------------------------------------------------------------------------
 
 def test_valid_question_passes(ask):
-    script = Script(samples=[STORES], write="There are 8 stores.", gather=5)
+    script = Script(samples=[STORES], write="There are 8 stores.")
     with ScriptedServer(script) as srv:
-        answer = ask(srv, k=5)
+        answer = ask(srv, k=5, prose=True)
     assert answer.verdict.gate == "pass", answer.verdict
     assert answer.agreement == 1.0 and len(answer.candidates) == 5
     assert answer.shown.sql == STORES and answer.shown.result.rows == [[8]]
@@ -89,20 +89,65 @@ def test_valid_question_passes(ask):
 
 
 @pytest.mark.parametrize("k", [1, 3, 5])
-def test_calls_per_request_and_rounds(ask, k):
-    script = Script(samples=[STORES], gather=k)
+def test_a_clear_request_costs_at_most_two_calls(ask, k):
+    """Decide-then-answer's budget (issue 14): the decide call answers a clear request
+    (sample 0) and one request with ``n = K - 1`` draws the rest; the text is a template."""
+    script = Script(samples=[STORES])
     with ScriptedServer(script) as srv:
         answer = ask(srv, k=k)
-    assert srv.stages() == ["assess"] + ["generate"] * k + ["write"]
-    assert srv.rounds() == [["assess"], ["generate"] * k, ["write"]]
-    assert not script.gather_failed, "the K generate calls did not run in parallel"
+    generate = ["generate"] if k > 1 else []
+    assert srv.stages() == ["decide"] + generate
+    assert srv.rounds() == [["decide"]] + ([generate] if generate else [])
+    if k > 1:
+        assert srv.calls[1].body["n"] == k - 1
+    assert len(answer.candidates) == k and answer.candidates[0].sql == STORES
     u = answer.usage
-    assert (u.stages["assess"].calls, u.stages["generate"].calls, u.stages["write"].calls) == (1, k, 1)
-    assert u.total.calls == u.total.requests == k + 2 and u.rounds == 3
-    assert u.total.input_tokens == 11 * (k + 2) and u.total.output_tokens == 7 * (k + 2)
-    assert set(u.prompts) == {"assess", "generate", "write"}
+    assert u.stages["assess"].calls == 1 and "write" not in u.stages
+    assert u.total.calls == u.total.requests == 1 + (k > 1) and u.rounds == 1 + (k > 1)
+    # The server bills 11 prompt tokens per request and 7 per choice.
+    assert u.total.input_tokens == 11 * (1 + (k > 1)) and u.total.output_tokens == 7 * k
+    assert set(u.prompts) == {"decide", "generate"} if k > 1 else {"decide"}
+    assert answer.text == "n: 8."
     if k == 1:
         assert "thin_evidence" in answer.verdict.reasons
+
+
+def test_anthropic_draws_the_samples_as_parallel_calls(ask):
+    """An endpoint with no ``n`` (Anthropic): the K - 1 samples are K - 1 parallel calls, in
+    the same round, so the rounds stay two."""
+    script = Script(samples=[STORES], gather=4)
+    with ScriptedServer(script, protocol="anthropic") as srv:
+        answer = ask(srv, k=5)
+    assert not script.gather_failed, "the K - 1 generate calls did not run in parallel"
+    assert srv.rounds() == [["decide"], ["generate"] * 4]
+    assert len(answer.candidates) == 5 and answer.agreement == 1.0
+    assert answer.usage.total.calls == answer.usage.total.requests == 5 and answer.usage.rounds == 2
+
+
+def test_a_server_that_ignores_n_gets_the_rest_one_by_one(ask):
+    script = Script(samples=[STORES], honour_n=False)
+    with ScriptedServer(script) as srv:
+        answer = ask(srv, k=5)
+    # The n = 4 request came back with one choice; the 3 missing samples followed in parallel.
+    assert srv.rounds()[:2] == [["decide"], ["generate"]] and len(srv.rounds()) in (3, 4, 5)
+    assert srv.calls[1].body["n"] == 4 and all("n" not in c.body for c in srv.calls[2:])
+    assert len(answer.candidates) == 5 and answer.usage.total.requests == 5
+
+
+def test_model_prose_is_one_more_call_and_round(ask):
+    with ScriptedServer(Script(samples=[STORES], write="There are 8 stores.")) as srv:
+        answer = ask(srv, k=5, prose=True)
+    assert srv.rounds() == [["decide"], ["generate"], ["write"]]
+    assert answer.usage.total.calls == 3 and answer.usage.rounds == 3 and answer.text == "There are 8 stores."
+    with pytest.raises(UserInputError, match="contradict"):
+        ask(None, prose=True, no_prose=True)
+
+
+def test_a_decide_reply_without_sql_draws_all_k(ask):
+    with ScriptedServer(Script(samples=[STORES], decide_sql=False)) as srv:
+        answer = ask(srv, k=3)
+    assert srv.stages() == ["decide", "generate"] and srv.calls[1].body["n"] == 3
+    assert len(answer.candidates) == 3 and answer.usage.total.calls == 2
 
 
 def test_samples_setting_is_the_default_k(ask):
@@ -112,12 +157,12 @@ def test_samples_setting_is_the_default_k(ask):
 
 
 def test_anthropic_protocol_end_to_end(ask):
-    script = Script(samples=[STORES], write="There are 8 stores.", gather=5)
+    script = Script(samples=[STORES], write="There are 8 stores.", gather=4)
     with ScriptedServer(script, protocol="anthropic") as srv:
-        answer = ask(srv, k=5)
+        answer = ask(srv, k=5, prose=True)
     assert answer.verdict.gate == "pass" and answer.usage.model == "anthropic:scripted"
     assert {c.path for c in srv.calls} == {"/v1/messages"}
-    assert srv.rounds() == [["assess"], ["generate"] * 5, ["write"]]
+    assert srv.rounds() == [["decide"], ["generate"] * 4, ["write"]]
 
 
 # -- disagreement -----------------------------------------------------------------------------------
@@ -152,15 +197,15 @@ def test_a_write_statement_from_the_model_is_rejected_not_run(ask, demo_db, file
 
 def test_no_sql_from_any_sample_abstains_without_a_write_call(ask):
     def handler(call):
-        if call.stage == "assess":
+        if call.stage == "decide":
             return assess_reply()
-        return sample_reply(None, "this database has no such data")
+        return [sample_reply(None, "this database has no such data")] * int(call.body.get("n") or 1)
 
     with ScriptedServer(handler) as srv:
-        answer = ask(srv, k=3)
+        answer = ask(srv, k=3, prose=True)
     assert answer.verdict.gate == "abstain" and "no_result" in answer.verdict.reasons
     assert answer.text == "No answer: the SQL did not run."
-    assert srv.stages() == ["assess"] + ["generate"] * 3  # no write call without a result
+    assert srv.stages() == ["decide", "generate"]  # no write call without a result
 
 
 # -- flawed premises -----------------------------------------------------------------------------------
@@ -178,7 +223,7 @@ def test_flawed_question_abstains_with_its_code_and_runs_no_sql(ask, executed, c
                                            "clarification": "Which table records the weather?"}
     assert answer.candidates == [] and answer.shown.sql == "" and answer.interpretations == []
     assert executed == [], "a flawed question must run no SQL"
-    assert srv.stages() == ["assess"]
+    assert srv.stages() == ["decide"]
     assert answer.usage.total.calls == 1 and answer.usage.rounds == 1
     assert "Which table records the weather?" in answer.text
     _json_valid(answer)
@@ -196,7 +241,7 @@ def test_an_unknown_flaw_code_is_repaired_once(ask):
     replies = iter([json.dumps({"is_valid": False, "flaw_code": "E9.9", "reason": "?"}),
                     assess_reply(False, "E3.3", "no such concept")])
     with ScriptedServer(Script(assess=None)) as srv:
-        srv.handler = lambda call: next(replies) if call.stage == "assess" else "unused"
+        srv.handler = lambda call: next(replies) if call.stage == "decide" else "unused"
         answer = ask(srv, "How happy are the stores?")
     assert answer.premise.flaw_code == "E3.3" and answer.usage.stages["assess"].repairs == 1
     assert "E9.9" in srv.calls[1].messages[-1]["content"]
@@ -222,9 +267,9 @@ def _open_script(**kwargs) -> Script:
 
 
 def test_two_interpretations_are_both_answered_and_shown(ask):
-    script = _open_script(gather=6, gather_write=2)
+    script = _open_script(gather=2, gather_write=2)
     with ScriptedServer(script) as srv:
-        answer = ask(srv, OPEN_Q, k=3)
+        answer = ask(srv, OPEN_Q, k=3, prose=True)
     assert not script.gather_failed, "the generate calls, or the write calls, did not run in parallel"
     first, second = answer.interpretations
     assert answer.question == OPEN_Q
@@ -236,11 +281,13 @@ def test_two_interpretations_are_both_answered_and_shown(ask):
     assert alt.shown.result.rows != answer.shown.result.rows and second.same_result_as is None
     assert alt.text == "See the result." and alt.premise is None and alt.usage is None
     assert "open_choice:interpretation" in answer.verdict.reasons
-    # Each interpretation got its own K samples, asked with its full request.
+    # Each interpretation got its own K samples, asked with its full request, in one request.
     generate = [c for c in srv.calls if c.stage == "generate"]
-    assert sorted(c.user.rsplit("Request: ", 1)[1] for c in generate) == sorted([INTERPS[0][0]] * 3 + [INTERPS[1][0]] * 3)
-    assert srv.rounds() == [["assess"], ["generate"] * 6, ["write", "write"]]
-    assert answer.usage.total.calls == 1 + 6 + 2 and answer.usage.rounds == 3
+    assert sorted(c.user.rsplit("Request: ", 1)[1] for c in generate) == sorted([INTERPS[0][0], INTERPS[1][0]])
+    assert all(c.body["n"] == 3 for c in generate) and len(answer.candidates) == 3
+    assert srv.rounds() == [["decide"], ["generate"] * 2, ["write", "write"]]
+    # 1 + n calls at any K, plus one write call per interpretation for model prose.
+    assert answer.usage.total.calls == 1 + 2 + 2 and answer.usage.rounds == 3
     _json_valid(answer)
 
 
@@ -274,13 +321,13 @@ def test_phase_two_appends_the_clause_verbatim(ask, demo_db, ask_cache):
     assert second.question == refined == append_clause(OPEN_Q, INTERPS[1][1])
     assert second.question.startswith(OPEN_Q)  # the request, word for word
     phase2 = srv.calls[n_before:]
-    assert [c.stage for c in phase2] == ["generate", "generate", "write"]  # no new assess
+    assert [c.stage for c in phase2] == ["generate"] and phase2[0].body["n"] == 2  # no new assess
     assert all(c.user.endswith("Request: " + refined) for c in phase2 if c.stage == "generate")
     assert second.shown.sql == BY_ORDER and second.premise == first.premise
     picked = [i.picked for i in second.interpretations]
     assert picked == [False, True] and second.interpretations[1].shown
-    assert second.usage.model == "openai:scripted" and second.usage.rounds == 2
-    assert "assess" not in second.usage.stages and set(second.usage.prompts) == {"generate", "write"}
+    assert second.usage.model == "openai:scripted" and second.usage.rounds == 1
+    assert "assess" not in second.usage.stages and set(second.usage.prompts) == {"generate"}
     # Phase 2 from a phase-2 answer starts again from the original request.
     again = vouchsql.pipeline.asking.base_request(second)
     assert again == OPEN_Q
@@ -319,18 +366,18 @@ def test_a_second_run_is_free_and_identical(ask):
         n = len(srv.calls)
         srv.handler = Script(samples=["SELECT 'a different reply'"], write="different")
         second = ask(srv, k=5)
-    assert len(srv.calls) == n == 7, "the rerun must be answered from the response cache"
+    assert len(srv.calls) == n == 2, "the rerun must be answered from the response cache"
     assert comparable(second) == comparable(first)
     differ = _volatile_paths(first.model_dump(mode="json"), second.model_dump(mode="json"))
     assert differ <= VOLATILE_FIELDS, differ
-    assert second.usage.total.requests == 0 and second.usage.total.cached == second.usage.total.calls == 7
+    assert second.usage.total.requests == 0 and second.usage.total.cached == second.usage.total.calls == 2
 
 
 def test_no_model_cache_asks_again(ask):
     with ScriptedServer(Script(samples=[STORES])) as srv:
         ask(srv, k=2)
         ask(srv, k=2, no_model_cache=True)
-    assert len(srv.calls) == 2 * 4
+    assert len(srv.calls) == 2 * 2
 
 
 def test_record_then_replay_without_a_server(ask, tmp_path):
@@ -338,7 +385,8 @@ def test_record_then_replay_without_a_server(ask, tmp_path):
     with ScriptedServer(_open_script()) as srv:
         recorded = ask(srv, OPEN_Q, k=2, record=str(cassette))
     entries = json.loads(cassette.read_text())["entries"]
-    assert len(entries) == len(srv.calls) == 1 + 4 + 2
+    # One entry per sample (each choice of a draw under its own sample), one request per draw.
+    assert len(entries) == 1 + 4 and len(srv.calls) == 1 + 2
     replayed = ask(None, OPEN_Q, k=2, model=f"replay:{cassette}", cache_dir=str(tmp_path / "other-cache"))
     assert comparable(replayed) == {**comparable(recorded), "usage": comparable(replayed)["usage"]}
     assert replayed.usage.model == f"replay:{cassette}" and replayed.usage.total.requests == 0
@@ -355,7 +403,7 @@ def test_phase_two_can_be_recorded_into_the_same_cassette(ask, demo_db, tmp_path
         first = ask(srv, OPEN_Q, k=2, record=str(cassette))
         vouchsql.refine(first, 1, db=demo_db, base_url=srv.base_url, k=2, record=str(cassette),
                         cache_dir=ask_cache)
-    assert len(json.loads(cassette.read_text())["entries"]) == 7 + 3
+    assert len(json.loads(cassette.read_text())["entries"]) == 5 + 2
     replay = f"replay:{cassette}"
     again = ask(None, OPEN_Q, k=2, model=replay, cache_dir=str(tmp_path / "c2"))
     picked = vouchsql.refine(again, 1, db=demo_db, k=2, cache_dir=str(tmp_path / "c2"))
@@ -367,14 +415,14 @@ def test_phase_two_can_be_recorded_into_the_same_cassette(ask, demo_db, tmp_path
 def test_no_prose_writes_a_template_and_makes_no_write_call(ask):
     with ScriptedServer(Script(samples=[STORES])) as srv:
         answer = ask(srv, k=2, no_prose=True)
-    assert srv.stages() == ["assess", "generate", "generate"]
+    assert srv.stages() == ["decide", "generate"]
     assert answer.text == "n: 8." and answer.usage.rounds == 2 and "write" not in answer.usage.prompts
     assert not next(c for c in answer.checks if c.name == "uncited_number").fired
 
 
 def test_an_uncited_number_in_the_prose_caps_the_answer(ask):
     with ScriptedServer(Script(samples=[STORES], write="There are 12 stores.")) as srv:
-        answer = ask(srv, k=2)
+        answer = ask(srv, k=2, prose=True)
     assert answer.verdict.gate == "flag" and "uncited_number" in answer.verdict.reasons
 
 
@@ -394,8 +442,8 @@ def test_template_numbers_are_cells_or_the_row_count(rows, expected):
 def test_hint_reaches_the_prompts_and_its_numbers_are_not_checked(ask):
     hint = "Stores opened before 2020 count as legacy (there were 42 in the old system)."
     with ScriptedServer(Script(samples=[STORES], write="8 stores; the old system had 42.")) as srv:
-        answer = ask(srv, k=2, hint=hint)
-    assert answer.hint == hint and all(hint in c.user for c in srv.calls if c.stage in {"assess", "generate"})
+        answer = ask(srv, k=2, hint=hint, prose=True)
+    assert answer.hint == hint and all(hint in c.user for c in srv.calls if c.stage in {"decide", "generate"})
     assert not next(c for c in answer.checks if c.name == "uncited_number").fired
 
 
@@ -415,7 +463,7 @@ def test_definitions_are_given_to_the_model_and_checked_on_the_sql(ask, defs_pat
     with ScriptedServer(Script(samples=["SELECT SUM(total) AS revenue FROM orders"], write="See the result.")) as srv:
         answer = ask(srv, REVENUE_Q, k=2, definitions=defs_path)
     for call in srv.calls:
-        if call.stage in {"assess", "generate"}:
+        if call.stage in {"decide", "generate"}:
             assert "- 'revenue' means 'the sum of order_items.line_total" in call.user
             assert "- rule 'revenue_from_order_lines': 'for questions about revenue / sales: read" in call.user
     rule = next(c for c in answer.checks if c.name == "definition_rule")
@@ -428,8 +476,8 @@ def test_prompt_hashes_name_the_prompts_a_run_used(ask):
     from vouchsql.llm import load_prompt
 
     with ScriptedServer(Script(samples=[STORES])) as srv:
-        answer = ask(srv, k=1)
-    assert answer.usage.prompts == {n: load_prompt(n).hash for n in ("assess", "generate", "write")}
+        answer = ask(srv, k=2, prose=True)
+    assert answer.usage.prompts == {n: load_prompt(n).hash for n in ("decide", "generate", "write")}
 
 
 def test_definitions_kept_and_absent(ask, defs_path):
@@ -442,7 +490,7 @@ def test_definitions_kept_and_absent(ask, defs_path):
     bare = next(c for c in absent.checks if c.name == "definition_rule")
     assert not bare.fired and bare.detail.startswith("not measured")
     none = 'Recorded definitions:\n<data name="definitions">\n(none)\n</data>'
-    assert all(none in c.user for c in srv.calls[len(srv.calls) // 2:] if c.stage in {"assess", "generate"})
+    assert all(none in c.user for c in srv.calls[len(srv.calls) // 2:] if c.stage in {"decide", "generate"})
 
 
 def test_definitions_setting_is_read_when_no_argument_is_given(ask, demo_db, defs_path, ask_cache):

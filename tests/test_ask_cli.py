@@ -57,27 +57,30 @@ def test_ask_json_is_the_answer_contract(base, capsys):
 
     with ScriptedServer(Script(samples=[STORES], write="There are 8 stores.")) as srv:
         code = vouch(["ask", *base, "--model", "openai:m", "--base-url", srv.base_url, "--k", "3", "--json",
-                      "How many stores are there?"])
+                      "--prose", "How many stores are there?"])
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     jsonschema.validate(data, answer_schema())
     assert data["verdict"]["gate"] == "pass" and data["text"] == "There are 8 stores."
     assert data["premise"] == {"is_valid": True, "flaw_code": None, "reason": "the schema has what it needs",
                                "clarification": None}
-    assert data["usage"]["stages"]["generate"]["calls"] == 3 and data["usage"]["rounds"] == 3
+    # Decide-then-answer: decide answers (sample 0), one request draws 2 more, one writes.
+    assert data["usage"]["stages"]["generate"]["calls"] == 1 and data["usage"]["rounds"] == 3
+    assert data["usage"]["total"]["calls"] == 3
     assert len(data["candidates"]) == 3
 
 
 def test_ask_terminal_view_puts_the_verdict_first(base, capsys):
     with ScriptedServer(_open_script()) as srv:
-        code = vouch(["ask", *base, "--model", "openai:m", "--base-url", srv.base_url, "--k", "2", OPEN_Q])
+        code = vouch(["ask", *base, "--model", "openai:m", "--base-url", srv.base_url, "--k", "2", "--prose",
+                      OPEN_Q])
     out = capsys.readouterr().out
     assert code == 0
     order = [out.index(s) for s in (" PASS ", "Question:", "See the table.", "Interpretation:",
                                     "Interpretations (pick one", "1104", "SELECT COUNT(DISTINCT customer_id)")]
     assert order == sorted(order), out
     assert "3867" in out  # the alternative's result
-    assert "--pick N" in out and "1 assess + 4 generate + 2 write" in out
+    assert "--pick N" in out and "1 assess + 2 generate" in out
 
 
 def test_ask_pick_runs_phase_two(base, capsys):
@@ -170,7 +173,7 @@ def test_prompts_lists_names_and_hashes(capsys):
         assert p.name in out and p.hash in out
     assert vouch(["prompts", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert [d["name"] for d in data] == ["assess", "generate", "write", "judge_complete"]
+    assert [d["name"] for d in data] == ["assess", "decide", "generate", "write", "judge_complete"]
     assert vouch(["prompts", "--show", "assess"]) == 0
     assert capsys.readouterr().out.startswith("# Task: assess")
     assert vouch(["prompts", "--show", "nope"]) == 2

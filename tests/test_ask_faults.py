@@ -61,14 +61,14 @@ def test_a_fault_that_clears_is_retried_and_passes(demo_db, ask_cache, fault):
     script = Script(samples=[STORES], write="There are 8 stores.")
 
     def handler(call):
-        if call.stage == "assess":  # the first reply is the fault; its retry or repair succeeds
-            return make() if call.index == 0 else assess_reply()
+        if call.stage == "decide":  # the first reply is the fault; its retry or repair succeeds
+            return make() if call.index == 0 else script(call)
         return script(call)
 
     with ScriptedServer(handler) as srv:
         answer = _ask(srv, demo_db, ask_cache)
     assert answer.verdict.gate == "pass", answer.verdict
-    assert len(srv.calls) == 1 + 1 + K + 1
+    assert len(srv.calls) == 1 + 1 + 1  # the fault, its retry or repair, one draw of K - 1
     u = answer.usage.stages["assess"]
     if fault.endswith("JSON") or fault == "empty content":
         assert (u.calls, u.repairs, u.retries) == (2, 1, 0)
@@ -77,6 +77,7 @@ def test_a_fault_that_clears_is_retried_and_passes(demo_db, ask_cache, fault):
 
 
 def test_429_then_success_on_every_generate_call(demo_db, ask_cache):
+    """Anthropic draws the K - 1 samples as parallel calls: each is retried on its own."""
     import threading
 
     script = Script(samples=[STORES], write="There are 8 stores.")
@@ -87,26 +88,45 @@ def test_429_then_success_on_every_generate_call(demo_db, ask_cache):
         if call.stage == "generate":
             with all_in:
                 arrived["n"] += 1
-                first_attempt = arrived["n"] <= K
+                first_attempt = arrived["n"] <= K - 1
                 all_in.notify_all()
-                # Hold the first attempts until all K are in, so no retry can pass one of them.
-                all_in.wait_for(lambda: arrived["n"] >= K, timeout=5)
+                # Hold the first attempts until all K - 1 are in, so no retry can pass one of them.
+                all_in.wait_for(lambda: arrived["n"] >= K - 1, timeout=5)
             if first_attempt:
+                return Reply(status=429)
+        return script(call)
+
+    with ScriptedServer(handler, protocol="anthropic") as srv:
+        answer = _ask(srv, demo_db, ask_cache)
+    assert answer.verdict.gate == "pass"
+    g = answer.usage.stages["generate"]
+    assert (g.calls, g.requests, g.retries) == (K - 1, 2 * (K - 1), K - 1)
+    assert [c.status for c in srv.calls if c.stage == "generate"].count(429) == K - 1
+
+
+def test_a_429_on_a_draw_of_n_is_retried_as_one_request(demo_db, ask_cache):
+    script = Script(samples=[STORES])
+    seen = {"generate": 0}
+
+    def handler(call):
+        if call.stage == "generate":
+            seen["generate"] += 1
+            if seen["generate"] == 1:
                 return Reply(status=429)
         return script(call)
 
     with ScriptedServer(handler) as srv:
         answer = _ask(srv, demo_db, ask_cache)
-    assert answer.verdict.gate == "pass"
+    assert answer.verdict.gate == "pass" and len(answer.candidates) == K
     g = answer.usage.stages["generate"]
-    assert (g.calls, g.requests, g.retries) == (K, 2 * K, K)
-    assert [c.status for c in srv.calls if c.stage == "generate"].count(429) == K
+    assert (g.calls, g.requests, g.retries) == (1, 2, 1)
+    assert [c.body.get("n") for c in srv.calls if c.stage == "generate"] == [K - 1, K - 1]
 
 
 def test_a_generate_failure_abstains_and_keeps_the_premise(demo_db, ask_cache):
     def handler(call):
-        if call.stage == "assess":
-            return assess_reply()
+        if call.stage == "decide":
+            return assess_reply()  # no SQL: generate draws all K, and fails
         return Reply(status=500)
 
     with ScriptedServer(handler) as srv:
@@ -132,7 +152,7 @@ def test_one_bad_sample_fails_the_round_not_a_pass(demo_db, ask_cache):
                 return "no json at all"
         return script(call)
 
-    with ScriptedServer(handler) as srv:
+    with ScriptedServer(handler, protocol="anthropic") as srv:
         answer = _ask(srv, demo_db, ask_cache)
     _assert_model_error(answer, "generate")
     assert answer.checks[0].evidence["kind"] == "model_bad_output"
@@ -141,7 +161,7 @@ def test_one_bad_sample_fails_the_round_not_a_pass(demo_db, ask_cache):
 def test_a_write_failure_abstains(demo_db, ask_cache):
     script = Script(samples=[STORES], write="")
     with ScriptedServer(script) as srv:
-        answer = _ask(srv, demo_db, ask_cache)
+        answer = _ask(srv, demo_db, ask_cache, prose=True)
     _assert_model_error(answer, "write")
     assert [c.stage for c in srv.calls].count("write") == 2  # the call and its one repair
 

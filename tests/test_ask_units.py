@@ -170,13 +170,31 @@ def test_ask_with_a_fake_model(demo_db, tmp_path):
         return "There are 8 stores."
 
     model = FakeModel(reply)
-    answer = vouchsql.ask(demo_db, "How many stores are there?", model=model, k=4, cache_dir=str(tmp_path))
+    answer = vouchsql.ask(demo_db, "How many stores are there?", model=model, k=4, cache_dir=str(tmp_path),
+                          prose=True)
     assert answer.verdict.gate == "pass" and answer.text == "There are 8 stores."
     assert answer.interpretations[0].assumptions == ["closed stores count"]
     assert answer.usage.model == "fake:fake" and len(model.requests) == 6
     assert sorted(r.sample for r in model.requests if r.messages[0][1].startswith("# Task: generate")) == [0, 1, 2, 3]
     temps = {r.messages[0][1].split("—")[0].strip(): r.temperature for r in model.requests}
-    assert temps == {"# Task: assess": 0.0, "# Task: generate": 0.7, "# Task: write": 0.0}
+    # The decide reply gave no SQL, so generate drew all four (one call each: this fake has no n).
+    assert temps == {"# Task: assess (decide)": 0.0, "# Task: generate": 0.7, "# Task: write": 0.0}
+
+
+def test_ask_with_a_fake_model_that_draws_n(demo_db, tmp_path):
+    """The decide call answers a clear request, and one request draws the other K - 1."""
+    def reply(request):
+        system = request.messages[0][1]
+        if system.startswith("# Task: assess (decide)"):
+            return json.dumps({"is_valid": True, "reason": "ok", "interpretations": [],
+                               "sql": "SELECT COUNT(*) AS n FROM stores", "interpretation": "all stores"})
+        return json.dumps({"sql": "SELECT COUNT(*) AS n FROM stores WHERE region = 'North'" if request.sample == 3
+                           else "SELECT COUNT(*) AS n FROM stores", "interpretation": "all stores"})
+
+    model = FakeModel(reply, n=True)
+    answer = vouchsql.ask(demo_db, "How many stores are there?", model=model, k=4, cache_dir=str(tmp_path))
+    assert len(model.requests) == 2 and model.requests[1].sample == 1
+    assert answer.agreement == 0.75 and answer.text == "n: 8." and answer.usage.total.calls == 2
 
 
 def test_completeness_judge_share_of_parts_covered():

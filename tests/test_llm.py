@@ -386,11 +386,12 @@ def test_prompts_are_files_identified_by_content_hash():
     from pathlib import Path
 
     prompts = list_prompts()
-    assert [p.name for p in prompts] == ["assess", "generate", "write", "judge_complete"]
+    assert [p.name for p in prompts] == ["assess", "decide", "generate", "write", "judge_complete"]
     for p in prompts:
         data = Path(p.path).read_bytes()
         assert p.hash == hashlib.sha256(data).hexdigest()[:12]
-        assert p.title.startswith(f"Task: {p.name}")
+        # decide is the assess step that also answers a clear request: "Task: assess (decide)".
+        assert p.title.startswith(f"Task: {p.name}") or p.title.startswith(f"Task: assess ({p.name})")
         messages = p.messages(**{s: f"<{s}>" for s in p.slots})
         assert [m["role"] for m in messages] == ["system", "user"]
         assert "{{" not in messages[0]["content"] + messages[1]["content"]

@@ -127,7 +127,8 @@ def fake_model() -> FakeModel:
 def run(tmp_path, shape: dict, defs: dict, tag: str):
     db = build(tmp_path / f"{tag}.sqlite", shape)
     model = fake_model()
-    answer = vouchsql.ask(db, QUESTION, model=model, k=2, definitions=defs, cache_dir=str(tmp_path / tag))
+    answer = vouchsql.ask(db, QUESTION, model=model, k=2, definitions=defs, cache_dir=str(tmp_path / tag),
+                          prose=True)
     order = sorted(model.requests, key=lambda r: (r.messages[0][1].split("\n", 1)[0], r.sample))
     return db, answer, order
 
@@ -143,7 +144,7 @@ def runs(tmp_path_factory):
 def test_both_runs_answer_from_sql_written_with_the_prompt_names(runs):
     (_, hostile, h_reqs), (_, clean, c_reqs) = runs
     stages = [r.messages[0][1].split(" — ")[0] for r in h_reqs]
-    assert stages == ["# Task: assess", "# Task: generate", "# Task: generate", "# Task: write"]
+    assert stages == ["# Task: assess (decide)", "# Task: generate", "# Task: generate", "# Task: write"]
     assert len(c_reqs) == len(h_reqs)
     for answer in (hostile, clean):
         assert answer.shown.result.error is None, answer.shown.result.error

@@ -436,7 +436,7 @@ def test_ask_end_to_end_with_a_scripted_model(tmp_path, demo_db, validator):
                           max_retries=1, retry_backoff=0.001, model_timeout=5)
         c = make_client(cfg, {"demo": demo_db}, model="openai:scripted")
         assert c.get("/api/info").json()["ask"]["available"] is True
-        r = c.post("/api/ask", json={"db": "demo", "question": OPEN_Q, "k": 2})
+        r = c.post("/api/ask", json={"db": "demo", "question": OPEN_Q, "k": 2, "prose": True})
     assert r.status_code == 200, r.text
     body = r.json()
     validator.validate(body)

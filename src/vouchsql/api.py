@@ -53,7 +53,8 @@ def ask(db: "str | os.PathLike | Database", question: str, *, model=None, k: int
         definitions=None, **options):
     """Answer ``question`` with a model (``provider:model``, e.g. ``openai:gpt-4o-mini``) and
     vouch for the answer: premise, interpretations, K samples each, the checks of ``check``,
-    a written answer. Options: ``hint``, ``no_prose``, ``record`` (cassette path),
+    an answer text from a template (``prose=True``: written by the model, one more call).
+    Options: ``hint``, ``prose``, ``record`` (cassette path),
     ``base_url``, ``rule``, ``progress`` (a callable given each stage's name), and settings
     (``cache_dir``, ``max_retries``, …). See :mod:`vouchsql.pipeline.asking`."""
     from .pipeline.asking import ask as _ask

@@ -48,7 +48,10 @@ def _ask_args(p) -> None:
                    help="phase 2: answer the request plus the clause of interpretation N (1 = the first listed)")
     p.add_argument("--hint", help="evidence given with the question (its numbers are not checked)")
     p.add_argument("--no-prose", action="store_true",
-                   help="write the answer from a template instead of a model call")
+                   help="write the answer from a template (the default; kept for older scripts)")
+    p.add_argument("--prose", action="store_true",
+                   help="have the model write the answer text: one more call per interpretation (default: a "
+                        "template over the result, no call)")
     p.add_argument("--record", metavar="PATH", help="record every model request and reply to this cassette "
                                                     "(replay it with --model replay:PATH)")
     p.add_argument("--all-checks", action="store_true", help="list every check, not only those that fired")
@@ -74,7 +77,8 @@ def run_ask(args, config, out: Console) -> int:
     if args.pick is not None and args.pick < 1:
         raise UserInputError("--pick counts from 1 (the first interpretation listed)")
     err = Console(stderr=True)
-    options = dict(model=args.model, k=args.k, hint=args.hint, no_prose=args.no_prose, record=args.record)
+    options = dict(model=args.model, k=args.k, hint=args.hint, no_prose=args.no_prose, prose=args.prose,
+                   record=args.record)
     with open_database(args.db, config) as db, _spinner(err) as progress:
         answer = ask(db, args.question, progress=progress, **options)
         if args.pick is not None:

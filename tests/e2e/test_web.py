@@ -243,7 +243,8 @@ def test_ask_shows_the_interpretations_side_by_side(browser, demo_db, tmp_path, 
             page.locator("#question").fill(question)
             page.locator("#question").press("Control+Enter")  # no SQL given: Ctrl+Enter asks
             expect(page.locator("#verdict-badge")).to_have_text(re.compile("PASS|FLAG|ABSTAIN"))
-            expect(page.locator(".answer-text")).to_have_text("See the result.")
+            # The page asks without model prose: the answer text is the template over the result.
+            expect(page.locator(".answer-text")).to_have_text("customers: 1104.")
             tabs = page.locator("#interpretations [role=tab]")
             expect(tabs).to_have_count(2)
             tabs.first.focus()

@@ -4,8 +4,8 @@ through ``base_url`` with no model and no network.
 ``ScriptedServer(handler, protocol="openai" | "anthropic")`` listens on 127.0.0.1 (a free
 port) in a thread. Each POST becomes a :class:`Call` (its JSON body, messages, the stage named
 by the system prompt's first line ``# Task: NAME``, arrival and finish times) and
-``handler(call)`` returns the reply: a string (the assistant's text) or a :class:`Reply`
-(status, delay, raw body). The server formats it as the protocol's JSON. ``calls`` keeps every
+``handler(call)`` returns the reply: a string (the assistant's text), a list of strings (one
+choice each, for a request with OpenAI's ``n``) or a :class:`Reply` (status, delay, raw body). The server formats it as the protocol's JSON. ``calls`` keeps every
 request, so a test can count them and read their timing.
 """
 
@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-_STAGE = re.compile(r"#\s*Task:\s*([a-z_]+)")
+# "# Task: assess (decide)": the decide prompt is the assess step that also answers a clear
+# request; it is told apart here so a script can answer it with SQL.
+_STAGE = re.compile(r"#\s*Task:\s*([a-z_]+)(?:\s*\(([a-z_]+)\))?")
 
 
 @dataclass
@@ -29,7 +31,8 @@ class Reply:
     delay: float = 0.0  # seconds to wait before answering
     body: Any = None  # raw body instead of a formatted one (dict → JSON, str → as is)
     input_tokens: int = 11
-    output_tokens: int = 7
+    output_tokens: int = 7  # per choice
+    choices: "list[str] | None" = None  # several choices (OpenAI ``n``) instead of ``content``
 
 
 @dataclass
@@ -54,7 +57,7 @@ class Call:
     def stage(self) -> str | None:
         system = next((m["content"] for m in self.messages if m["role"] == "system"), "")
         m = _STAGE.search(system)
-        return m.group(1) if m else None
+        return (m.group(2) or m.group(1)) if m else None
 
     @property
     def user(self) -> str:
@@ -147,6 +150,8 @@ class ScriptedServer:
         except Exception as exc:  # a broken script answers 599, and the test sees why
             self.errors.append(f"{type(exc).__name__}: {exc}")
             reply = Reply(status=599, body={"error": {"message": f"script error: {exc}"}})
+        if isinstance(reply, list):
+            reply = Reply(choices=reply)
         if isinstance(reply, str) or reply is None:
             reply = Reply(content=reply)
         if reply.delay:
@@ -171,12 +176,14 @@ class ScriptedServer:
         elif reply.status >= 400:
             data = _error_body(self.protocol, reply.status)
         elif self.protocol == "openai":
+            texts = reply.choices if reply.choices is not None else [reply.content]
+            out = reply.output_tokens * len(texts)
             data = {"id": f"chatcmpl-{call.index}", "object": "chat.completion", "created": 0,
                     "model": call.body.get("model", "scripted"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply.content}}],
-                    "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens,
-                              "total_tokens": reply.input_tokens + reply.output_tokens}}
+                    "choices": [{"index": i, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": t}} for i, t in enumerate(texts)],
+                    "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": out,
+                              "total_tokens": reply.input_tokens + out}}
         else:
             data = {"id": f"msg_{call.index}", "type": "message", "role": "assistant",
                     "model": call.body.get("model", "scripted"),
@@ -210,9 +217,12 @@ def sample_reply(sql: str | None, interpretation: str = "counts the rows asked f
 
 @dataclass
 class Script:
-    """A handler for the three Vouch stages.
+    """A handler for the Vouch stages (decide, assess, generate, write).
 
-    ``assess``: the assess reply. ``samples``: SQL per sample, served in arrival order — a list
+    ``assess``: the assess reply; the decide call gets it too, plus, for a valid request with
+    no interpretations, the next scripted SQL as its answer (``decide_sql=False``: none, so
+    generate draws all K). A generate request with OpenAI's ``n`` gets ``n`` choices, each the
+    next scripted SQL (``honour_n=False``: one choice, as a server that ignores ``n``). ``samples``: SQL per sample, served in arrival order — a list
     for one request, or ``{substring of the request: [sql, …]}`` for interpretations.
     ``write``: the answer text (or a function of the call). ``gather``: hold generate replies
     until this many generate requests are in flight (proves they run in parallel; gives up
@@ -227,6 +237,8 @@ class Script:
     gather_write: int = 0
     gather_timeout: float = 5.0
     gather_failed: bool = False
+    decide_sql: bool = True
+    honour_n: bool = True
     _served: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _arrived: dict = field(default_factory=dict)
@@ -236,13 +248,26 @@ class Script:
         stage = call.stage
         if stage == "assess":
             return self.assess
+        if stage == "decide":
+            return self._decide(call)
         if stage == "generate":
             self._gather(stage, self.gather)
+            n = int(call.body.get("n") or 1) if self.honour_n else 1
+            if n > 1:
+                return [sample_reply(self._next_sql(call.user)) for _ in range(n)]
             return sample_reply(self._next_sql(call.user))
         if stage == "write":
             self._gather(stage, self.gather_write)
             return self.write(call) if callable(self.write) else self.write
         raise AssertionError(f"unexpected stage {stage!r}")
+
+    def _decide(self, call: Call) -> "str | Reply":
+        if isinstance(self.assess, Reply) or not self.decide_sql:
+            return self.assess
+        data = json.loads(self.assess)
+        if data.get("is_valid") and not data.get("interpretations"):
+            data.update(json.loads(sample_reply(self._next_sql(call.user.replace("Question:", "Request:")))))
+        return json.dumps(data)
 
     def _gather(self, stage: str, n: int) -> None:
         if not n:

@@ -62,7 +62,8 @@ def sample_candidates(model, *, k: int | None = None):
     model = resolve_model(model)
 
     def draw(db, item: dict) -> dict:
-        answer = ask(db, item["question"], model=model, k=k, hint=item.get("hint"))
+        # prose: IES scores a model-written answer (its uncited-number check reads the text).
+        answer = ask(db, item["question"], model=model, k=k, hint=item.get("hint"), prose=True)
         sqls = [c.sql for c in answer.candidates if c.sql]
         note = None
         if not sqls:

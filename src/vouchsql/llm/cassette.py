@@ -93,6 +93,15 @@ class ReplayModel:
         return found
 
 
+    def complete_n(self, request: Request, n: int) -> list[Completion]:
+        """A draw of ``n`` samples recorded choice by choice: each is looked up under its own
+        sample number, so a replay of a batched draw is one call, as the recording was.
+        (:class:`vouchsql.llm.LLM` looks each missing sample up itself; this is for direct use.)"""
+        return [self.complete(Request(messages=request.messages, temperature=request.temperature,
+                                      max_tokens=request.max_tokens, sample=request.sample + i))
+                for i in range(n)]
+
+
 def _clip(text: str, width: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -108,6 +108,92 @@ class LLM:
         self._record(request, completion, stage)
         return completion
 
+    # -- several samples of one prompt ---------------------------------------------------------
+    def complete_samples(self, request: Request, samples: "list[int] | range", *, stage: str) -> dict[int, Completion]:
+        """Samples ``samples`` of one prompt (``request`` with each sample number), drawn in
+        ONE request where the provider returns several choices per request (OpenAI-compatible
+        ``n``) and, where it does not (Anthropic) or returns fewer choices than asked, by
+        parallel single requests. Each choice is cached and recorded under its own sample's
+        identity, so a rerun, a replay and a later single-sample request all find it.
+
+        Accounting: a draw answered in one request is ONE call (that is the budget the issue
+        states, and what the endpoint bills as one prompt); a fallback sample is one call each.
+        On a rerun from the cache the same rule applies by the provider's capability."""
+        wanted = [Request(messages=request.messages, temperature=request.temperature,
+                          max_tokens=request.max_tokens, sample=s) for s in samples]
+        batched = callable(getattr(self.model, "complete_n", None)) and len(wanted) > 1
+        if not batched:
+            return self._single_each(wanted, stage)
+        out: dict[int, Completion] = {}
+        missing = []
+        for req in wanted:
+            key = cache_key(self.model, req) if self.cache is not None else None
+            hit = self.cache.get(key) if key is not None else None
+            if hit is None:
+                missing.append(req)
+            else:
+                out[req.sample] = hit
+                self._record(req, hit, stage)
+        if not missing:
+            self._account_draw(stage, list(out.values()), cached=1)
+            return out
+        got = self._send_n(missing, stage)
+        for req, completion in zip(missing, got):
+            out[req.sample] = completion
+            if self.cache is not None:
+                self.cache.put(cache_key(self.model, req), completion, model=self.spec, stage=stage)
+            self._record(req, completion, stage)
+        rest = missing[len(got):]
+        if rest:  # the endpoint ignored n (or returned fewer choices): the others one by one
+            out.update(self._single_each(rest, stage))
+        return out
+
+    def _send_n(self, missing: list[Request], stage: str) -> list[Completion]:
+        """One request for ``len(missing)`` choices, with the same retries as :meth:`complete`."""
+        attempt = 0
+        while True:
+            start = time.perf_counter()
+            try:
+                with self._slots:
+                    start = time.perf_counter()
+                    if self.model.provider == "replay":  # recorded choice by choice, under each sample
+                        choices = [self.model.complete(r) for r in missing]
+                    else:
+                        choices = list(self.model.complete_n(missing[0], len(missing)))
+            except TransientModelError as exc:
+                self.accounting.add(stage, requests=1, latency_ms=_ms(start))
+                if attempt >= self.max_retries:
+                    raise ModelError(f"{stage}: {exc.message} (gave up after {attempt + 1} attempt"
+                                     f"{'s' if attempt else ''})", kind=exc.kind, stage=stage) from None
+                self.accounting.add(stage, retries=1)
+                self.sleep(min(self.backoff * (2 ** attempt), MAX_BACKOFF_S))
+                attempt += 1
+                continue
+            except ReplayMiss:
+                raise
+            except ModelError as exc:
+                self.accounting.add(stage, requests=1, calls=1, latency_ms=_ms(start))
+                raise ModelError(f"{stage}: {exc.message}", kind=exc.kind, stage=stage) from None
+            break
+        choices = choices[: len(missing)]
+        replayed = self.model.provider == "replay"
+        self._account_draw(stage, choices, requests=0 if replayed else 1, cached=1 if replayed else 0,
+                           latency_ms=_ms(start))
+        return choices
+
+    def _single_each(self, wanted: list[Request], stage: str) -> dict[int, Completion]:
+        if len(wanted) == 1:
+            return {wanted[0].sample: self.complete(wanted[0], stage=stage)}
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=len(wanted)) as pool:
+            done = list(pool.map(lambda r: self.complete(r, stage=stage), wanted))
+        return {r.sample: c for r, c in zip(wanted, done)}
+
+    def _account_draw(self, stage: str, choices: list[Completion], **counts: float) -> None:
+        self.accounting.add(stage, calls=1, input_tokens=sum(c.input_tokens for c in choices),
+                            output_tokens=sum(c.output_tokens for c in choices), **counts)
+
     def _account(self, stage: str, c: Completion, **counts: float) -> None:
         self.accounting.add(stage, calls=1, input_tokens=c.input_tokens, output_tokens=c.output_tokens, **counts)
 
@@ -119,7 +205,21 @@ class LLM:
     def complete_json(self, request: Request, *, stage: str, validate: Callable[[dict], Any] = lambda d: d) -> Any:
         """The reply read as one JSON object and checked by ``validate`` (which raises
         :class:`BadOutput`); one repair request when it cannot be read, then ModelError."""
-        first = self.complete(request, stage=stage)
+        return self._read_json(request, self.complete(request, stage=stage), stage, validate)
+
+    def complete_json_samples(self, request: Request, samples: "list[int] | range", *, stage: str,
+                              validate: Callable[[dict], Any] = lambda d: d) -> dict[int, Any]:
+        """:meth:`complete_samples`, each reply read as :meth:`complete_json` reads one (a
+        reply that cannot be read gets its own repair request, outside the draw)."""
+        drawn = self.complete_samples(request, samples, stage=stage)
+        out = {}
+        for s, completion in sorted(drawn.items()):
+            req = Request(messages=request.messages, temperature=request.temperature,
+                          max_tokens=request.max_tokens, sample=s)
+            out[s] = self._read_json(req, completion, stage, validate)
+        return out
+
+    def _read_json(self, request: Request, first: Completion, stage: str, validate: Callable[[dict], Any]) -> Any:
         try:
             return validate(parse_json_object(first.text))
         except BadOutput as exc:

@@ -32,7 +32,13 @@ class OpenAIModel:
         self._client = openai.OpenAI(api_key=key, base_url=self.endpoint, timeout=timeout, max_retries=0)
 
     def complete(self, request: Request) -> Completion:
-        params: dict = {}
+        return self.complete_n(request, 1)[0]
+
+    def complete_n(self, request: Request, n: int) -> list[Completion]:
+        """``n`` choices of one prompt in one request (the ``n`` parameter). A server that
+        ignores ``n`` returns one choice; :meth:`vouchsql.llm.LLM.complete_samples` then asks
+        for the rest one by one."""
+        params: dict = {"n": n} if n > 1 else {}
         if request.temperature is not None:
             params["temperature"] = request.temperature
         with sdk_errors(self._sdk, f"openai:{self.name}", self.endpoint):
@@ -40,11 +46,22 @@ class OpenAIModel:
             # which many compatible servers do not know); the prompts ask for short replies.
             resp = self._client.chat.completions.create(model=self.name, messages=request.message_dicts(),
                                                         **params)
-        choices = getattr(resp, "choices", None) or []
-        message = choices[0].message if choices else None
-        text = (getattr(message, "content", None) or "") if message is not None else ""
+        choices = sorted(getattr(resp, "choices", None) or [], key=lambda c: getattr(c, "index", 0) or 0)
         usage = getattr(resp, "usage", None)
-        return Completion(text=text,
-                          input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                          output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                          finish_reason=getattr(choices[0], "finish_reason", None) if choices else None)
+        texts = [(getattr(c.message, "content", None) or "") if getattr(c, "message", None) is not None else ""
+                 for c in choices] or [""]
+        return split_usage(texts, [getattr(c, "finish_reason", None) for c in choices] or [None],
+                           int(getattr(usage, "prompt_tokens", 0) or 0),
+                           int(getattr(usage, "completion_tokens", 0) or 0))
+
+
+def split_usage(texts: list[str], finish: list, input_tokens: int, output_tokens: int) -> list[Completion]:
+    """One Completion per choice. The endpoint reports the request's tokens once: the prompt
+    is read once, so its tokens go to the first choice; the completion tokens are shared
+    evenly (remainder to the first), so the choices' sums are the request's, also when each
+    choice is later read back from the cache on its own."""
+    n = len(texts)
+    share, rest = divmod(output_tokens, n)
+    return [Completion(text=t, input_tokens=input_tokens if i == 0 else 0,
+                       output_tokens=share + (rest if i == 0 else 0), finish_reason=f)
+            for i, (t, f) in enumerate(zip(texts, finish))]

@@ -2,15 +2,23 @@
 ``asking``, not ``ask``: a submodule named ``ask`` would replace the ``ask`` function on the
 package the first time it is imported.)
 
-ask, in three sequential rounds of model calls:
+ask, at the call budget of SpecBridge's Decide-then-answer (§7.1, issue 14): a clear request
+costs at most 2 calls, an open one with n interpretations at most 1 + n, at any K, on an
+endpoint that returns several choices per request (OpenAI-compatible ``n``):
 
-1. assess (1 call): the premise verdict and the interpretations of an open calculation
-   choice (:mod:`vouchsql.premise`). A flawed question stops here: gate ``abstain``, no SQL.
-2. generate (K calls per interpretation, all in parallel): SQL, its stated interpretation and
-   assumptions. Every candidate then runs read-only, and the shown answer is the first member
-   of the largest result cluster (:func:`vouchsql.agreement.shown_index`).
-3. write (1 call per interpretation, in parallel): a short answer from the shown result;
-   ``no_prose`` writes a deterministic template instead and makes no call.
+1. assess (1 call, prompt ``decide``): the premise verdict, the interpretations of an open
+   calculation choice (:mod:`vouchsql.premise`) and, when none is open, the SQL that answers
+   the request — sample 0. A flawed question stops here: gate ``abstain``, no SQL.
+2. generate (1 call per interpretation, all in parallel): the other K − 1 samples of a clear
+   request, or the K samples of each interpretation, drawn in ONE request per interpretation
+   (``n``); where the endpoint has no ``n`` (Anthropic) the samples are parallel calls, so
+   the rounds stay the same and the calls are 1 + (K − 1) or 1 + n·K. Every candidate then
+   runs read-only, and the shown answer is the first member of the largest result cluster
+   (:func:`vouchsql.agreement.shown_index`), or sample 0 with ``shown = first``.
+3. the answer text comes from a template over the shown result (no call) unless model prose
+   is asked for (``prose=True``, ``--prose``): then write, 1 call per interpretation, in
+   parallel, one more round.
+4. judge (only with ``judge_complete``): one call per answer, outside the budget above.
 
 Then each interpretation's executed samples are vouched for by
 :func:`vouchsql.pipeline.checking.vouch` — the code behind ``vouch check``, not a copy — with
@@ -21,7 +29,8 @@ A model failure that outlasts the retries gives an Answer with gate ``abstain`` 
 
 refine (phase 2, SpecBridge §7.3) keeps the request word for word and appends the picked
 interpretation's clause; it never rewrites the request. It skips assess (the premise and the
-interpretations are the first answer's) and costs K generate calls and one write call.
+interpretations are the first answer's) and costs one generate call (K samples in one
+request where the endpoint has ``n``), plus the write call with model prose.
 """
 
 from __future__ import annotations
@@ -43,12 +52,13 @@ from ..llm import data_text as data
 from ..llm.context import definitions_text, result_text, rows_caption, schema_text, template_text
 from ..llm.jsonparse import require
 from ..llm.judges import judge_completeness
-from ..premise import Assessment, assess, flaw_name
+from ..premise import Assessment, flaw_name, validate_assessment
 from ..score import RULES
 from .checking import vouch
 
 MODEL_ENV = "VOUCH_MODEL"
 GENERATE_MAX_TOKENS = 2048
+DECIDE_MAX_TOKENS = 2048
 WRITE_MAX_TOKENS = 1024
 # Fields that differ between two runs of the same question even when every reply comes from
 # the cache: timings and the cache accounting. :func:`comparable` drops them.
@@ -76,6 +86,16 @@ def validate_sample(data: dict) -> Sample:
                   assumptions=[str(a).strip() for a in assumptions if str(a).strip()])
 
 
+def validate_decision(data: dict) -> "tuple[Assessment, Sample | None]":
+    """The decide reply: the assessment, and for a valid request with no open choice, the SQL
+    that answers it (None when the model gave none: the generate call then draws all K)."""
+    assessment = validate_assessment(data)
+    if not assessment.premise.is_valid or assessment.interpretations or not data.get("sql"):
+        return assessment, None
+    sample = validate_sample(data)
+    return assessment, sample if sample.sql else None
+
+
 def clean_sql(sql: str) -> str:
     text = sql.strip()
     if text.startswith("```"):
@@ -90,10 +110,13 @@ def ask(db: "str | os.PathLike | Database", question: str, *, model: "str | Mode
         k: int | None = None, definitions: "str | os.PathLike | dict | Definitions | None" = None,
         hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike | None" = None,
         base_url: str | None = None, rule: str | None = None, progress: Progress | None = None,
-        **settings) -> Answer:
-    """Answer ``question`` over ``db`` with a model and vouch for the answer (phase 1)."""
+        prose: bool = False, **settings) -> Answer:
+    """Answer ``question`` over ``db`` with a model and vouch for the answer (phase 1). The
+    answer text comes from a template unless ``prose`` asks for a model-written one (one more
+    call per interpretation); ``no_prose`` is the template, kept for older callers."""
     if not question or not question.strip():
         raise UserInputError("the question is empty")
+    no_prose = _template_only(prose, no_prose)
     with _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, progress, settings) as run:
         return run.ask(question)
 
@@ -102,7 +125,7 @@ def refine(answer: Answer, pick: int, *, db: "str | os.PathLike | Database", mod
            k: int | None = None, definitions: "str | os.PathLike | dict | Definitions | None" = None,
            hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike | None" = None,
            base_url: str | None = None, rule: str | None = None, progress: Progress | None = None,
-           **settings) -> Answer:
+           prose: bool = False, **settings) -> Answer:
     """Phase 2: the request, word for word, plus the clause of interpretation ``pick``
     (1 = the first listed), answered with K new samples. ``model`` defaults to the one that
     wrote ``answer``."""
@@ -115,10 +138,17 @@ def refine(answer: Answer, pick: int, *, db: "str | os.PathLike | Database", mod
     if not clause:
         raise UserInputError(f"interpretation {pick} has no clause to append")
     refined = append_clause(base_request(answer), clause)
+    no_prose = _template_only(prose, no_prose)
     if model is None and answer.usage is not None:
         model = answer.usage.model
     with _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, progress, settings) as run:
         return run.refine(answer, refined, pick - 1)
+
+
+def _template_only(prose: bool, no_prose: bool) -> bool:
+    if prose and no_prose:
+        raise UserInputError("prose and no_prose contradict each other: ask for model prose or the template, not both")
+    return not prose
 
 
 def append_clause(request: str, clause: str) -> str:
@@ -198,6 +228,7 @@ class _Target:
     results: list[Result] = field(default_factory=list)
     shown: int = 0
     prose: str | None = None
+    seed: Sample | None = None  # sample 0 from the decide call (a clear request), if it gave SQL
 
     def ordered(self) -> list[Sample]:
         rest = [s for i, s in enumerate(self.samples) if i != self.shown]
@@ -227,17 +258,27 @@ class _Run:
         try:
             self.progress("assessing the question")
             with self._stage("assess"):
-                assessment: Assessment = assess(self.llm, question, schema=self.schema_text(),
-                                                dialect=self.db.dialect, definitions=self.definitions_text(),
-                                                hint=self.hint or "(none)")
+                decision = self.llm.complete_json(self._decide_request(question), stage="assess",
+                                                  validate=validate_decision)
+            assessment, seed = decision
             premise = assessment.premise
             if not premise.is_valid:
                 return self._flawed(question, premise)
-            targets = [_Target(r.request, r.clause) for r in assessment.interpretations] or [_Target(question)]
+            if assessment.interpretations:
+                targets = [_Target(r.request, r.clause) for r in assessment.interpretations]
+            else:
+                # Decide-then-answer: a clear request's first sample is the decide call's SQL.
+                targets = [_Target(question, seed=seed)]
             answers = self._answer(targets)
         except _Failed as failed:
             return self._model_error(question, failed, premise)
         return self._assemble(question, premise, targets, answers)
+
+    def _decide_request(self, question: str) -> Request:
+        messages = load_prompt("decide").messages(question=question, schema=self.schema_text(),
+                                                  dialect=self.db.dialect, definitions=self.definitions_text(),
+                                                  hint=self.hint or "(none)")
+        return Request.of(messages, temperature=0.0, max_tokens=DECIDE_MAX_TOKENS)
 
     def refine(self, parent: Answer, refined: str, picked: int) -> Answer:
         try:
@@ -268,6 +309,8 @@ class _Run:
 
     # -- stages ------------------------------------------------------------------------------
     def _generate(self, targets: list[_Target]) -> None:
+        """One draw per interpretation, all in one round: the K samples (or K − 1 beside the
+        decide call's) in one request where the endpoint returns several choices."""
         n = len(targets)
         self.progress(f"writing SQL: {self.k} sample{'s' if self.k != 1 else ''}"
                       + (f" for each of {n} interpretations" if n > 1 else ""))
@@ -277,14 +320,21 @@ class _Run:
         jobs = {}
         for ti, t in enumerate(targets):
             t.samples = [Sample(sql="") for _ in range(self.k)]
-            messages = prompt.messages(request=t.text, **common)
-            for s in range(self.k):
-                jobs[(ti, s)] = Request.of(messages, temperature=self.temperature, max_tokens=GENERATE_MAX_TOKENS,
-                                           sample=s)
-        results = self._parallel("generate", jobs, lambda req: self.llm.complete_json(
-            req, stage="generate", validate=validate_sample))
-        for (ti, s), sample in results.items():
-            targets[ti].samples[s] = sample
+            first = 0
+            if t.seed is not None:
+                t.samples[0], first = t.seed, 1
+            if first >= self.k:
+                continue
+            request = Request.of(prompt.messages(request=t.text, **common), temperature=self.temperature,
+                                 max_tokens=GENERATE_MAX_TOKENS, sample=first)
+            jobs[ti] = (request, range(first, self.k))
+        if not jobs:
+            return
+        results = self._parallel("generate", jobs, lambda job: self.llm.complete_json_samples(
+            job[0], job[1], stage="generate", validate=validate_sample))
+        for ti, drawn in results.items():
+            for s, sample in drawn.items():
+                targets[ti].samples[s] = sample
 
     def _execute(self, targets: list[_Target]) -> None:
         self.progress("running the SQL read-only")
@@ -417,7 +467,8 @@ class _Run:
 
     def _usage(self):
         stages = self.llm.accounting.stages
-        return self.llm.usage(prompt_hashes(*[n for n in ("assess", "generate", "write") if n in stages]))
+        used = {"assess": "decide", "generate": "generate", "write": "write"}
+        return self.llm.usage(prompt_hashes(*[p for st, p in used.items() if st in stages]))
 
     # -- context for the prompts -------------------------------------------------------------
     def schema_text(self) -> str:
@@ -458,4 +509,5 @@ def _name_broken_rules(answer: Answer) -> None:
 
 
 __all__ = ["ask", "refine", "append_clause", "base_request", "comparable", "clean_sql", "validate_sample",
+           "validate_decision",
            "VOLATILE_FIELDS"]

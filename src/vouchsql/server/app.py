@@ -116,6 +116,7 @@ class AskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=4000)
     k: Optional[int] = Field(None, ge=1, le=10, description="SQL samples per interpretation")
     hint: Optional[str] = Field(None, max_length=4000)
+    prose: bool = Field(False, description="the model writes the answer text (one more call); default: a template")
 
 
 # -- the per-request database and its time limit ---------------------------------------------
@@ -514,6 +515,8 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
             kwargs["k"] = body.k
         if body.hint:
             kwargs["hint"] = body.hint
+        if body.prose:
+            kwargs["prose"] = True
 
         def work(db: Database):
             answer = api.ask(db, body.question, **kwargs)
