@@ -94,7 +94,6 @@ def grouped_columns(select: exp.Select) -> set[tuple[str, str]]:
 def grouped_entities(ctx: CheckContext, select: exp.Select) -> set[str]:
     """Aliases (lower case) whose rows the SELECT groups one by one: it groups by the table's
     key or by a column unique in it."""
-    from ..choices._read import is_unique
 
     tables = tables_by_alias(select, ctx.profile)
     out = set()
@@ -103,7 +102,7 @@ def grouped_entities(ctx: CheckContext, select: exp.Select) -> set[str]:
         if table is None:
             continue
         key = ctx.profile.entity_key(table)
-        if (key is not None and key.lower() == col) or is_unique(ctx.profile, table, col):
+        if (key is not None and key.lower() == col) or ctx.profile.is_unique(table, col):
             out.add(alias)
     return out
 

@@ -155,7 +155,7 @@ class JoinDrop:
 
     def _in_scope(self, ctx: CheckContext, select: exp.Select, drive: exp.Table, key: str, joins: list,
                   own: list, joined: list, kept: int) -> str | None:
-        from ..choices._read import named_values
+        from ..words import named_values
 
         alias = drive.alias_or_name
         table = ctx.profile.table(drive.name)

@@ -48,7 +48,7 @@ class JoinFanout:
         tables = tables_by_alias(select, ctx.profile)
         grouped = grouped_columns(select)
         entities = grouped_entities(ctx, select)
-        from ..choices._read import counted_table
+        from ..words import counted_table
         counted = counted_table(ctx.question, sorted(set(tables.values())))
         fired, measured = [], []
         for i, out in enumerate(ctx.inspection.outputs):

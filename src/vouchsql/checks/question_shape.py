@@ -34,7 +34,9 @@ import re
 
 from sqlglot import exp
 
-from ..choices._read import Scope, limit_value, own_nodes, selects, singular, words_of
+from ..sql.scope import Scope
+from ..sql.tree import limit_value, own_nodes, selects
+from ..words import singular, words_of
 from ..db.profile import Profile, TableProfile
 from ..question.shape import Claim, Shape, entity_tables, names_entity, read_shape, words
 from . import evidence as ev

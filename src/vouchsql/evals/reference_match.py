@@ -45,7 +45,7 @@ def tie_context(db, sql_ref: str, ref: Result) -> TieContext | None:
         return None
     if not isinstance(tree, exp.Select) or tree.args.get("offset") or tree.args.get("order") is None:
         return None
-    from ..choices._read import expand_key, limit_value
+    from ..sql.tree import expand_key, limit_value
 
     k = limit_value(tree)
     if k is None or ref.row_count < k or any(p.find(exp.Star) for p in tree.expressions):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..choices._read import name_forms, singular, words_of
+from ..words import name_forms, singular, words_of
 from ..db.profile import Profile, TableProfile
 
 
