@@ -428,9 +428,15 @@ def run_choices_command(args, config, out) -> int:
     from .cli import _command, _path, _replay_out, _report_replay, _run_out
     from .progress import RichProgress
 
+    from . import choices_model
+
     if args.replay:
         out_dir = _replay_out(args)
+        if read_manifest(Path(args.replay)).get("harness") == choices_model.HARNESS:
+            return _report_replay(out, args.replay, out_dir, choices_model.replay(Path(args.replay), out_dir))
         return _report_replay(out, args.replay, out_dir, replay(Path(args.replay), out_dir))
+    if getattr(args, "model", None) or getattr(args, "methods", None):
+        return choices_model.run_command(args, config, out)
     sets = Path(args.sets) if args.sets else DEFAULT_SETS
     out_dir = _run_out(args, HARNESS)
     types = args.types.split(",") if args.types else None

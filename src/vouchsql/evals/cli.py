@@ -123,6 +123,15 @@ def register_choices(evals, common) -> None:
                    help="rows the detectors may read per request, by the profile (default: Vouch's own, "
                         "8 times what the shown query reads, at least 1,000,000)")
     c.add_argument("--types", help="comma-separated choice types to evaluate (default: all)")
+    # SpecBridge's experiment with a model (evals/choices_model.py); without --model/--methods
+    # the command is the model-free detector evaluation above, unchanged.
+    c.add_argument("--model", metavar="PROVIDER:MODEL", help="answer every request with a model, by --methods")
+    c.add_argument("--methods", help="comma-separated: decide_then_answer, decide_then_search, plain, three_samples, "
+                                     "decide_then_pick, single_answer, clarifying_question, detectors "
+                                     "(default with --model: all but decide_then_search and detectors)")
+    c.add_argument("--judge", metavar="PROVIDER:MODEL", help="judge model for 'named' (default: the structured output)")
+    c.add_argument("--k", type=int, default=None, help="SQL samples per interpretation for the model methods (default 1)")
+    c.add_argument("--simulated-user", action="store_true", help="also run the two-turn experiment (SpecBridge §7.2)")
     c.set_defaults(handler=_run_choices)
 
 
