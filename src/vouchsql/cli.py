@@ -8,7 +8,7 @@ import sys
 
 from . import __version__
 from .errors import SQLRejected, UserInputError, VouchError
-from . import ask_cli
+from . import ask_cli, sets_cli
 from .cli_parsers import FilledOnUse, add_command
 from .server import cli as server_cli
 from .mcp_server import cli as mcp_cli
@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     server_cli.register(sub, common)
     mcp_cli.register(sub, common)
     ask_cli.register(sub, common)
+    sets_cli.register(sub, common)
     add_command(sub, "config", common, _config_args, help="show the settings in effect and where each came from")
     return parser
 
