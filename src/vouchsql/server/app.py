@@ -119,6 +119,26 @@ class AskRequest(BaseModel):
     prose: bool = Field(False, description="the model writes the answer text (one more call); default: a template")
 
 
+class PickedReading(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # the page sends the interpretation as /api/ask gave it
+
+    text: str = Field(max_length=8000)
+    clause: str = Field("", max_length=4000)
+
+
+class RefineRequest(BaseModel):
+    """Phase 2: the request ``/api/ask`` answered, its interpretations, and the one picked."""
+    model_config = ConfigDict(extra="forbid")
+
+    db: str = Field(min_length=1, max_length=64)
+    question: str = Field(min_length=1, max_length=8000, description="the question of the answer being refined")
+    interpretations: list[PickedReading] = Field(min_length=2, max_length=20,
+                                                 description="the interpretations of that answer, in order")
+    pick: int = Field(ge=1, le=20, description="the interpretation picked, 1 = the first")
+    k: Optional[int] = Field(None, ge=1, le=10, description="SQL samples")
+    hint: Optional[str] = Field(None, max_length=4000)
+
+
 # -- the per-request database and its time limit ---------------------------------------------
 
 class _Deadline:
@@ -521,6 +541,36 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
         def work(db: Database):
             answer = api.ask(db, body.question, **kwargs)
             return answer.model_dump(mode="json") if hasattr(answer, "model_dump") else answer
+
+        return await run_on(body.db, work, queries=(body.k or dbs.config.samples) + 4)
+
+    @router.post("/refine", tags=["answers"], summary="phase 2: answer the request again with one interpretation picked",
+                 responses={200: {"description": "the `vouch ask --json` Answer of the request plus the picked clause"},
+                            503: {"description": "no model configured"}})
+    async def refine(body: RefineRequest):
+        available, kind, reason = _ask_status(options.model)
+        dbs.target(body.db)
+        if not available:
+            raise ApiError(503, kind, reason)
+        if body.pick > len(body.interpretations):
+            raise ApiError(422, "bad_input", f"invalid request: pick {body.pick}: choose an interpretation from 1 "
+                                             f"to {len(body.interpretations)}")
+        from .. import api
+        from ..answer import Interpretation, Result, Shown, Verdict
+
+        # Phase 2 reads only the request and the interpretations' clauses: the page need not
+        # send the results back (they would not fit the body limit).
+        parent = Answer(question=body.question, shown=Shown(sql="", result=Result()),
+                        verdict=Verdict(rule="", score=0.0, gate="abstain"),
+                        interpretations=[Interpretation(text=i.text, clause=i.clause) for i in body.interpretations])
+        kwargs: dict[str, Any] = {"model": options.model}
+        if body.k is not None:
+            kwargs["k"] = body.k
+        if body.hint:
+            kwargs["hint"] = body.hint
+
+        def work(db: Database):
+            return api.refine(parent, body.pick, db=db, **kwargs).model_dump(mode="json")
 
         return await run_on(body.db, work, queries=(body.k or dbs.config.samples) + 4)
 

@@ -102,7 +102,9 @@
       boot();
     });
     addCandidate("");
+    window.addEventListener("hashchange", () => { if (state.info) runFromHash(); });
     await boot();
+    if (state.info) runFromHash();
   }
 
   async function boot() {
@@ -234,7 +236,7 @@
     setBusy(true, mode);
     try {
       const answer = await api("POST", path, body);
-      renderAnswer(answer);
+      renderAnswer(answer, mode === "check" ? body : null);
     } catch (err) {
       showError(mode === "check" ? "The check did not run" : "The question was not answered", err);
     } finally {
@@ -259,10 +261,13 @@
   }
 
   // ---- the answer ------------------------------------------------------------------------
-  function renderAnswer(a) {
+  function renderAnswer(a, checkBody, before) {
     const body = $("output-body");
     clear(body);
+    state.answer = a;
+    if (before) body.appendChild(pickComparison(before, a));
     body.appendChild(verdictCard(a));
+    body.appendChild(answerActions(a, checkBody));
     const text = a.answer_text || a.text;
     if (text) body.appendChild(section("Answer", el("p", { class: "answer-text", text })));
     const shown = a.shown || null;
@@ -534,8 +539,91 @@
           if (own.shown && own.shown.sql) content.push(el("h4", { text: "SQL of this reading" }), el("pre", { class: "sql", text: own.shown.sql }));
         }
         if (it.clause) content.push(el("p", { class: "muted small", text: "Picking it appends: “" + it.clause + "”" }));
+        if (!it.shown && !it.picked && it.clause && state.info && state.info.ask.available) {
+          content.push(el("button", { type: "button", class: "pick", text: "Pick this reading",
+            "aria-describedby": "pick-note-" + i, onclick: () => pickReading(i + 1) }),
+            el("span", { id: "pick-note-" + i, class: "muted small",
+              text: " asks the model again with this reading's clause and shows the new answer beside this one" }));
+        }
         return { label: (i + 1) + ". " + (it.shown ? "shown" : "reading " + (i + 1)), content };
       }));
+  }
+
+  // ---- phase 2, download, permalink ---------------------------------------------------------
+  // Phase 2: the same request plus the picked reading's clause, answered again by the model
+  // (POST /api/refine); the new answer is shown with the old one beside it.
+  async function pickReading(n) {
+    const old = state.answer;
+    if (!old || state.busy) return;
+    const body = { db: $("db").value, question: old.question, pick: n,
+      interpretations: old.interpretations.map((it) => ({ text: it.text, clause: it.clause || "" })) };
+    const hint = $("hint").value.trim();
+    if (hint) body.hint = hint;
+    setBusy(true, "ask");
+    try {
+      const fresh = await api("POST", "/api/refine", body);
+      renderAnswer(fresh, null, old);
+    } catch (err) {
+      showError("The picked reading was not answered", err);
+    } finally {
+      setBusy(false, "ask");
+    }
+  }
+
+  function pickComparison(before, after) {
+    const side = (title, a) => {
+      const v = a.verdict || { gate: "abstain" };
+      const r = a.shown ? a.shown.result : null;
+      return el("div", {}, el("h4", { text: title }),
+        el("p", {}, el("span", { class: "badge " + v.gate, text: (GATE[v.gate] || [v.gate])[0] })),
+        el("p", { class: "muted small", text: a.question }),
+        a.answer_text || a.text ? el("p", { class: "answer-text", text: a.answer_text || a.text }) : null,
+        resultView(r));
+    };
+    return section("Before and after the pick", el("div", { class: "side-by-side" },
+      side("Before the pick", before), side("After the pick", after)), { id: "pick-comparison" });
+  }
+
+  // Any answer can be saved as its JSON; a check can be linked to: the link holds the request
+  // (database name, question, SQL) in the URL's fragment, which never reaches the server, and
+  // opening it runs the same check again.
+  function answerActions(a, checkBody) {
+    const bar = el("div", { class: "actions answer-actions" });
+    const download = el("button", { type: "button", text: "Download JSON" });
+    download.addEventListener("click", () => {
+      const blob = new Blob([JSON.stringify(a, null, 2) + "\n"], { type: "application/json" });
+      const url = URL.createObjectURL(blob);
+      const link = el("a", { href: url, download: "vouch-answer.json" });
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+    });
+    bar.appendChild(download);
+    if (checkBody) {
+      const href = "#check=" + encodeURIComponent(JSON.stringify(checkBody));
+      bar.appendChild(el("a", { href, class: "permalink", text: "Link to this check" }));
+      if (location.hash !== href) history.replaceState(null, "", href);
+    }
+    return bar;
+  }
+
+  function runFromHash() {
+    if (!location.hash.startsWith("#check=")) return false;
+    let req;
+    try { req = JSON.parse(decodeURIComponent(location.hash.slice(7))); } catch (e) { req = null; }
+    if (!req || typeof req.question !== "string" || !Array.isArray(req.candidates)) {
+      showError("This link holds no check", { message: "the part after #check= is not a check request" });
+      return true;
+    }
+    if (req.db && state.info && state.info.databases.includes(req.db)) $("db").value = req.db;
+    $("question").value = req.question;
+    clear($("candidates"));
+    (req.candidates.length ? req.candidates : [""]).forEach((sql) => addCandidate(String(sql)));
+    $("answer-text").value = req.answer_text || "";
+    $("hint").value = req.hint || "";
+    run("check");
+    return true;
   }
 
   // ---- checks and trace ------------------------------------------------------------------
