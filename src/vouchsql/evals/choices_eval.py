@@ -432,10 +432,14 @@ def run_choices_command(args, config, out) -> int:
 
     if args.replay:
         out_dir = _replay_out(args)
-        if read_manifest(Path(args.replay)).get("harness") == choices_model.HARNESS:
+        harness = read_manifest(Path(args.replay)).get("harness")
+        if harness == choices_model.HARNESS:
             return _report_replay(out, args.replay, out_dir, choices_model.replay(Path(args.replay), out_dir))
+        if harness == "choices_ambrosia":
+            from . import ambrosia
+            return _report_replay(out, args.replay, out_dir, ambrosia.replay(Path(args.replay), out_dir))
         return _report_replay(out, args.replay, out_dir, replay(Path(args.replay), out_dir))
-    if getattr(args, "model", None) or getattr(args, "methods", None):
+    if getattr(args, "model", None) or getattr(args, "methods", None) or getattr(args, "ambrosia", None):
         return choices_model.run_command(args, config, out)
     sets = Path(args.sets) if args.sets else DEFAULT_SETS
     out_dir = _run_out(args, HARNESS)

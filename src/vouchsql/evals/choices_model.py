@@ -430,6 +430,23 @@ def run_command(args, config, out) -> int:
     methods = parse_methods(args.methods)
     model = resolve_model(args.model) if args.model else None
     judge = resolve_model(args.judge) if getattr(args, "judge", None) else None
+    if getattr(args, "ambrosia", None):
+        from . import ambrosia
+
+        if model is None:
+            raise UserInputError("--ambrosia needs --model provider:model")
+        out_dir = _run_out(args, ambrosia.HARNESS)
+        split = None if args.ambrosia_split == "all" else args.ambrosia_split
+        with RichProgress("ambrosia") as bar:
+            records, manifest = ambrosia.run_ambrosia(Path(args.ambrosia), config, out_dir, model=model,
+                                                      methods=[m for m in methods if m != "detectors"],
+                                                      k=args.k or 1, split=split, command=_command(args),
+                                                      progress=bar)
+        ambrosia.finish(out_dir, records, manifest)
+        out.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
+        out.print(f"Wrote {out_dir}: {ambrosia.RECORDS}, metrics.json, manifest.json, report.md, report.html",
+                  highlight=False)
+        return 0
     sets = Path(args.sets) if args.sets else DEFAULT_SETS
     out_dir = _run_out(args, HARNESS)
     types = args.types.split(",") if args.types else None

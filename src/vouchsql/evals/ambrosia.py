@@ -1,0 +1,249 @@
+"""AMBROSIA (Saparina & Lapata, 2024) for SpecBridge's methods table: load the questions with
+their interpretations and gold SQL, answer each with the methods of
+:mod:`vouchsql.evals.choice_methods`, and score as SpecBridge §3 scores AMBROSIA.
+
+Input formats (AMBROSIA is not shipped: point ``--ambrosia`` at your copy):
+
+- the distributed CSV (``data/ambrosia.csv``): columns ``question``, ``ambig_question``,
+  ``gold_queries`` (SQL separated by a blank line), ``db_file`` (relative to the AMBROSIA
+  folder, e.g. ``data/scope/…/x.sqlite``), ``is_ambiguous``, ``ambig_type``, ``split``. An
+  ambiguous row's interpretations are the unambiguous rows whose ``ambig_question`` is its
+  question (their ``question`` is the interpretation's text, their ``gold_queries`` its SQL);
+  where none is found, each of its own gold queries is one interpretation with no text.
+- JSONL, one question a line: ``{"id"?, "db", "question", "ambiguous", "type"?,
+  "interpretations": [{"text"?, "sql"}]}`` (an unambiguous question has one).
+
+Scores (SpecBridge §3): on an ambiguous question an interpretation is *found* when some
+returned query gives its result; *recall* is the share found and *AllFound* whether every one
+is; on an unambiguous question *precision* is the share of returned queries with its one
+correct result (extra queries lower it). Matching is the harness's
+(:func:`vouchsql.evals.reference_match.match_reference`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UserInputError
+from . import metrics as M
+from .choice_methods import RUNNERS, Context
+from .progress import NoProgress
+from .reference_match import match_reference, tie_context
+from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci
+from .runs import build_manifest, load_records, read_manifest, run_items, write_json
+
+HARNESS = "choices_ambrosia"
+RECORDS = "ambrosia.jsonl"
+
+
+@dataclass
+class AmbrosiaItem:
+    id: str
+    db: Path
+    question: str
+    ambiguous: bool
+    interpretations: list[dict] = field(default_factory=list)  # {"text": str | None, "sql": str}
+    ambig_type: str | None = None
+    split: str | None = None
+
+
+def _truth(value) -> bool:
+    return value is True or str(value).strip().lower() in ("true", "1", "yes")
+
+
+def _resolve_db(name: str, root: Path) -> Path:
+    path = Path(name)
+    if path.is_absolute():
+        return path
+    for base in (root, root.parent):  # db_file is "data/…", the CSV sits in data/
+        if (base / path).is_file():
+            return (base / path).resolve()
+    return (root / path).resolve()
+
+
+def load_ambrosia(path: Path, *, split: str | None = "test", root: Path | None = None) -> list[AmbrosiaItem]:
+    """AMBROSIA questions of ``split`` (None: every split), each with its interpretations."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserInputError(f"no AMBROSIA file at {path}")
+    root = Path(root) if root else path.parent
+    if path.suffix.lower() == ".csv":
+        return _from_csv(path, split, root)
+    items = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise UserInputError(f"{path}:{n}: not JSON ({exc})") from None
+        interps = row.get("interpretations") or []
+        if not row.get("question") or not row.get("db") or not interps or not all(i.get("sql") for i in interps):
+            raise UserInputError(f"{path}:{n}: needs 'question', 'db' and 'interpretations' with 'sql'")
+        if split is not None and row.get("split", split) != split:
+            continue
+        items.append(AmbrosiaItem(id=str(row.get("id") or f"q{n}"), db=_resolve_db(str(row["db"]), root),
+                                  question=str(row["question"]), ambiguous=_truth(row.get("ambiguous")),
+                                  interpretations=[{"text": i.get("text"), "sql": i["sql"]} for i in interps],
+                                  ambig_type=row.get("type"), split=row.get("split")))
+    return items
+
+
+def _from_csv(path: Path, split: str | None, root: Path) -> list[AmbrosiaItem]:
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # db_dump cells are large
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    need = {"question", "gold_queries", "db_file", "is_ambiguous"}
+    if rows and not need <= set(rows[0]):
+        raise UserInputError(f"{path}: not an AMBROSIA CSV (needs columns {', '.join(sorted(need))})")
+    unambiguous_of: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        if not _truth(r["is_ambiguous"]) and r.get("ambig_question") and r["ambig_question"] != r["question"]:
+            unambiguous_of.setdefault((r["ambig_question"], r["db_file"]), []).append(r)
+    items = []
+    for n, r in enumerate(rows, 1):
+        if split is not None and r.get("split") != split:
+            continue
+        golds = [q.strip() for q in (r["gold_queries"] or "").split("\n\n") if q.strip()]
+        ambiguous = _truth(r["is_ambiguous"])
+        if ambiguous:
+            parts = unambiguous_of.get((r["question"], r["db_file"]), [])
+            interps = [{"text": p["question"], "sql": q.strip()} for p in parts
+                       for q in (p["gold_queries"] or "").split("\n\n")[:1] if q.strip()]
+            if len(interps) < 2:
+                interps = [{"text": None, "sql": q} for q in golds]
+        else:
+            interps = [{"text": r["question"], "sql": golds[0]}] if golds else []
+        if not interps:
+            continue
+        items.append(AmbrosiaItem(id=f"ambrosia-{n}", db=_resolve_db(r["db_file"], root), question=r["question"],
+                                  ambiguous=ambiguous, interpretations=interps, ambig_type=r.get("ambig_type"),
+                                  split=r.get("split")))
+    return items
+
+
+# ---------------------------------------------------------------------------------------
+# Running and scoring
+# ---------------------------------------------------------------------------------------
+def evaluate_item(db, item: AmbrosiaItem, index: int, *, model, methods: list[str], k: int = 1) -> dict:
+    base = {"key": item.id, "index": index, "id": item.id, "db": str(item.db), "question": item.question,
+            "ambiguous": item.ambiguous, "type": item.ambig_type, "interpretations": item.interpretations}
+    refs = []
+    for i, interp in enumerate(item.interpretations):
+        res = db.execute(interp["sql"])
+        if not res.ok:
+            return {**base, "invalid": f"gold query {i + 1} does not run ({res.error.message})"}
+        refs.append((res, tie_context(db, interp["sql"], res)))
+    ctx = Context(db=db, model=model, k=k, temperature=db.config.temperature)
+    known: dict = {}
+    out = {**base, "methods": {}}
+    for method in methods:
+        resp = RUNNERS[method](ctx, item.question)
+        rec = resp.to_dict()
+        scored = []
+        for sql in resp.returned:
+            if sql not in known:
+                known[sql] = db.execute(sql)
+            res = known[sql]
+            scored.append({"sql": sql, "ok": res.ok,
+                           "matches": [res.ok and match_reference(res, ref, ties) is not None for ref, ties in refs]})
+        rec["scored"] = scored
+        out["methods"][method] = rec
+    return out
+
+
+def _values(r: dict, method: str) -> dict:
+    m = r["methods"][method]
+    n = len(r["interpretations"])
+    found = [any(q["matches"][i] for q in m["scored"]) for i in range(n)]
+    right = sum(q["matches"][0] for q in m["scored"])
+    calls = m["calls"]
+    if r["ambiguous"]:
+        return {"recall": sum(found) / n, "all_found": all(found), "calls": calls}
+    return {"precision_k": right, "precision_n": len(m["scored"]), "main_right": bool(m["scored"]) and
+            m["scored"][0]["matches"][0], "calls": calls}
+
+
+def analyse(records: list[dict], manifest: dict) -> dict:
+    methods = manifest.get("parameters", {}).get("methods") or []
+    kept = [r for r in records if "methods" in r]
+    amb = [r for r in kept if r["ambiguous"]]
+    clear = [r for r in kept if not r["ambiguous"]]
+    out = {"questions": len(kept), "ambiguous": len(amb), "unambiguous": len(clear),
+           "invalid": sum(1 for r in records if r.get("invalid")), "methods": methods, "overall": {}}
+    for m in methods:
+        a = [_values(r, m) for r in amb]
+        c = [_values(r, m) for r in clear]
+        k, n = sum(v["precision_k"] for v in c), sum(v["precision_n"] for v in c)
+        out["overall"][m] = {
+            "all_found": M.proportion([v["all_found"] for v in a]),
+            "recall": statistics.fmean(v["recall"] for v in a) if a else None,
+            "precision": {"k": k, "n": n, "rate": k / n if n else None, "ci": M.wilson(k, n)},
+            "calls_per_question": statistics.fmean(v["calls"] for v in a + c) if a + c else None}
+    return M.jsonable(out)
+
+
+def build_report(metrics: dict, manifest: dict, *, replay_of: str | None = None) -> Report:
+    rows = []
+    for m in metrics["methods"]:
+        o = metrics["overall"][m]
+        af, p = o["all_found"], o["precision"]
+        rows.append([m, f"{pct_ci(af['rate'], af['ci'])} ({af['k']}/{af['n']})", fmt(o["recall"], 3),
+                     f"{pct_ci(p['rate'], p['ci'])} ({p['k']}/{p['n']})", fmt(o["calls_per_question"], 1)])
+    intro = [Text(f"{metrics['ambiguous']} ambiguous and {metrics['unambiguous']} unambiguous AMBROSIA questions "
+                  f"answered with `{manifest.get('model')}` ({metrics['invalid']} left out: a gold query did not run).")]
+    if replay_of:
+        intro.append(Text(f"Replayed from `{replay_of}` (no model call, no SQL run)."))
+    sections = [Section("Methods on AMBROSIA (the paper's Table 5/6 layout)", [Table(
+        ["method", "AllFound (ambiguous)", "recall (ambiguous)", "precision (unambiguous)", "calls / question"], rows,
+        caption="AllFound: ambiguous questions with every interpretation's result among the returned queries. "
+                "Precision: of the queries returned for unambiguous questions, those with its correct result.")]),
+        manifest_section(manifest)]
+    return Report(title="AMBROSIA answered by each method (SpecBridge §3, §7)", command=manifest.get("command"),
+                  intro=intro, sections=sections, manifest=manifest)
+
+
+def run_ambrosia(path: Path, config, out_dir: Path, *, model, methods: list[str], k: int = 1,
+                 split: str | None = "test", root: Path | None = None, command: str = "",
+                 progress=None) -> tuple[list[dict], dict]:
+    from ..llm import get_model, spec_of
+
+    items = load_ambrosia(path, split=split, root=root)
+    if not items:
+        raise UserInputError(f"{path}: no AMBROSIA questions in split {split!r}")
+    bad = [m for m in methods if m not in RUNNERS]
+    if bad:
+        raise UserInputError(f"AMBROSIA runs the model methods only; not {', '.join(bad)}")
+    spec = spec_of(get_model(model)) if not isinstance(model, str) else model
+    manifest = build_manifest(HARNESS, command=command, datasets={"ambrosia": Path(path)}, model=spec,
+                              parameters={"methods": methods, "k": k, "split": split},
+                              record_keys=("methods", "k", "split"))
+    records = run_items(out_dir, manifest, RECORDS, items, key=lambda it: it.id, path_of=lambda it: it.db,
+                        evaluate=lambda db, index, it: evaluate_item(db, it, index, model=model, methods=methods,
+                                                                     k=k),
+                        missing=lambda index, it: {"key": it.id, "index": index, "id": it.id,
+                                                   "skipped": f"database {it.db} not found"},
+                        config=config, progress=progress or NoProgress())
+    return records, manifest
+
+
+def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> dict:
+    from .report import write_report
+
+    metrics = analyse(records, manifest)
+    write_json(Path(out_dir) / "metrics.json", metrics)
+    write_report(out_dir, build_report(metrics, manifest, replay_of=replay_of))
+    return metrics
+
+
+def replay(run_dir: Path, out_dir: Path) -> dict:
+    manifest = read_manifest(run_dir, HARNESS)
+    return finish(out_dir, load_records(run_dir, RECORDS), manifest, replay_of=str(run_dir))
+
+
+__all__ = ["AmbrosiaItem", "load_ambrosia", "evaluate_item", "analyse", "run_ambrosia", "finish", "replay"]
