@@ -439,3 +439,69 @@ def _clip(data, depth: int = 0):
         kept = [_clip(v, depth + 1) for v in data[:3]]
         return kept + ([f"… {len(data) - 3} more"] if len(data) > 3 else [])
     return data
+
+
+# -- limits, in process (the SDK's Client connected to the server object) -----------------------------
+
+SLOW = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
+
+
+def _in_process(tools, calls, **server_options):
+    from mcp import Client
+
+    from vouchsql.mcp_server.server import build_server
+
+    async def main():
+        async with Client(build_server(tools, **server_options)) as client:
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    return anyio.run(main)
+
+
+@pytest.fixture
+def make_tools(demo_copy, mcp_cache):
+    from vouchsql.mcp_server.tools import Tools
+    from vouchsql.settings import load_config
+
+    def make(**options):
+        settings = options.pop("settings", {})
+        tools = Tools({"demo": str(demo_copy)}, load_config(env={}, cache_dir=str(mcp_cache), **settings), **options)
+        tools.warm()
+        return tools
+
+    return make
+
+
+def test_a_slow_query_stops_at_the_query_timeout(make_tools):
+    (res,) = _in_process(make_tools(settings={"timeout": 0.5}), [("run_sql", {"database": "demo", "sql": SLOW})])
+    assert res.is_error and res.structured_content["error"]["kind"] == "timeout"
+
+
+def test_a_call_past_its_limit_is_a_structured_timeout(make_tools):
+    started = time.monotonic()
+    (res,) = _in_process(make_tools(settings={"timeout": 3}), [("run_sql", {"database": "demo", "sql": SLOW})],
+                         call_timeout=0.3)
+    assert res.is_error and res.structured_content["error"]["kind"] == "timeout"
+    assert "--call-timeout" in res.structured_content["error"]["message"]
+    assert time.monotonic() - started < 3  # answered at the call's limit, not the query's
+
+
+def test_a_large_result_is_cut_to_the_response_limit(make_tools):
+    tools = make_tools(max_response=64 * 1024)
+    (res,) = _in_process(tools, [("run_sql", {"database": "demo", "sql": "SELECT * FROM order_items",
+                                              "max_rows": 10_000})])
+    assert not res.is_error
+    out = res.structured_content
+    assert out["truncated"] and out["truncated_reason"] == "bytes" and 0 < len(out["rows"]) < out["row_count"]
+    assert len(json.dumps(out, separators=(",", ":"), ensure_ascii=False).encode()) <= 64 * 1024
+
+
+def test_arguments_that_are_not_an_object_are_refused(make_tools):
+    tools = make_tools()
+    payload, is_error = tools.call("run_sql", ["SELECT 1"])
+    assert is_error and payload["error"]["kind"] == "bad_input"
+    payload, is_error = tools.call("check_sql", {"database": "demo", "question": "q",
+                                                 "candidates": ["SELECT 1"] * 17})
+    assert is_error and "candidates" in payload["error"]["message"]
+    payload, is_error = tools.call("run_sql", {"database": "demo", "sql": "SELECT 1", "max_rows": 0})
+    assert is_error and "max_rows" in payload["error"]["message"]
