@@ -72,6 +72,8 @@ CALLS = [
     ("unknown_table", "describe", {"database": "demo", "tables": ["nope"]}),
     ("unknown_tool", "drop_everything", {}),
     ("ask_off", "ask", {"database": "demo", "question": "How many orders?"}),
+    ("refine_off", "refine", {"database": "demo", "question": "q", "pick": 1,
+                              "interpretations": [{"text": "a"}, {"text": "b"}]}),
     ("bad_parts", "check_sql", {"database": "demo", "question": "x", "candidates": ["SELECT 1"],
                                 "judged_parts": [["a part", "maybe", 3]]}),
 ]
@@ -245,6 +247,7 @@ def test_the_database_file_is_unchanged(stdio_run):
     ("unknown_table", "unknown_table", "'nope'"),
     ("unknown_tool", "unknown_tool", "list_databases, describe, run_sql, check_sql"),
     ("ask_off", "no_model", "--model"),
+    ("refine_off", "no_model", "refine needs a model"),
     ("bad_parts", "bad_input", "judged_parts"),
 ])
 def test_bad_input_is_refused_with_a_structured_error(stdio_run, label, kind, says):
@@ -270,24 +273,44 @@ def test_no_server_side_path_reaches_the_client(stdio_run, demo_copy):
 
 # -- ask, with a scripted model on loopback ---------------------------------------------------------
 
-def test_ask_with_a_scripted_model(demo_copy, mcp_cache):
-    script = Script(assess=assess_reply(), write="There are 3867 orders.",
-                    samples=["SELECT COUNT(*) AS orders FROM orders"])
+OPEN_Q = "How many customers placed orders?"
+INTERPS = [("How many customers placed orders, counting each customer once?", "Count each customer once."),
+           ("How many customers placed orders, counting every order row?", "Count every order, not each customer once.")]
+BY_CUSTOMER = "SELECT COUNT(DISTINCT customer_id) AS customers FROM orders"
+BY_ORDER = "SELECT COUNT(*) AS orders FROM orders"
+
+
+def test_ask_and_refine_with_a_scripted_model(demo_copy, mcp_cache):
+    # The first key found in the request wins: the refined request holds both phrases.
+    script = Script(assess=assess_reply(interpretations=INTERPS), write="See the result.",
+                    samples={"not each customer once": [BY_ORDER], "every order row": [BY_ORDER],
+                             "each customer once": [BY_CUSTOMER]})
 
     async def main(base_url):
         env = _env(mcp_cache, VOUCH_BASE_URL=base_url, OPENAI_API_KEY="sk-test", VOUCH_MAX_RETRIES="0")
         async with _stdio(["--db", f"demo={demo_copy}", "--model", "openai:scripted"], env) as (session, _):
             tools = (await session.list_tools()).tools
-            res = await session.call_tool("ask", {"database": "demo", "question": "How many orders are there?", "k": 2})
-            return tools, res
+            asked = await session.call_tool("ask", {"database": "demo", "question": OPEN_Q, "k": 2})
+            a = asked.structured_content
+            refined = await session.call_tool("refine", {"database": "demo", "question": a["question"],
+                                                         "interpretations": a["interpretations"], "pick": 2, "k": 2})
+            bad_pick = await session.call_tool("refine", {"database": "demo", "question": a["question"],
+                                                          "interpretations": a["interpretations"], "pick": 3})
+            return tools, asked, refined, bad_pick
 
     with ScriptedServer(script) as srv:
-        tools, res = anyio.run(main, srv.base_url)
-    assert [t.name for t in tools] == TOOLS + ["ask"]
-    assert not res.is_error, res.content[0].text
-    _validators(tools)["ask"].validate(res.structured_content)
-    assert res.structured_content["shown"]["sql"] == "SELECT COUNT(*) AS orders FROM orders"
-    assert res.structured_content["premise"]["is_valid"] is True
+        tools, asked, refined, bad_pick = anyio.run(main, srv.base_url)
+    assert [t.name for t in tools] == TOOLS + ["ask", "refine"]
+    validators = _validators(tools)
+    for res in (asked, refined):
+        assert not res.is_error, res.content[0].text
+        validators["ask"].validate(res.structured_content)
+    assert asked.structured_content["shown"]["sql"] == BY_CUSTOMER
+    assert asked.structured_content["premise"]["is_valid"] is True
+    new = refined.structured_content
+    assert new["question"] == OPEN_Q + " " + INTERPS[1][1] and new["shown"]["sql"] == BY_ORDER
+    assert [i["picked"] for i in new["interpretations"]] == [False, True]
+    assert bad_pick.is_error and "pick 3" in bad_pick.structured_content["error"]["message"]
 
 
 # -- streamable HTTP on loopback, and its guards -------------------------------------------------------

@@ -31,6 +31,7 @@ DEFAULT_MAX_RESPONSE = 1024 * 1024  # an agent's context is small: results are c
 DEFAULT_RUN_ROWS = 100
 MAX_SQL_CHARS = 20_000
 _CLIP = 80  # characters kept of a sample value in describe
+MODEL_TOOLS = ("ask", "refine")
 
 PROTOCOL = """\
 How to answer a question about a database with Vouch:
@@ -94,6 +95,23 @@ class AskInput(_Input):
     database: str = DatabaseName
     question: str = Field(min_length=1, max_length=4000, description="the user's question, word for word")
     k: Optional[int] = Field(None, ge=1, le=10, description="SQL samples per interpretation")
+    hint: Optional[str] = Field(None, max_length=4000, description="evidence or a definition given with the question")
+
+
+class Reading(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # an interpretation as ask returned it
+
+    text: str = Field(max_length=8000)
+    clause: str = Field("", max_length=4000)
+
+
+class RefineInput(_Input):
+    database: str = DatabaseName
+    question: str = Field(min_length=1, max_length=8000, description="the question of the ask answer, as returned")
+    interpretations: list[Reading] = Field(min_length=2, max_length=20,
+                                           description="that answer's interpretations, in order, as returned")
+    pick: int = Field(ge=1, le=20, description="the interpretation the user picked, 1 = the first")
+    k: Optional[int] = Field(None, ge=1, le=10, description="SQL samples")
     hint: Optional[str] = Field(None, max_length=4000, description="evidence or a definition given with the question")
 
 
@@ -202,6 +220,12 @@ SPECS: list[ToolSpec] = [
              "check_sql plus premise and interpretations. Show the verdict's reasons and the interpretations; "
              "when the gate is not pass, present nothing as fact.",
              AskInput, _answer_schema),
+    ToolSpec("refine", "Answer with the picked reading",
+             "Phase 2 after ask: when the user picks one of the answer's interpretations, send the answer's "
+             "question and interpretations as ask returned them, and pick (1 = the first). The request is "
+             "answered again, word for word plus that reading's clause, with new samples and the same checks. "
+             "Show the new verdict and its reasons beside the old answer.",
+             RefineInput, _answer_schema),
 ]
 
 
@@ -253,7 +277,7 @@ class Tools:
 
     @property
     def specs(self) -> list[ToolSpec]:
-        return [s for s in SPECS if s.name != "ask" or self.model]
+        return [s for s in SPECS if s.name not in MODEL_TOOLS or self.model]
 
     def warm(self) -> None:
         """Open each database once: a bad path fails the start, and the profile is built (or
@@ -277,8 +301,8 @@ class Tools:
             spec = next((s for s in self.specs if s.name == name), None)
             if spec is None:
                 known = ", ".join(s.name for s in self.specs)
-                if name == "ask":
-                    raise ToolFailure("no_model", "ask needs a model: start vouch mcp with --model provider:model "
+                if name in MODEL_TOOLS:
+                    raise ToolFailure("no_model", f"{name} needs a model: start vouch mcp with --model provider:model "
                                                   "(or VOUCH_MODEL); check_sql works without one")
                 raise ToolFailure("unknown_tool", f"no tool named {name!r}; this server has: {known}")
             if arguments is not None and not isinstance(arguments, dict):
@@ -392,6 +416,29 @@ class Tools:
         db = self._open(args.database)
         try:
             answer = api.ask(db, args.question, **kwargs)
+        finally:
+            db.close()
+        return self._fit(answer.model_dump(mode="json"), args.database)
+
+    def _refine(self, args: RefineInput) -> dict:
+        from .. import api
+        from ..answer import Answer, Interpretation, Result, Shown, Verdict
+
+        if args.pick > len(args.interpretations):
+            raise ToolFailure("bad_input", f"invalid arguments: pick {args.pick}: choose an interpretation from 1 "
+                                           f"to {len(args.interpretations)}")
+        # Phase 2 reads only the request and the clauses: the results need not come back.
+        parent = Answer(question=args.question, shown=Shown(sql="", result=Result()),
+                        verdict=Verdict(rule="", score=0.0, gate="abstain"),
+                        interpretations=[Interpretation(text=i.text, clause=i.clause) for i in args.interpretations])
+        kwargs: dict[str, Any] = {"model": self.model}
+        if args.k is not None:
+            kwargs["k"] = args.k
+        if args.hint:
+            kwargs["hint"] = args.hint
+        db = self._open(args.database)
+        try:
+            answer = api.refine(parent, args.pick, db=db, **kwargs)
         finally:
             db.close()
         return self._fit(answer.model_dump(mode="json"), args.database)
