@@ -132,6 +132,7 @@ def test_a_server_that_ignores_n_gets_the_rest_one_by_one(ask):
     assert srv.rounds()[:2] == [["decide"], ["generate"]] and len(srv.rounds()) in (3, 4, 5)
     assert srv.calls[1].body["n"] == 4 and all("n" not in c.body for c in srv.calls[2:])
     assert len(answer.candidates) == 5 and answer.usage.total.requests == 5
+    assert answer.usage.rounds == 3  # the missing samples waited for the reply without them
 
 
 def test_model_prose_is_one_more_call_and_round(ask):

@@ -30,6 +30,7 @@ class Accounting:
         self._lock = threading.Lock()
         self.stages: dict[str, StageUsage] = {}
         self.rounds = 0
+        self._extra_after = -1
 
     def add(self, stage: str, **deltas: float) -> None:
         with self._lock:
@@ -40,6 +41,14 @@ class Accounting:
     def begin_round(self) -> None:
         with self._lock:
             self.rounds += 1
+
+    def extra_round(self, during: int) -> None:
+        """One more sequential round after round ``during`` (calls that had to wait for an
+        earlier reply in the same stage), counted once however many draws needed it."""
+        with self._lock:
+            if self._extra_after != during:
+                self._extra_after = during
+                self.rounds += 1
 
     def snapshot(self, model: str, prompts: dict[str, str]) -> Usage:
         with self._lock:
@@ -137,6 +146,7 @@ class LLM:
         if not missing:
             self._account_draw(stage, list(out.values()), cached=1)
             return out
+        during = self.accounting.rounds
         got = self._send_n(missing, stage)
         for req, completion in zip(missing, got):
             out[req.sample] = completion
@@ -144,7 +154,8 @@ class LLM:
                 self.cache.put(cache_key(self.model, req), completion, model=self.spec, stage=stage)
             self._record(req, completion, stage)
         rest = missing[len(got):]
-        if rest:  # the endpoint ignored n (or returned fewer choices): the others one by one
+        if rest:  # the endpoint ignored n (or returned fewer choices): the others one by one,
+            self.accounting.extra_round(during)  # after the reply that said so: one more round
             out.update(self._single_each(rest, stage))
         return out
 
