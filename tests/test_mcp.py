@@ -406,14 +406,17 @@ def test_http_needs_the_token_and_a_loopback_host(http_server):
         assert r.status_code == 200
 
 
-@pytest.mark.parametrize("args, says", [
-    (["--transport", "http", "--host", "0.0.0.0"], "refusing to listen on 0.0.0.0 without a token"),
-    ([], "no database to serve"),
-    (["--db", "a=/nonexistent/x.sqlite"], "database 'a'"),
+@pytest.mark.parametrize("args, token, says", [
+    (["--transport", "http", "--host", "0.0.0.0"], None, "refusing to listen on 0.0.0.0 without a token"),
+    (["--transport", "http", "--db", "a=x.sqlite"], "short", "VOUCH_TOKEN is shorter than 16 characters"),
+    ([], None, "no database to serve"),
+    (["--db", "a=/nonexistent/x.sqlite"], None, "database 'a'"),
 ])
-def test_refuses_to_start_unguarded_or_empty(args, says, clean_env, tmp_path):
+def test_refuses_to_start_unguarded_or_empty(args, token, says, clean_env, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("VOUCH_")}
     env["VOUCH_CACHE_DIR"] = str(tmp_path / "cache")
+    if token:
+        env["VOUCH_TOKEN"] = token
     r = subprocess.run([VOUCH, "mcp", *args], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
 
@@ -528,3 +531,28 @@ def test_arguments_that_are_not_an_object_are_refused(make_tools):
     assert is_error and "candidates" in payload["error"]["message"]
     payload, is_error = tools.call("run_sql", {"database": "demo", "sql": "SELECT 1", "max_rows": 0})
     assert is_error and "max_rows" in payload["error"]["message"]
+
+
+def test_an_unknown_resource_or_prompt_is_a_protocol_error(make_tools):
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from vouchsql.mcp_server.server import build_server
+
+    async def main():
+        out = []
+        async with Client(build_server(make_tools())) as client:
+            for call in (lambda: client.read_resource("vouch://profile/nope"),
+                         lambda: client.read_resource("file:///etc/passwd"),
+                         lambda: client.get_prompt("nope", {}),
+                         lambda: client.get_prompt("answer_with_vouch", {"database": "demo"})):
+                try:
+                    await call()
+                    out.append(None)
+                except MCPError as exc:
+                    out.append(exc.error.message)
+        return out
+
+    messages = anyio.run(main)
+    assert all(messages) and "vouch://profile/NAME for: demo" in messages[0] and "database and question" in messages[3]
+    assert not any("Traceback" in m for m in messages)
