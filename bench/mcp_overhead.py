@@ -106,7 +106,6 @@ async def run(args) -> None:
                              statistics.median(added), min(added), a.verdict.gate))
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    import mcp  # noqa: F401 - for the version
     from importlib.metadata import version
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} vCPU, load average {load[0]:.2f} {load[1]:.2f} "

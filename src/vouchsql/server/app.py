@@ -49,7 +49,7 @@ from ..db import Database, connect
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
 from ..settings import Config, load_config
 from . import DB_NAME, is_loopback  # noqa: F401 - is_loopback: imported from here by callers
-from .body import dumps, fit, hide_path as _hide_path
+from .body import fit, hide_path as _hide_path
 
 log = logging.getLogger("vouchsql.server")
 
