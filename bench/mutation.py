@@ -148,6 +148,8 @@ EQUIVALENT: list[tuple[str, ...]] = [
      "the hint is used only for a result without rows, which returns [] before reading it"),
     ("agreement", "x_normalise_value", r"^return int\(None\)$",
      "unreachable: bool cannot be subclassed and exact bools return above", r"if isinstance\(v, bool\):\n-"),
+    ("agreement", "xǁ_Missingǁ__repr__", r'return "(XX<missing>XX|<MISSING>)"',
+     "the padding's repr is only for debugging: normalised rows are compared, never shown"),
     ("agreement", "xǁ_Preparedǁ__init__", r'self\._width: int \| None = ""',
      "the width is read only after _load() sets it"),
     ("agreement", "x__match", r"if narrow\.width != wide\.width and _same_counts",
