@@ -174,7 +174,7 @@ def test_prompts_lists_names_and_hashes(capsys):
     assert vouch(["prompts", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [d["name"] for d in data] == ["assess", "decide", "generate", "write", "judge_complete", "plain",
-                                              "interpretations", "missing", "judge_named"]
+                                              "interpretations", "missing", "judge_named", "paraphrase"]
     assert vouch(["prompts", "--show", "assess"]) == 0
     assert capsys.readouterr().out.startswith("# Task: assess")
     assert vouch(["prompts", "--show", "nope"]) == 2

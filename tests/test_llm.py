@@ -387,7 +387,7 @@ def test_prompts_are_files_identified_by_content_hash():
 
     prompts = list_prompts()
     assert [p.name for p in prompts] == ["assess", "decide", "generate", "write", "judge_complete", "plain",
-                                              "interpretations", "missing", "judge_named"]
+                                              "interpretations", "missing", "judge_named", "paraphrase"]
     for p in prompts:
         data = Path(p.path).read_bytes()
         assert p.hash == hashlib.sha256(data).hexdigest()[:12]

@@ -118,3 +118,27 @@ def test_cli_writes_the_sets_and_refuses_bad_seeds(tmp_path, demo_db, capsys):
     nodb = _write(tmp_path / "nodb.jsonl", SEEDS[:1])
     code = cli.main(["sets", "generate", "--seeds", str(nodb), "--out", str(out), "--cache-dir", str(tmp_path / "cache")])
     assert code == 2 and "names no database" in capsys.readouterr().err
+
+
+def test_a_model_paraphrase_is_kept_only_where_the_choice_stays_settled(tmp_path, demo_db, config):
+    from vouchsql.llm import FakeModel
+
+    def reply(request):
+        assert request.messages[0][1].startswith("# Task: paraphrase")
+        user = request.messages[1][1]
+        if "Include every row tied" in user:  # B: keeps "every … tied"
+            return json.dumps({"request": "Which products are tied for the highest cost? List every one."})
+        return json.dumps({"request": "Which product costs the most?"})  # A: the deciding words are gone
+
+    model = FakeModel(reply)
+    seeds = _write(tmp_path / "seeds.jsonl", SEEDS[:1])
+    sets, notes = generate_sets(seeds, config, db=str(demo_db), model=model)
+    (s,) = sets
+    assert len(model.requests) == 2
+    assert s["specific_b"] == "Which products are tied for the highest cost? List every one."
+    assert s["provenance"]["template_b"] == SEEDS[0]["question"] + " " + s["clause_b"]
+    assert s["specific_a"] == SEEDS[0]["question"] + " " + s["clause_a"]  # the template stays
+    assert s["provenance"]["paraphrase"] == {"a": "the paraphrase lost the words that settle the choice",
+                                             "b": "kept"}
+    assert notes == [{"seed": "top-product", "note": "top-product-ties specific_a: the paraphrase lost the words "
+                                                     "that settle the choice; the template is kept"}]

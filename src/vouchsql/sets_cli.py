@@ -23,6 +23,8 @@ def _generate_args(p) -> None:
     p.add_argument("--seeds", required=True, help='JSONL, one seed a line: {"id"?, "db"?, "question", "sql"}')
     p.add_argument("--out", required=True, help="where to write the request sets (JSONL)")
     p.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
+    p.add_argument("--model", metavar="PROVIDER:MODEL",
+                   help="paraphrase each specific request with a model (kept where the choice stays settled)")
     p.set_defaults(handler=_run)
 
 

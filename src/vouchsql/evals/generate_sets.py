@@ -14,7 +14,10 @@ request plus one clause that settles the choice (the phase-2 form, §7.3), the c
 from a template per choice type, its direction read from the two SQL texts (which one keeps
 the cut-off's ties, the NULLs, the unmatched rows, the distinct count, the equal values) or,
 for the types without a template, from the detector's own description of the two readings.
-``clause_a`` / ``clause_b`` are kept, so the two-turn experiment appends them.
+``clause_a`` / ``clause_b`` are kept, so the two-turn experiment appends them. With ``--model``
+a model paraphrases each specific request (open request + clause) into one natural request
+(the ``paraphrase`` prompt); a paraphrase is kept only where the detectors' words for the
+choice type still appear in it (its lexicon), else the template stays and the note says why.
 
 Every line also carries ``rows_a``, ``rows_b`` and ``provenance`` (seed id and question, the
 detector's description, the generator and its version). The output is in the format
@@ -99,8 +102,38 @@ def _clauses(choice_type: str, sql_a: str, sql_b: str, rows_a: int | None, rows_
     return ("Compute it as the most direct reading of the request does.", f"Compute it this way: {text.rstrip('.')}.")
 
 
-def generate_sets(seeds_path: Path, config, *, db: str | None = None, datasets: Path | None = None) -> tuple[list[dict], list[dict]]:
-    """(request sets, notes on seeds that gave none and why)."""
+def _paraphrase(llm, question: str, clause: str, choice_type: str) -> tuple[str | None, str]:
+    """The model's one natural request for ``question`` + ``clause``, kept only when Vouch's
+    detectors still read the choice as settled by its words (else the template stays)."""
+    from ..choices import CHOICES
+    from ..errors import ModelError
+    from ..llm import BadOutput, Request, load_prompt
+    from ..llm import data_text as data
+
+    def read(d: dict) -> str:
+        text = str(d.get("request") or "").strip()
+        if not text:
+            raise BadOutput("field 'request' is empty")
+        return text
+
+    messages = load_prompt("paraphrase").messages(request=data.escaped(question, data.LONG_LIMIT),
+                                                  clause=data.escaped(clause, data.TEXT_LIMIT))
+    try:
+        text = llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=512), stage="paraphrase",
+                                 validate=read)
+    except ModelError as exc:
+        return None, f"the model failed ({exc.message})"
+    detector = next((d for d in CHOICES if d.type == choice_type), None)
+    if detector is not None and not detector.lexicon.match(text):
+        return None, "the paraphrase lost the words that settle the choice"
+    return text, "kept"
+
+
+def generate_sets(seeds_path: Path, config, *, db: str | None = None, datasets: Path | None = None,
+                  model=None) -> tuple[list[dict], list[dict]]:
+    """(request sets, notes on seeds that gave none and why). With ``model`` each specific
+    request is the model's paraphrase of the open request plus its clause, kept where the
+    detectors still read the clause's choice as settled; the template text otherwise (noted)."""
     from .. import __version__
     from ..choices import detect_choices
     from ..db import connect
@@ -114,6 +147,10 @@ def generate_sets(seeds_path: Path, config, *, db: str | None = None, datasets: 
     out: list[dict] = []
     notes: list[dict] = []
     opened: dict = {}
+    llm = None
+    if model is not None:
+        from ..llm import llm_from_config
+        llm = llm_from_config(model, config)
     try:
         for n, seed in enumerate(rows, 1):
             sid = str(seed.get("id") or f"seed-{n}")
@@ -147,13 +184,26 @@ def generate_sets(seeds_path: Path, config, *, db: str | None = None, datasets: 
                                               choice.description)
                 suffix = "" if per_type[choice.type] == 1 else f"-{per_type[choice.type]}"
                 sep = "" if question.endswith(" ") else " "
-                out.append({"id": f"{sid}-{choice.type}{suffix}", "db": str(name), "type": choice.type,
-                            "open": question, "specific_a": question + sep + clause_a,
-                            "specific_b": question + sep + clause_b, "clause_a": clause_a, "clause_b": clause_b,
+                set_id = f"{sid}-{choice.type}{suffix}"
+                specific = {"a": question + sep + clause_a, "b": question + sep + clause_b}
+                provenance = {"seed": sid, "seed_question": question, "detector": choice.type,
+                              "description": choice.description, "generator": GENERATOR,
+                              "vouchsql_version": __version__}
+                if llm is not None:
+                    provenance["paraphrase"] = {}
+                    for side, clause in (("a", clause_a), ("b", clause_b)):
+                        text, verdict = _paraphrase(llm, question, clause, choice.type)
+                        provenance["paraphrase"][side] = verdict
+                        if text is not None:
+                            provenance[f"template_{side}"] = specific[side]
+                            specific[side] = text
+                        else:
+                            notes.append({"seed": sid, "note": f"{set_id} specific_{side}: {verdict}; the template is kept"})
+                out.append({"id": set_id, "db": str(name), "type": choice.type,
+                            "open": question, "specific_a": specific["a"],
+                            "specific_b": specific["b"], "clause_a": clause_a, "clause_b": clause_b,
                             "sql_a": sql, "sql_b": choice.sql, "rows_a": res_a.row_count, "rows_b": res_b.row_count,
-                            "provenance": {"seed": sid, "seed_question": question, "detector": choice.type,
-                                           "description": choice.description, "generator": GENERATOR,
-                                           "vouchsql_version": __version__}})
+                            "provenance": provenance})
     finally:
         for h in opened.values():
             h.close()
@@ -166,8 +216,12 @@ def run_generate_command(args, config, out) -> int:
     db = args.db
     if db and db != "demo" and db not in SHARED_NAMES and Path(db).exists():
         db = str(Path(db).resolve())  # given from the working folder, not the seeds file's
+    model = None
+    if getattr(args, "model", None):
+        from .model import resolve_model
+        model = resolve_model(args.model)
     sets, notes = generate_sets(Path(args.seeds), config, db=db,
-                                datasets=Path(args.datasets) if args.datasets else None)
+                                datasets=Path(args.datasets) if args.datasets else None, model=model)
     dest = Path(args.out)
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in sets), encoding="utf-8")
