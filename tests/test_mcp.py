@@ -556,3 +556,19 @@ def test_an_unknown_resource_or_prompt_is_a_protocol_error(make_tools):
     messages = anyio.run(main)
     assert all(messages) and "vouch://profile/NAME for: demo" in messages[0] and "database and question" in messages[3]
     assert not any("Traceback" in m for m in messages)
+
+
+def test_describe_clips_to_the_first_tables_and_names_the_rest(make_tools):
+    from vouchsql.mcp_server.tools import describe_profile
+
+    tools = make_tools()
+    db = tools._open("demo")
+    try:
+        profile = db.profile()
+    finally:
+        db.close()
+    out = describe_profile(profile, "demo", None, 3, max_tables=4)
+    assert len(out["tables"]) == 4 and len(out["more_tables"]) == len(profile.tables) - 4
+    named = describe_profile(profile, "demo", ["ORDERS"], 0)  # names match regardless of case
+    assert [t["name"] for t in named["tables"]] == ["orders"]
+    assert all(c["top_values"] == [] for c in named["tables"][0]["columns"])

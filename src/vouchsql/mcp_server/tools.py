@@ -96,6 +96,7 @@ class AskInput(_Input):
     question: str = Field(min_length=1, max_length=4000, description="the user's question, word for word")
     k: Optional[int] = Field(None, ge=1, le=10, description="SQL samples per interpretation")
     hint: Optional[str] = Field(None, max_length=4000, description="evidence or a definition given with the question")
+    prose: bool = Field(False, description="the model writes the answer text (one more call); default: a template")
 
 
 class Reading(BaseModel):
@@ -413,6 +414,8 @@ class Tools:
             kwargs["k"] = args.k
         if args.hint:
             kwargs["hint"] = args.hint
+        if args.prose:
+            kwargs["prose"] = True
         db = self._open(args.database)
         try:
             answer = api.ask(db, args.question, **kwargs)
