@@ -206,7 +206,7 @@ def test_ask_warns_exactly_once(pg, config, capsys):
     _, _, url = pg
     with ScriptedServer(Script(samples=["SELECT COUNT(*) AS n FROM pets"], write="There are 20 pets.")) as srv:
         code, out, err = run_cli(capsys, "ask", "--db", url, "--cache-dir", str(config.cache_path), "--model",
-                                 "openai:m", "--base-url", srv.base_url, "--k", "1", "--json", "How many pets?")
+                                 "openai:m", "--base-url", srv.base_url, "--k", "1", "--prose", "--json", "How many pets?")
     assert code == 0 and '"There are 20 pets."' in out
     (line,) = warnings_in(err)
     assert "superuser" in line
