@@ -142,3 +142,21 @@ def test_a_model_paraphrase_is_kept_only_where_the_choice_stays_settled(tmp_path
                                              "b": "kept"}
     assert notes == [{"seed": "top-product", "note": "top-product-ties specific_a: the paraphrase lost the words "
                                                      "that settle the choice; the template is kept"}]
+
+
+def test_new_seeds_over_the_shared_databases_give_valid_sets(tmp_path, datasets_dir, config):
+    seeds = [
+        {"id": "c1", "db": "chinook", "question": "Which track is the most expensive?",
+         "sql": "SELECT Name, UnitPrice FROM Track ORDER BY UnitPrice DESC LIMIT 1"},
+        {"id": "s1", "db": "sakila", "question": "How many customers rented a Comedy film?",
+         "sql": "SELECT COUNT(*) FROM customer c JOIN rental r ON r.customer_id = c.customer_id "
+                "JOIN inventory i ON i.inventory_id = r.inventory_id JOIN film_category fc ON fc.film_id = i.film_id "
+                "JOIN category ca ON ca.category_id = fc.category_id WHERE ca.name = 'Comedy'"},
+        {"id": "n1", "db": "northwind", "question": "How many customers are there in each region?",
+         "sql": "SELECT Region, COUNT(*) FROM Customers GROUP BY Region"},
+    ]
+    path = _write(tmp_path / "seeds.jsonl", seeds)
+    sets, notes = generate_sets(path, config, datasets=datasets_dir)
+    assert {s["provenance"]["seed"] for s in sets} == {"c1", "s1", "n1"}, notes
+    assert {s["type"] for s in sets} >= {"ties", "counting_unit", "missing_values"}
+    _valid(sets, lambda name: datasets_dir / f"{name}.sqlite")
