@@ -87,13 +87,25 @@ class LLM:
                 self._account(stage, hit, cached=1, **extra)
                 self._record(request, hit, stage)
                 return hit
+        completion, start = self._send(lambda: self.model.complete(request), stage)
+        replayed = self.model.provider == "replay"
+        self._account(stage, completion, requests=0 if replayed else 1, cached=1 if replayed else 0,
+                      latency_ms=_ms(start), **extra)
+        if key is not None:
+            self.cache.put(key, completion, model=self.spec, stage=stage)
+        self._record(request, completion, stage)
+        return completion
+
+    def _send(self, call, stage: str):
+        """``call()`` under a concurrency slot, retried with backoff on a transient error;
+        returns its value and when the successful attempt started (for the latency)."""
         attempt = 0
         while True:
             start = time.perf_counter()
             try:
                 with self._slots:
                     start = time.perf_counter()
-                    completion = self.model.complete(request)
+                    return call(), start
             except TransientModelError as exc:
                 self.accounting.add(stage, requests=1, latency_ms=_ms(start))
                 if attempt >= self.max_retries:
@@ -102,20 +114,11 @@ class LLM:
                 self.accounting.add(stage, retries=1)
                 self.sleep(min(self.backoff * (2 ** attempt), MAX_BACKOFF_S))
                 attempt += 1
-                continue
             except ReplayMiss:
                 raise
             except ModelError as exc:
                 self.accounting.add(stage, requests=1, calls=1, latency_ms=_ms(start))
                 raise ModelError(f"{stage}: {exc.message}", kind=exc.kind, stage=stage) from None
-            break
-        replayed = self.model.provider == "replay"
-        self._account(stage, completion, requests=0 if replayed else 1, cached=1 if replayed else 0,
-                      latency_ms=_ms(start), **extra)
-        if key is not None:
-            self.cache.put(key, completion, model=self.spec, stage=stage)
-        self._record(request, completion, stage)
-        return completion
 
     # -- several samples of one prompt ---------------------------------------------------------
     def complete_samples(self, request: Request, samples: "list[int] | range", *, stage: str) -> dict[int, Completion]:
@@ -161,31 +164,13 @@ class LLM:
 
     def _send_n(self, missing: list[Request], stage: str) -> list[Completion]:
         """One request for ``len(missing)`` choices, with the same retries as :meth:`complete`."""
-        attempt = 0
-        while True:
-            start = time.perf_counter()
-            try:
-                with self._slots:
-                    start = time.perf_counter()
-                    if self.model.provider == "replay":  # recorded choice by choice, under each sample
-                        choices = [self.model.complete(r) for r in missing]
-                    else:
-                        choices = list(self.model.complete_n(missing[0], len(missing)))
-            except TransientModelError as exc:
-                self.accounting.add(stage, requests=1, latency_ms=_ms(start))
-                if attempt >= self.max_retries:
-                    raise ModelError(f"{stage}: {exc.message} (gave up after {attempt + 1} attempt"
-                                     f"{'s' if attempt else ''})", kind=exc.kind, stage=stage) from None
-                self.accounting.add(stage, retries=1)
-                self.sleep(min(self.backoff * (2 ** attempt), MAX_BACKOFF_S))
-                attempt += 1
-                continue
-            except ReplayMiss:
-                raise
-            except ModelError as exc:
-                self.accounting.add(stage, requests=1, calls=1, latency_ms=_ms(start))
-                raise ModelError(f"{stage}: {exc.message}", kind=exc.kind, stage=stage) from None
-            break
+
+        def send():
+            if self.model.provider == "replay":  # recorded choice by choice, under each sample
+                return [self.model.complete(r) for r in missing]
+            return list(self.model.complete_n(missing[0], len(missing)))
+
+        choices, start = self._send(send, stage)
         choices = choices[: len(missing)]
         replayed = self.model.provider == "replay"
         self._account_draw(stage, choices, requests=0 if replayed else 1, cached=1 if replayed else 0,
