@@ -35,7 +35,7 @@ from .choice_methods import RUNNERS, Context
 from .progress import NoProgress
 from .reference_match import match_reference, tie_context
 from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci
-from .runs import build_manifest, load_records, read_manifest, run_items, write_json
+from .runs import build_manifest, finish_run, load_records, read_manifest, run_items
 
 HARNESS = "choices_ambrosia"
 RECORDS = "ambrosia.jsonl"
@@ -233,12 +233,7 @@ def run_ambrosia(path: Path, config, out_dir: Path, *, model, methods: list[str]
 
 
 def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> dict:
-    from .report import write_report
-
-    metrics = analyse(records, manifest)
-    write_json(Path(out_dir) / "metrics.json", metrics)
-    write_report(out_dir, build_report(metrics, manifest, replay_of=replay_of))
-    return metrics
+    return finish_run(out_dir, records, manifest, analyse, build_report, replay_of=replay_of)
 
 
 def replay(run_dir: Path, out_dir: Path) -> dict:

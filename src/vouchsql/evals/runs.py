@@ -243,3 +243,14 @@ def compare_metrics(a, b, path: str = "") -> list[str]:
 
 def default_out(harness: str) -> Path:
     return Path("vouch-eval") / harness
+
+
+def finish_run(out_dir: Path, records: list[dict], manifest: dict, analyse: Callable, build_report: Callable, *,
+               replay_of: str | None = None) -> dict:
+    """metrics.json and the reports of a run whose analysis reads only its records and manifest."""
+    from .report import write_report
+
+    metrics = analyse(records, manifest)
+    write_json(Path(out_dir) / "metrics.json", metrics)
+    write_report(out_dir, build_report(metrics, manifest, replay_of=replay_of))
+    return metrics
