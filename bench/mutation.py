@@ -75,7 +75,8 @@ class Target:
 
 TARGETS = {
     "score": Target("src/vouchsql/score.py",
-                    ["tests/test_score.py", "tests/test_check_protocol.py", "tests/test_boundaries.py"]),
+                    ["tests/test_score.py", "tests/test_check_protocol.py", "tests/test_boundaries.py",
+                     "tests/test_boundaries_score.py"]),
     "agreement": Target("src/vouchsql/agreement.py", ["tests/test_agreement.py", "tests/test_boundaries.py"]),
     "stand_in": Target("src/vouchsql/checks/stand_in.py", _CHECK_TESTS, _GOLDEN.format("stand_in")),
     "bad_join": Target("src/vouchsql/checks/bad_join.py", _CHECK_TESTS, _GOLDEN.format("bad_join")),

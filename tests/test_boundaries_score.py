@@ -1,0 +1,276 @@
+"""The scoring rules' newer parts pinned at and beside their cutoffs (issue 11, part 5; the
+rules as IES froze them, issue 13): where COMPLETE comes from (the judge over the
+question–SQL alignment), COMPLETE < 0.5, the paper's check set (its vetoes, caps, thin
+evidence and unmeasured RETRIEVE), RETRIEVE's and COMPLETE's weights, and the designed rule's
+one-change options. Exact scores, gates and reasons on constructed evidence; a mutation run
+(``python bench/mutation.py --modules score``) is their measure."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from vouchsql.answer import CheckResult
+from vouchsql.errors import UserInputError
+from vouchsql.score import (CAP_CAP, COMPLETE_MIN, VETO_CAP, WEIGHTS, ScoreInput, complete_source, components,
+                            measured_term, score)
+
+
+def check(name: str, kind: str = "signal", fired: bool = False, **terms: float) -> CheckResult:
+    return CheckResult(name=name, kind=kind, fired=fired, detail="fired" if fired else "ok", terms=terms)
+
+
+def judge(complete: float) -> CheckResult:
+    return check("complete_judge", complete=complete)
+
+
+def alignment(complete: float, name: str = "question_shape", **terms: float) -> CheckResult:
+    return check(name, complete=complete, **terms)
+
+
+GROUNDED = check("missing_table", "veto", grounded=1.0)
+SCHEMA = check("uncited_number", "cap", schema=1.0)
+
+
+def verdict(rule: str, checks: list[CheckResult], agreement: float = 1.0, k: int = 5, clusters=None,
+            check_set: str = "vouch", **options):
+    return score(rule, ScoreInput(agreement=agreement, k=k, checks=checks,
+                                  strict_clusters=[0] * k if clusters is None else clusters,
+                                  check_set=check_set, options=options))
+
+
+# ---------------------------------------------------------------------------------------
+# COMPLETE: the judge's when one ran, else the alignment checks' mean
+# ---------------------------------------------------------------------------------------
+def test_the_cutoff_and_weights_are_the_papers():
+    assert COMPLETE_MIN == 0.5
+    assert WEIGHTS == {"grounded": 0.30, "schema": 0.20, "safety": 0.20, "retrieve": 0.20, "complete": 0.10}
+
+
+def test_complete_is_the_judges_over_the_alignment():
+    checks = [GROUNDED, SCHEMA, alignment(1.0), judge(0.4)]
+    assert measured_term(checks, "complete") == 0.4
+    assert complete_source(checks) == "judge"
+    assert components(ScoreInput(1.0, 5, checks, [0] * 5))["complete"] == 0.4
+    # The judge listed first or last: the same COMPLETE.
+    assert measured_term([judge(0.4), alignment(1.0)], "complete") == 0.4
+    v = verdict("v2", checks)
+    assert (v.score, v.gate) == (CAP_CAP, "flag")
+    assert "incomplete (COMPLETE 0.40 by judge)" in v.reasons and "incomplete" in [r.code for r in v.reason_codes]
+
+
+def test_complete_without_a_judge_is_the_alignment_mean():
+    checks = [GROUNDED, SCHEMA, alignment(0.2), alignment(0.6, name="question_filters")]
+    assert measured_term(checks, "complete") == pytest.approx(0.4)
+    assert complete_source(checks) == "alignment"
+    assert "incomplete (COMPLETE 0.40 by alignment)" in verdict("v2", checks).reasons
+    # A judge check that measured nothing leaves the alignment's COMPLETE.
+    silent = check("complete_judge", grounded=1.0)
+    assert measured_term(checks + [silent], "complete") == pytest.approx(0.4)
+    assert complete_source(checks + [silent]) == "alignment"
+    # Only the judge carries COMPLETE: the judge's, whatever another check measured.
+    assert measured_term([GROUNDED, judge(0.7)], "complete") == 0.7
+    assert complete_source([GROUNDED, judge(0.7)]) == "judge"
+
+
+def test_complete_unmeasured():
+    checks = [GROUNDED, SCHEMA]
+    assert measured_term(checks, "complete") is None
+    assert complete_source(checks) is None
+    assert complete_source([]) is None
+    v = verdict("v2", checks)
+    assert not any(r.startswith("incomplete") for r in v.reasons)
+
+
+@pytest.mark.parametrize("value, capped", [
+    (COMPLETE_MIN, False), (math.nextafter(COMPLETE_MIN, 0), True), (math.nextafter(COMPLETE_MIN, 1), False),
+    (0.0, True), (1.0, False),
+])
+def test_v2_caps_complete_below_one_half_only(value, capped):
+    # Every other term at 1: the designed mean alone would pass.
+    checks = [GROUNDED, SCHEMA, judge(value), check("question_shape", retrieve=1.0)]
+    v = verdict("v2", checks)
+    uncapped = (0.3 + 0.2 + 0.1 * value + 0.2 + 0.2) / 1.0
+    assert v.score == (CAP_CAP if capped else round(uncapped, 4))
+    assert any(r.startswith("incomplete (COMPLETE") for r in v.reasons) is capped
+    # designed (no v2 change) never caps on COMPLETE.
+    assert verdict("designed", checks).score == round(uncapped, 4)
+
+
+# ---------------------------------------------------------------------------------------
+# RETRIEVE and COMPLETE in the designed mean; the paper leaves RETRIEVE unmeasured
+# ---------------------------------------------------------------------------------------
+def test_designed_weighs_retrieve_020_and_complete_010():
+    checks = [GROUNDED, SCHEMA, alignment(0.5, retrieve=0.25)]
+    v = verdict("designed", checks)
+    # (0.30·1 + 0.20·1 + 0.10·0.5 + 0.20·0.25 + 0.20·1) / 1.00
+    assert v.score == round(0.3 + 0.2 + 0.05 + 0.05 + 0.2, 4)
+    assert v.reasons == ["complete 0.50", "retrieve 0.25"]
+    assert components(ScoreInput(1.0, 5, checks, [0] * 5))["retrieve"] == 0.25
+
+
+def test_the_paper_leaves_retrieve_unmeasured():
+    checks = [GROUNDED, SCHEMA, alignment(1.0, retrieve=0.0)]
+    vouch = verdict("designed", checks)
+    paper = verdict("designed", checks, check_set="paper")
+    assert vouch.score == 0.8 and "retrieve 0.00" in vouch.reasons
+    # (0.30 + 0.20 + 0.10 + 0.20) / 0.80: RETRIEVE is not in the paper's mean.
+    assert paper.score == 1.0 and paper.reasons == []
+    assert components(ScoreInput(1.0, 5, checks, [0] * 5, check_set="paper"))["retrieve"] is None
+    assert components(ScoreInput(1.0, 5, checks, [0] * 5, check_set="paper"))["complete"] == 1.0
+
+
+@pytest.mark.parametrize("term", ["grounded", "schema", "complete"])
+def test_the_paper_measures_grounded_schema_and_complete(term):
+    # Each of the paper's three terms at 0 lowers the paper's designed score.
+    values = {"grounded": 1.0, "schema": 1.0, "complete": 1.0, term: 0.0}
+    checks = [check("missing_table", "veto", grounded=values["grounded"]),
+              check("uncited_number", "cap", schema=values["schema"]), judge(values["complete"])]
+    v = verdict("designed", checks, check_set="paper")
+    assert v.score == round(1.0 - WEIGHTS[term] / 0.8, 4)
+    assert f"{term} 0.00" in v.reasons
+
+
+def test_an_unknown_check_set_is_named():
+    with pytest.raises(UserInputError, match=r"^unknown check set 'ies'; choose one of vouch, paper$"):
+        verdict("designed", [GROUNDED], check_set="ies")
+
+
+# ---------------------------------------------------------------------------------------
+# The paper's check set: its vetoes, its cap, its thin evidence and COMPLETE < 0.5
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, kind, paper_cap", [
+    ("missing_table", "veto", VETO_CAP), ("bad_join", "veto", VETO_CAP), ("stand_in_value", "veto", VETO_CAP),
+    ("join_key_meaning", "veto", 1.0), ("uncited_number", "cap", CAP_CAP), ("question_filters", "cap", 1.0),
+])
+def test_the_paper_reads_only_its_own_vetoes_and_cap(name, kind, paper_cap):
+    fired = check(name, kind, fired=True)
+    checks = [GROUNDED, SCHEMA, judge(1.0), fired]
+    vouch_cap = VETO_CAP if kind == "veto" else CAP_CAP
+    assert verdict("agreement_first", checks).score == vouch_cap
+    v = verdict("agreement_first", checks, check_set="paper")
+    assert v.score == paper_cap
+    assert (name in v.reasons) is (paper_cap < 1.0)
+
+
+@pytest.mark.parametrize("checks, thin", [
+    ([GROUNDED, SCHEMA], False),  # with SAFETY: three terms
+    ([GROUNDED], True),  # two
+    ([SCHEMA, judge(1.0)], True),  # three, but no GROUNDED
+    ([GROUNDED, judge(1.0)], False),
+])
+def test_the_papers_agreement_first_caps_thin_evidence(checks, thin):
+    v = verdict("agreement_first", checks, check_set="paper")
+    assert v.score == (CAP_CAP if thin else 1.0)
+    assert any(r.startswith("thin_evidence") for r in v.reasons) is thin
+    # The product's check set has no thin-evidence cap on agreement_first.
+    assert verdict("agreement_first", checks).score == 1.0
+
+
+def test_the_papers_thin_evidence_names_what_was_measured():
+    v = verdict("agreement_first", [GROUNDED], check_set="paper")
+    assert v.reasons == ["thin_evidence (only grounded, safety measured)"]
+    v = verdict("agreement_first", [SCHEMA], check_set="paper")
+    assert v.reasons == ["thin_evidence (only schema, safety measured)"]
+
+
+@pytest.mark.parametrize("value, capped", [(COMPLETE_MIN, False), (math.nextafter(COMPLETE_MIN, 0), True)])
+def test_the_papers_agreement_first_caps_complete_below_one_half(value, capped):
+    v = verdict("agreement_first", [GROUNDED, SCHEMA, judge(value)], check_set="paper")
+    assert v.score == (CAP_CAP if capped else 1.0)
+    assert v.reasons == (["incomplete (COMPLETE 0.50 by judge)"] if capped else [])
+    assert verdict("agreement_first", [GROUNDED, SCHEMA, judge(value)]).score == 1.0, "the product's does not"
+
+
+def test_the_paper_names_both_incomplete_and_thin_evidence():
+    v = verdict("agreement_first", [GROUNDED, alignment(0.2)], check_set="paper", agreement=0.9)
+    assert v.score == CAP_CAP
+    assert v.reasons == ["incomplete (COMPLETE 0.20 by alignment)"] and v.gate == "flag"
+    v = verdict("agreement_first", [alignment(0.2)], check_set="paper", agreement=0.9)
+    assert v.reasons == ["incomplete (COMPLETE 0.20 by alignment)",
+                         "thin_evidence (only complete, safety measured)"]
+
+
+def test_the_papers_safety_ignores_signals():
+    signal = check("join_drop", "signal", fired=True)
+    checks = [GROUNDED, SCHEMA, judge(1.0), signal]
+    assert components(ScoreInput(1.0, 5, checks, [0] * 5))["l1"] == 0.5
+    assert components(ScoreInput(1.0, 5, checks, [0] * 5, check_set="paper"))["l1"] == 1.0
+    assert verdict("designed", checks, check_set="paper").score == 1.0
+    vouch = verdict("designed", checks)
+    assert vouch.score == round((0.3 + 0.2 + 0.1 + 0.2 * 0.5) / 0.8, 4)
+    assert vouch.reasons == ["safety 0.50", "join_drop"]
+
+
+# ---------------------------------------------------------------------------------------
+# The designed rule's one-change options (IES Tables 2 and 7)
+# ---------------------------------------------------------------------------------------
+# A fired signal (L1 = ½) and four of five samples alike: L2 = 1 − H/log 5.
+_H = -(0.8 * math.log(0.8) + 0.2 * math.log(0.2))
+L2 = 1 - _H / math.log(5)
+SIGNALLED = [GROUNDED, SCHEMA, judge(1.0), check("join_drop", "signal", fired=True)]
+
+
+@pytest.mark.parametrize("mode, safety", [("min", min(0.5, L2)), ("l1", 0.5), ("l2", L2), ("mean", (0.5 + L2) / 2)])
+def test_designed_safety_modes(mode, safety):
+    assert 0.5 < L2 < 0.8
+    v = verdict("designed", SIGNALLED, clusters=[0, 0, 0, 0, 1], safety=mode)
+    assert v.score == round((0.3 + 0.2 + 0.1 + 0.2 * safety) / 0.8, 4)
+    assert f"safety {safety:.2f}" in v.reasons
+
+
+def test_designed_drops_terms():
+    checks = [GROUNDED, SCHEMA, judge(0.0)]
+    assert verdict("designed", checks).score == round((0.3 + 0.2 + 0.2) / 0.8, 4)
+    v = verdict("designed", checks, drop=["complete"])
+    assert v.score == 1.0 and v.reasons == []
+    # Dropping GROUNDED leaves thin evidence.
+    v = verdict("designed", [GROUNDED, SCHEMA, judge(1.0)], drop=["grounded"])
+    assert v.score == CAP_CAP and v.reasons == ["thin_evidence (only schema, complete, safety measured)"]
+    # Every term dropped: nothing measured, nothing passes.
+    v = verdict("designed", checks, drop=["grounded", "schema", "complete", "safety", "retrieve"])
+    assert (v.score, v.gate, v.reasons) == (0.0, "abstain", ["thin_evidence (no term measured)"])
+
+
+def test_designed_without_the_thin_cap_or_the_hard_caps():
+    assert verdict("designed", [GROUNDED]).score == CAP_CAP
+    v = verdict("designed", [GROUNDED], thin_cap=False)
+    assert v.score == 1.0 and v.reasons == []
+    vetoed = [check("missing_table", "veto", fired=True, grounded=1.0), SCHEMA, judge(1.0)]
+    assert verdict("designed", vetoed).score == VETO_CAP
+    v = verdict("designed", vetoed, hard_caps=False)
+    # SAFETY = L1 = 0 under a veto: (0.30 + 0.20 + 0.10) / 0.80, no cap.
+    assert v.score == round(0.6 / 0.8, 4) and v.reasons == ["safety 0.00"]
+    # Without the thin cap one sample is not thin either.
+    assert verdict("designed", [GROUNDED, SCHEMA, judge(1.0)], k=1, clusters=[0]).score == CAP_CAP
+    assert verdict("designed", [GROUNDED, SCHEMA, judge(1.0)], k=1, clusters=[0], thin_cap=False).score == 1.0
+
+
+def test_designed_with_one_sample_under_the_paper_is_not_thin_for_that_alone():
+    v = verdict("designed", [GROUNDED, SCHEMA, judge(1.0)], k=1, clusters=[0], check_set="paper")
+    assert v.score == 1.0 and v.reasons == []
+
+
+def test_designed_use_agreement_option_is_v2():
+    checks = [GROUNDED, SCHEMA, judge(0.4)]
+    a = verdict("designed", checks, agreement=0.6, use_agreement=True)
+    b = verdict("v2", checks, agreement=0.6)
+    assert (a.score, a.reasons) == (b.score, b.reasons)
+    # SAFETY = min(L1 = 1, A = 0.6): (0.30 + 0.20 + 0.04 + 0.12) / 0.80, then COMPLETE < ½ caps.
+    assert a.score == round(min(CAP_CAP, (0.3 + 0.2 + 0.04 + 0.12) / 0.8), 4)
+    assert "incomplete (COMPLETE 0.40 by judge)" in a.reasons
+    assert verdict("designed", checks, agreement=0.6).score == round((0.3 + 0.2 + 0.04 + 0.2) / 0.8, 4)
+
+
+def test_components_name_every_piece():
+    checks = [GROUNDED, SCHEMA, alignment(0.5, retrieve=0.25), check("empty_result", "signal", fired=True),
+              check("bad_join", "veto", fired=True), check("question_filters", "cap", fired=True)]
+    got = components(ScoreInput(0.6, 5, checks, [0, 0, 0, 0, 1]))
+    assert got == {"agreement": 0.6, "l1": 0.0, "l2": pytest.approx(L2), "grounded": 1.0, "schema": 1.0,
+                   "complete": 0.5, "retrieve": 0.25, "veto": 1.0, "cap": 1.0, "empty_result": 1.0}
+    bare = components(ScoreInput(1.0, 1, [], [0]))
+    assert bare == {"agreement": 1.0, "l1": 1.0, "l2": None, "grounded": None, "schema": None, "complete": None,
+                    "retrieve": None, "veto": 0.0, "cap": 0.0, "empty_result": 0.0}
+    other_signal = components(ScoreInput(1.0, 5, [check("join_drop", "signal", fired=True)], [0] * 5))
+    assert (other_signal["empty_result"], other_signal["l1"]) == (0.0, 0.5)
