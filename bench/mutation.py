@@ -98,6 +98,13 @@ _DIVIDE = "no division by zero can happen here (a 0 denominator comes with a 0 n
 _INT32 = "the int64 switch only matters past 2³¹ − 1 items, which no test can hold in memory"
 EQUIVALENT: list[tuple[str, ...]] = [
     _NAN, _ASTYPE,
+    # score
+    ("score", "x_v3_extended", r'signal_caps="(XXallXX|ALL)"\)',
+     "agreement_first reads signal_caps only as truthy and as == 'frozen': any other non-empty text "
+     "caps on every signal, as 'all' does"),
+    ("score", "x_designed", r'mode = opts\.get\("safety", (None|"XXminXX"|"MIN")?\)',
+     "the last branch takes min(L1, L2) for any mode that is not l1, l2 or mean, so the default's "
+     "text is never compared"),
     # agreement
     ("agreement", "<module level>", r"^_QUANTUM = Decimal\((0|2)\)\.scaleb",
      "Decimal.quantize reads only the quantum's exponent, not its digits"),

@@ -197,7 +197,8 @@ def test_the_papers_safety_ignores_signals():
     checks = [GROUNDED, SCHEMA, judge(1.0), signal]
     assert components(ScoreInput(1.0, 5, checks, [0] * 5))["l1"] == 0.5
     assert components(ScoreInput(1.0, 5, checks, [0] * 5, check_set="paper"))["l1"] == 1.0
-    assert verdict("designed", checks, check_set="paper").score == 1.0
+    paper = verdict("designed", checks, check_set="paper")
+    assert (paper.score, paper.reasons) == (1.0, []), "a signal lowers nothing there, so it is not named"
     vouch = verdict("designed", checks)
     assert vouch.score == round((0.3 + 0.2 + 0.1 + 0.2 * 0.5) / 0.8, 4)
     assert vouch.reasons == ["safety 0.50", "join_drop"]
@@ -220,6 +221,13 @@ def test_designed_safety_modes(mode, safety):
     assert f"safety {safety:.2f}" in v.reasons
 
 
+@pytest.mark.parametrize("mode, safety", [("min", L2), ("l1", 1.0), ("l2", L2), ("mean", (1.0 + L2) / 2)])
+def test_designed_safety_modes_without_a_signal(mode, safety):
+    # L1 = 1 (nothing fired) above L2: the modes part ways the other way round.
+    v = verdict("designed", [GROUNDED, SCHEMA, judge(1.0)], clusters=[0, 0, 0, 0, 1], safety=mode)
+    assert v.score == round((0.3 + 0.2 + 0.1 + 0.2 * safety) / 0.8, 4)
+
+
 def test_designed_drops_terms():
     checks = [GROUNDED, SCHEMA, judge(0.0)]
     assert verdict("designed", checks).score == round((0.3 + 0.2 + 0.2) / 0.8, 4)
@@ -231,6 +239,7 @@ def test_designed_drops_terms():
     # Every term dropped: nothing measured, nothing passes.
     v = verdict("designed", checks, drop=["grounded", "schema", "complete", "safety", "retrieve"])
     assert (v.score, v.gate, v.reasons) == (0.0, "abstain", ["thin_evidence (no term measured)"])
+    assert [r.code for r in v.reason_codes] == ["thin_evidence"]
 
 
 def test_designed_without_the_thin_cap_or_the_hard_caps():
@@ -241,6 +250,9 @@ def test_designed_without_the_thin_cap_or_the_hard_caps():
     assert verdict("designed", vetoed).score == VETO_CAP
     v = verdict("designed", vetoed, hard_caps=False)
     # SAFETY = L1 = 0 under a veto: (0.30 + 0.20 + 0.10) / 0.80, no cap.
+    assert v.score == round(0.6 / 0.8, 4) and v.reasons == ["safety 0.00"]
+    # A signal beside the veto: SAFETY is the veto's 0, and the signal, which lowers nothing, is not named.
+    v = verdict("designed", vetoed + [check("join_drop", "signal", fired=True)], hard_caps=False)
     assert v.score == round(0.6 / 0.8, 4) and v.reasons == ["safety 0.00"]
     # Without the thin cap one sample is not thin either.
     assert verdict("designed", [GROUNDED, SCHEMA, judge(1.0)], k=1, clusters=[0]).score == CAP_CAP
