@@ -105,6 +105,11 @@ EQUIVALENT: list[tuple[str, ...]] = [
     ("score", "x_designed", r'mode = opts\.get\("safety", (None|"XXminXX"|"MIN")?\)',
      "the last branch takes min(L1, L2) for any mode that is not l1, l2 or mean, so the default's "
      "text is never compared"),
+    ("score", "x__thin", r"or '(XXno termXX|NO TERM)'",
+     "unreachable: both callers pass SAFETY among the terms, and designed returns before _thin when "
+     "every term is dropped"),
+    ("score", "x_agreement_first", r'"safety": 2\.0\}',
+     "the paper's terms here are only counted and searched for GROUNDED by _thin; SAFETY's value is never read"),
     # agreement
     ("agreement", "<module level>", r"^_QUANTUM = Decimal\((0|2)\)\.scaleb",
      "Decimal.quantize reads only the quantum's exponent, not its digits"),
