@@ -430,6 +430,36 @@ def test_stand_in_grounded_share_counts_the_carrying_columns_reached(tmp_path, s
     assert check.fired is (grounded < 1)
 
 
+@pytest.mark.parametrize("sql, hits", [
+    # The aggregate probed is the one over the carrying column, not the output's first one.
+    ("SELECT SUM(1) + MAX(age) FROM people", [("people.age", 5)]),
+    ("SELECT MAX(income) + MAX(age) FROM people WHERE id >= 5", [("people.income", 10)]),  # ages -1 are ids 0-4
+    ("SELECT MAX(age) + MAX(income) FROM people WHERE id >= 5", [("people.income", 10)]),
+    ("SELECT MAX(income) + MAX(age) FROM people", [("people.income", 10), ("people.age", 5)]),
+    # A column renamed in a subquery: the aggregate over it is still probed.
+    ("SELECT AVG(a) FROM (SELECT age AS a FROM people)", [("people.age", 5)]),
+])
+def test_stand_in_probes_the_aggregate_over_each_carrying_column(tmp_path, sql, hits):
+    db = people_db(tmp_path / "people.sqlite", 5, income_codes=True)
+    check = run_check(db, "stand_in_value", sql)
+    assert check.fired and check.terms == {"grounded": 0.0}
+    assert sorted((h["source"], h["rows"]) for h in check.evidence["hits"]) == sorted(hits)
+
+
+def test_stand_in_aggregate_over_codes_filtered_in_a_subquery_does_not_veto(tmp_path):
+    db = people_db(tmp_path / "people.sqlite", 5)
+    check = run_check(db, "stand_in_value", "SELECT AVG(a) FROM (SELECT age AS a FROM people WHERE age >= 0)")
+    assert (check.fired, check.terms) == (False, {"grounded": 1.0})
+
+
+def test_stand_in_a_count_in_a_cte_is_measured(tmp_path):
+    # Counting rows that hold a code is not reading the code: GROUNDED is measured (1.0), not
+    # 'not measured' as for a SUM/AVG/MIN/MAX/… computed where the probe cannot reach.
+    db = people_db(tmp_path / "people.sqlite", 5)
+    check = run_check(db, "stand_in_value", "WITH t AS (SELECT COUNT(age) AS a FROM people) SELECT a FROM t")
+    assert (check.fired, check.terms, check.evidence) == (False, {"grounded": 1.0}, {"carriers": 1})
+
+
 def test_stand_in_names_every_hit(tmp_path):
     db = people_db(tmp_path / "people.sqlite", 5, income_codes=True)
     check = run_check(db, "stand_in_value", "SELECT AVG(age), AVG(income) FROM people")

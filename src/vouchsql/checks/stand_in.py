@@ -18,16 +18,19 @@ from .base import CheckContext, report
 _AGGREGATES_HIT = {"sum", "avg", "min", "max", "stddev", "variance"}
 
 
-def _code_rows(ctx: CheckContext, output_index: int, code: float) -> int | None:
-    """Rows with ``column = code`` that feed the aggregate in output ``output_index``."""
+def _code_rows(ctx: CheckContext, output_index: int, source: str, code: float) -> int | None:
+    """Rows with ``column = code`` that feed the aggregate in output ``output_index``: the
+    aggregate over a column named ``source`` (``MAX(income) + MAX(age)`` has two), else the
+    first aggregate over any column (an alias from a subquery: ``AVG(a)``); never one over no
+    column (``SUM(1) + MAX(age)``)."""
     select = ctx.inspection.qualified
     if not isinstance(select, exp.Select):
         return None
     projection = select.expressions[output_index]
-    agg = next(projection.find_all(exp.AggFunc), None)
-    column = next(agg.find_all(exp.Column), None) if agg is not None else None
-    if column is None:
+    read = [(agg, column) for agg in projection.find_all(exp.AggFunc) for column in agg.find_all(exp.Column)]
+    if not read:
         return None
+    agg, column = next((pair for pair in read if pair[1].name.lower() == source.lower()), read[0])
     is_code = exp.EQ(this=column.copy(), expression=exp.Literal.number(code))
     probe = reshape(select, [count_star()]).where(is_code, copy=False)
     # Aggregates skip NULL inputs: a code row whose argument is NULL there (AVG(NULLIF(age, -1)),
@@ -82,7 +85,7 @@ class StandInValue:
                 elif out.aggregate is None and _aggregated_inside(ctx, ref.column):
                     unread.append(result.columns[i])  # aggregated in a CTE or subquery the probe cannot reach
                 elif out.aggregate in _AGGREGATES_HIT:
-                    n = _code_rows(ctx, i, code)
+                    n = _code_rows(ctx, i, ref.column, code)
                     if n is None:
                         unread.append(result.columns[i])
                     elif n:
