@@ -187,6 +187,9 @@ EQUIVALENT: list[tuple[str, ...]] = [
     ("stand_in", "x__code_rows", r"probe\.sql\(dialect=None\)",
      "COUNT(*) … WHERE col = code AND NOT arg IS NULL reads the same in sqlglot's default dialect "
      "for SQLite and DuckDB"),
+    ("stand_in", "xǁStandInValueǁrun", r"col\.stand_ins if \(col\) or True else",
+     "the inspection traces an output only to columns the profile holds (sql/inspect.py, "
+     "_Tracer.resolve), so the profile's column is never None here"),
     # uncited_number
     ("uncited_number", "x_numbers_in", r'finditer\(text or "XXXX"\)', "'XXXX' holds no number, as '' does not"),
     ("uncited_number", "x_numbers_in", r"start = m\.start\(1\) if \(sign\) or True else",
