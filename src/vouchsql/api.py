@@ -70,4 +70,17 @@ def refine(answer, pick: int, *, db: "str | os.PathLike | Database", model=None,
     return _refine(answer, pick, db=db, model=model, **options)
 
 
-__all__ = ["connect", "check", "ask", "refine", "Database", "build_demo", "demo_path"]
+def refine_request(question: str, interpretations, pick: int, *, db: "str | os.PathLike | Database", model=None,
+                   **options):
+    """Phase 2 from what a page or an agent keeps of phase 1: the request and its
+    interpretations as ``(text, clause)`` pairs. Phase 2 reads nothing else of the first
+    answer, so its results need not come back."""
+    from .answer import Answer, Interpretation, Result, Shown, Verdict
+
+    parent = Answer(question=question, shown=Shown(sql="", result=Result()),
+                    verdict=Verdict(rule="", score=0.0, gate="abstain"),
+                    interpretations=[Interpretation(text=text, clause=clause) for text, clause in interpretations])
+    return refine(parent, pick, db=db, model=model, **options)
+
+
+__all__ = ["connect", "check", "ask", "refine", "refine_request", "Database", "build_demo", "demo_path"]

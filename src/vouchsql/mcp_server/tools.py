@@ -425,15 +425,10 @@ class Tools:
 
     def _refine(self, args: RefineInput) -> dict:
         from .. import api
-        from ..answer import Answer, Interpretation, Result, Shown, Verdict
 
         if args.pick > len(args.interpretations):
             raise ToolFailure("bad_input", f"invalid arguments: pick {args.pick}: choose an interpretation from 1 "
                                            f"to {len(args.interpretations)}")
-        # Phase 2 reads only the request and the clauses: the results need not come back.
-        parent = Answer(question=args.question, shown=Shown(sql="", result=Result()),
-                        verdict=Verdict(rule="", score=0.0, gate="abstain"),
-                        interpretations=[Interpretation(text=i.text, clause=i.clause) for i in args.interpretations])
         kwargs: dict[str, Any] = {"model": self.model}
         if args.k is not None:
             kwargs["k"] = args.k
@@ -441,7 +436,8 @@ class Tools:
             kwargs["hint"] = args.hint
         db = self._open(args.database)
         try:
-            answer = api.refine(parent, args.pick, db=db, **kwargs)
+            answer = api.refine_request(args.question, [(i.text, i.clause) for i in args.interpretations],
+                                        args.pick, db=db, **kwargs)
         finally:
             db.close()
         return self._fit(answer.model_dump(mode="json"), args.database)

@@ -556,13 +556,10 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
             raise ApiError(422, "bad_input", f"invalid request: pick {body.pick}: choose an interpretation from 1 "
                                              f"to {len(body.interpretations)}")
         from .. import api
-        from ..answer import Interpretation, Result, Shown, Verdict
 
         # Phase 2 reads only the request and the interpretations' clauses: the page need not
         # send the results back (they would not fit the body limit).
-        parent = Answer(question=body.question, shown=Shown(sql="", result=Result()),
-                        verdict=Verdict(rule="", score=0.0, gate="abstain"),
-                        interpretations=[Interpretation(text=i.text, clause=i.clause) for i in body.interpretations])
+        pairs = [(i.text, i.clause) for i in body.interpretations]
         kwargs: dict[str, Any] = {"model": options.model}
         if body.k is not None:
             kwargs["k"] = body.k
@@ -570,7 +567,7 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
             kwargs["hint"] = body.hint
 
         def work(db: Database):
-            return api.refine(parent, body.pick, db=db, **kwargs).model_dump(mode="json")
+            return api.refine_request(body.question, pairs, body.pick, db=db, **kwargs).model_dump(mode="json")
 
         return await run_on(body.db, work, queries=(body.k or dbs.config.samples) + 4)
 
