@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("fastapi", reason="the [server] extra (fastapi, uvicorn) is not installed")
-uvicorn = pytest.importorskip("uvicorn", reason="the [server] extra (fastapi, uvicorn) is not installed")
+pytest.importorskip("uvicorn", reason="the [server] extra (fastapi, uvicorn) is not installed")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright (Python) is not installed: pip install playwright")
 
 from vouchsql import api  # noqa: E402
@@ -26,27 +23,8 @@ from vouchsql.demo import EXAMPLES  # noqa: E402
 from vouchsql.server.app import LOOPBACK_NAMES, ServerOptions, create_app  # noqa: E402
 from vouchsql.settings import load_config  # noqa: E402
 
-CHROMIUM = os.environ.get("VOUCH_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 TOKEN = "e2e-token-0123456789abcdef"
 TIE = next(e for e in EXAMPLES if e["title"] == "Tie at the top price")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install -y chromium) "
-                    f"or set VOUCH_CHROMIUM to run the browser test")
-    pw = sync_api.sync_playwright().start()
-    try:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
-    except Exception as exc:  # noqa: BLE001 - any launch failure is a skip with its reason
-        pw.stop()
-        pytest.skip(f"Chromium at {CHROMIUM} could not be started: {str(exc).splitlines()[0]}")
-    yield browser
-    browser.close()
-    pw.stop()
 
 
 @pytest.fixture(scope="module")
@@ -54,26 +32,11 @@ def config(tmp_path_factory):
     return load_config(env={}, cwd=tmp_path_factory.mktemp("cwd"), cache_dir=str(tmp_path_factory.mktemp("cache")))
 
 
-def _serve(app):
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("uvicorn did not start")
-        time.sleep(0.05)
-    return server, thread, f"http://127.0.0.1:{port}"
-
-
 @pytest.fixture(scope="module")
-def site(demo_db, config):
+def site(demo_db, config, serve):
     app = create_app(ServerOptions(databases={"demo": str(demo_db)}, examples={"demo": EXAMPLES},
                                    allowed_hosts=list(LOOPBACK_NAMES)), config)
-    server, thread, url = _serve(app)
+    server, thread, url = serve(app)
     yield url
     server.should_exit = True
     thread.join(10)
@@ -190,9 +153,9 @@ def test_keyboard_charts_and_escaping(page, site, shots):
     assert page.problems == []
 
 
-def test_the_page_asks_for_the_token(browser, demo_db, config):
+def test_the_page_asks_for_the_token(browser, demo_db, config, serve):
     app = create_app(ServerOptions(databases={"demo": str(demo_db)}, token=TOKEN), config)
-    server, thread, url = _serve(app)
+    server, thread, url = serve(app)
     try:
         context = browser.new_context()
         page = context.new_page()
@@ -214,7 +177,7 @@ def test_the_page_asks_for_the_token(browser, demo_db, config):
         thread.join(10)
 
 
-def test_ask_shows_the_interpretations_side_by_side(browser, demo_db, tmp_path, shots, monkeypatch):
+def test_ask_shows_the_interpretations_side_by_side(browser, demo_db, tmp_path, shots, monkeypatch, serve):
     """The page's ask path with the real vouchsql.ask, the real openai SDK and a scripted
     OpenAI-compatible server on loopback (no model, no network)."""
     from fakes.servers import Script, ScriptedServer, assess_reply
@@ -233,7 +196,7 @@ def test_ask_shows_the_interpretations_side_by_side(browser, demo_db, tmp_path, 
                           max_retries=1, retry_backoff=0.001, model_timeout=5, samples=2)
         app = create_app(ServerOptions(databases={"demo": str(demo_db)}, model="openai:scripted",
                                        allowed_hosts=list(LOOPBACK_NAMES)), cfg)
-        server, thread, url = _serve(app)
+        server, thread, url = serve(app)
         try:
             context = browser.new_context(viewport={"width": 1440, "height": 900})
             page = context.new_page()

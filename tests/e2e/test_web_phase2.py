@@ -6,17 +6,13 @@ the page ships these controls. ``VOUCH_CHROMIUM`` picks another Chromium binary.
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("fastapi", reason="the [server] extra (fastapi, uvicorn) is not installed")
-uvicorn = pytest.importorskip("uvicorn", reason="the [server] extra (fastapi, uvicorn) is not installed")
+pytest.importorskip("uvicorn", reason="the [server] extra (fastapi, uvicorn) is not installed")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright (Python) is not installed: pip install playwright")
 
 from fakes.servers import Script, ScriptedServer, assess_reply  # noqa: E402
@@ -25,44 +21,10 @@ from vouchsql.demo import EXAMPLES  # noqa: E402
 from vouchsql.server.app import LOOPBACK_NAMES, ServerOptions, create_app  # noqa: E402
 from vouchsql.settings import load_config  # noqa: E402
 
-CHROMIUM = os.environ.get("VOUCH_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 TIE = next(e for e in EXAMPLES if e["title"] == "Tie at the top price")
 OPEN_Q = "How many customers placed orders?"
 INTERPS = [("How many customers placed orders, counting each customer once?", "Count each customer once."),
            ("How many customers placed orders, counting every order row?", "Count every order, not each customer once.")]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install -y chromium) "
-                    f"or set VOUCH_CHROMIUM to run the browser test")
-    pw = sync_api.sync_playwright().start()
-    try:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=60_000)
-    except Exception as exc:  # noqa: BLE001 - any launch failure is a skip with its reason
-        pw.stop()
-        pytest.skip(f"Chromium at {CHROMIUM} could not be started: {str(exc).splitlines()[0]}")
-    yield browser
-    browser.close()
-    pw.stop()
-
-
-def _serve(app):
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("uvicorn did not start")
-        time.sleep(0.05)
-    return server, thread, f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture
@@ -76,12 +38,12 @@ def page(browser):
     context.close()
 
 
-def test_download_and_permalink(browser, page, demo_db, tmp_path):
+def test_download_and_permalink(browser, page, demo_db, tmp_path, serve):
     expect = sync_api.expect
     config = load_config(env={}, cwd=tmp_path, cache_dir=str(tmp_path / "cache"))
     app = create_app(ServerOptions(databases={"demo": str(demo_db)}, examples={"demo": EXAMPLES},
                                    allowed_hosts=list(LOOPBACK_NAMES)), config)
-    server, thread, url = _serve(app)
+    server, thread, url = serve(app)
     try:
         expected = api.check(demo_db, TIE["question"], [TIE["sql"], TIE["alt_sql"]], config=config)
         page.goto(url + "/")
@@ -106,7 +68,7 @@ def test_download_and_permalink(browser, page, demo_db, tmp_path):
         thread.join(10)
 
 
-def test_picking_a_reading_runs_phase_2_beside_the_old_answer(page, demo_db, tmp_path):
+def test_picking_a_reading_runs_phase_2_beside_the_old_answer(page, demo_db, tmp_path, serve):
     expect = sync_api.expect
     script = Script(assess=assess_reply(interpretations=INTERPS), write="See the result.",
                     samples={"not each customer once": ["SELECT COUNT(*) AS orders FROM orders"],
@@ -117,7 +79,7 @@ def test_picking_a_reading_runs_phase_2_beside_the_old_answer(page, demo_db, tmp
                              max_retries=1, retry_backoff=0.001, model_timeout=5)
         app = create_app(ServerOptions(databases={"demo": str(demo_db)}, model="openai:scripted",
                                        allowed_hosts=list(LOOPBACK_NAMES)), config)
-        server, thread, url = _serve(app)
+        server, thread, url = serve(app)
         try:
             page.goto(url + "/")
             expect(page.locator("#ask-btn")).to_be_enabled()
