@@ -18,6 +18,7 @@ pytest.importorskip("fastapi", reason="the [server] extra (fastapi, uvicorn) is 
 pytest.importorskip("uvicorn", reason="the [server] extra (fastapi, uvicorn) is not installed")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright (Python) is not installed: pip install playwright")
 
+from fakes.browser import browser, serve  # noqa: E402,F401 - the shared fixtures
 from vouchsql import api  # noqa: E402
 from vouchsql.demo import EXAMPLES  # noqa: E402
 from vouchsql.server.app import LOOPBACK_NAMES, ServerOptions, create_app  # noqa: E402

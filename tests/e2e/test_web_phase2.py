@@ -16,6 +16,7 @@ pytest.importorskip("uvicorn", reason="the [server] extra (fastapi, uvicorn) is 
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright (Python) is not installed: pip install playwright")
 
 from fakes.servers import Script, ScriptedServer, assess_reply  # noqa: E402
+from fakes.browser import browser, serve  # noqa: E402,F401 - the shared fixtures
 from vouchsql import api  # noqa: E402
 from vouchsql.demo import EXAMPLES  # noqa: E402
 from vouchsql.server.app import LOOPBACK_NAMES, ServerOptions, create_app  # noqa: E402

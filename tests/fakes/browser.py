@@ -1,6 +1,7 @@
-"""What the browser tests share: one headless Chromium for the session (Debian's package,
-driven by Playwright through its executable path; ``VOUCH_CHROMIUM`` picks another binary) and
-uvicorn serving an app on a loopback port. Each fixture skips with the reason where Playwright,
+"""What the browser tests (tests/e2e) share, imported by each module (a tests/e2e/conftest.py
+would shadow the top-level ``conftest`` that other test modules import from): a headless
+Chromium per module (Debian's package, driven by Playwright through its executable path;
+``VOUCH_CHROMIUM`` picks another binary) and uvicorn serving an app on a loopback port. Each fixture skips with the reason where Playwright,
 uvicorn or the browser is missing or cannot start."""
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    # Per module: Playwright's sync API runs one driver loop at a time, and each importing
+    # module gets its own copy of this fixture.
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright (Python) is not installed: pip install playwright")
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install -y chromium) "
