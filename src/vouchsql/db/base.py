@@ -33,6 +33,7 @@ class ColumnInfo:
     name: str
     type: str
     nullable: bool = True
+    comment: str | None = None  # the engine's column comment, where it keeps one
 
 
 @dataclass
@@ -49,6 +50,15 @@ class TableInfo:
     primary_key: list[str] = field(default_factory=list)
     foreign_keys: list[ForeignKeyInfo] = field(default_factory=list)
     is_view: bool = False
+    # The schema (Spark: database) holding the table; None for the default schema, whose
+    # tables a query names unqualified. A foreign key's ref_table is qualified the same way.
+    schema: str | None = None
+    comment: str | None = None  # the engine's table comment, where it keeps one
+
+    @property
+    def qualified(self) -> str:
+        """``schema.name``, or ``name`` in the default schema: the table's key everywhere."""
+        return f"{self.schema}.{self.name}" if self.schema else self.name
 
 
 class Fetch(NamedTuple):
