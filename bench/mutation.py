@@ -58,7 +58,8 @@ SHARED = ROOT.parent / "shared"
 # Golden cases in tests/test_checks.py: keep every other test of the selected files, and of
 # the golden cases those of the check itself and the ones on which nothing may fire.
 _GOLDEN = "not test_golden_case or nothing_fires or {}"
-_CHECK_TESTS = ["tests/test_checks.py", "tests/test_check_protocol.py", "tests/test_boundaries.py"]
+_CHECK_TESTS = ["tests/test_checks.py", "tests/test_check_protocol.py", "tests/test_boundaries.py",
+                "tests/test_boundaries_checks.py"]
 
 
 @dataclass
@@ -84,6 +85,34 @@ TARGETS = {
                              _GOLDEN.format("uncited_number")),
     "metrics": Target("src/vouchsql/evals/metrics.py", ["tests/test_metrics.py", "tests/test_boundaries.py"]),
 }
+
+
+def _check(module: str, *fixtures: str, extra: tuple[str, ...] = ()) -> Target:
+    """A check module with its golden cases (of ``fixtures``, default the module's name)."""
+    return Target(f"src/vouchsql/checks/{module}.py", _CHECK_TESTS + list(extra),
+                  _GOLDEN.format(" or ".join(fixtures or (module,))))
+
+
+# The other check modules (each check's golden file is named after the check).
+TARGETS.update({
+    "missing_table": _check("missing_table"),
+    "reads_no_table": _check("reads_no_table"),
+    "complete_judge": _check("complete_judge"),
+    "definition_rule": _check("definition_rule"),
+    "result_shape": _check("result_shape", "no_result", "thin_evidence", "empty_result", "truncated_result"),
+    "merged_entities": _check("merged_entities"),
+    "join_fanout": _check("join_fanout"),
+    "join_drop": _check("join_drop"),
+    "join_key_meaning": _check("join_key_meaning", extra=("tests/test_join_keys.py",)),
+    "joins": _check("_joins", "join_fanout", "join_drop", "merged_entities"),
+    "question_filters": _check("question_filters"),
+    "question_shape": _check("question_shape"),
+    # Every check reports through base.report and names its evidence model: the cases on
+    # which nothing may fire and the protocol tests reach every line of these.
+    "base": _check("base", "missing_table"),
+    "evidence": _check("evidence", "missing_table"),
+    "checks_init": Target("src/vouchsql/checks/__init__.py", _CHECK_TESTS, _GOLDEN.format("missing_table")),
+})
 
 # Survivors judged equivalent, each with the reason no test can tell it from the original:
 # (module, function as mutmut names it (fnmatch), a regex found in the mutated line, reason
