@@ -68,6 +68,9 @@ class Target:
     tests: list[str]
     k: str | None = None
     name: str = ""
+    # One profile cache for every mutant's tests (see _SHARED_PROFILES): only for modules the
+    # profile does not depend on.
+    shared_profiles: bool = False
 
     @property
     def module(self) -> str:
@@ -79,7 +82,8 @@ TARGETS = {
                     ["tests/test_score.py", "tests/test_check_protocol.py", "tests/test_boundaries.py",
                      "tests/test_boundaries_score.py"]),
     "agreement": Target("src/vouchsql/agreement.py", ["tests/test_agreement.py", "tests/test_boundaries.py"]),
-    "stand_in": Target("src/vouchsql/checks/stand_in.py", _CHECK_TESTS, _GOLDEN.format("stand_in")),
+    "stand_in": Target("src/vouchsql/checks/stand_in.py", _CHECK_TESTS, _GOLDEN.format("stand_in"),
+                       shared_profiles=True),
     "bad_join": Target("src/vouchsql/checks/bad_join.py", _CHECK_TESTS, _GOLDEN.format("bad_join")),
     "uncited_number": Target("src/vouchsql/checks/uncited_number.py", _CHECK_TESTS,
                              _GOLDEN.format("uncited_number")),
@@ -88,9 +92,12 @@ TARGETS = {
 
 
 def _check(module: str, *fixtures: str, extra: tuple[str, ...] = ()) -> Target:
-    """A check module with its golden cases (of ``fixtures``, default the module's name)."""
-    return Target(f"src/vouchsql/checks/{module}.py", _CHECK_TESTS + list(extra),
-                  _GOLDEN.format(" or ".join(fixtures or (module,))))
+    """A check module with its golden cases (of ``fixtures``, default the module's name), the
+    protocol tests and tests/test_boundaries_checks.py; tests/test_boundaries.py's check tests
+    are bad_join's, stand_in's and uncited_number's, and would only make every survivor slower."""
+    return Target(f"src/vouchsql/checks/{module}.py",
+                  ["tests/test_checks.py", "tests/test_check_protocol.py", "tests/test_boundaries_checks.py",
+                   *extra], _GOLDEN.format(" or ".join(fixtures or (module,))), shared_profiles=True)
 
 
 # The other check modules (each check's golden file is named after the check).
@@ -111,8 +118,21 @@ TARGETS.update({
     # which nothing may fire and the protocol tests reach every line of these.
     "base": _check("base", "missing_table"),
     "evidence": _check("evidence", "missing_table"),
-    "checks_init": Target("src/vouchsql/checks/__init__.py", _CHECK_TESTS, _GOLDEN.format("missing_table")),
+    "checks_init": _check("__init__", "missing_table"),
 })
+
+# mutmut runs each mutant's tests in a fresh pytest session, so the module-scoped
+# ``cache_dir`` fixture of tests/conftest.py is a new folder each time and Chinook, Sakila and
+# Northwind are profiled again for every mutant (about 7 of a survivor's 20 s). For a
+# module the profile does not read (a check), the copy's conftest gets a ``cache_dir`` that
+# is one folder for the whole run: the cache holds only profiles (settings.cache_dir).
+_SHARED_PROFILES = """
+
+# Added by bench/mutation.py in its throw-away copy: one profile cache for every mutant.
+@pytest.fixture(scope="module")
+def cache_dir() -> str:
+    return {path!r}
+"""
 
 # Survivors judged equivalent, each with the reason no test can tell it from the original:
 # (module, function as mutmut names it (fnmatch), a regex found in the mutated line, reason
@@ -303,7 +323,8 @@ class ModuleResult:
 # ---------------------------------------------------------------------------------------
 # The working copy
 # ---------------------------------------------------------------------------------------
-def copy_tests(dest: Path, rev: str | None, selection_files: list[str], without: list[str] = ()) -> None:
+def copy_tests(dest: Path, rev: str | None, selection_files: list[str], without: list[str] = (),
+               shared_profiles: bool = False) -> None:
     """``tests/`` into ``dest`` from the working tree or from git revision ``rev``; a selected
     test file that ``rev`` lacks, and each file of ``without``, becomes an empty module, so
     that the selection (and so mutmut's cached test-to-function map) is the same before and
@@ -319,6 +340,11 @@ def copy_tests(dest: Path, rev: str | None, selection_files: list[str], without:
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
     for name in without:
         (dest / name).unlink(missing_ok=True)
+    if shared_profiles:
+        cache = dest / "profile-cache"
+        cache.mkdir(exist_ok=True)
+        with open(dest / "tests" / "conftest.py", "a", encoding="utf-8") as f:
+            f.write(_SHARED_PROFILES.format(path=str(cache)))
     for name in selection_files:
         if not (dest / name).is_file():
             (dest / name).write_text(f'"""Not in {rev}: a placeholder."""\n', encoding="utf-8")
@@ -352,7 +378,7 @@ def make_copy(dest: Path, target: Target, tests_rev: str | None, without: list[s
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     shutil.copytree(ROOT / "src", dest / "src", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    copy_tests(dest, tests_rev, target.tests, without)
+    copy_tests(dest, tests_rev, target.tests, without, target.shared_profiles)
     # tests/conftest.py finds the sample databases two folders above itself: in the copy
     # (dest/tests) and in mutmut's tree (dest/mutants/tests).
     for at in (dest.parent / "shared", dest / "shared"):
@@ -679,7 +705,7 @@ def main(argv: list[str] | None = None) -> int:
             selection = list(target.tests) + (["-k", target.k] if target.k else [])
             if not sync_src(dest, target, log):
                 continue
-            copy_tests(dest, None, target.tests)
+            copy_tests(dest, None, target.tests, shared_profiles=target.shared_profiles)
             log(f"== {name}: rerunning what survived, with the working tree's tests")
             after = measure(dest, target, selection, args, log, previous)
             save(dest, after, "after")
@@ -694,7 +720,7 @@ def main(argv: list[str] | None = None) -> int:
         if phased:
             save(dest, first, "before")
             befores.append(first)
-            copy_tests(dest, None, target.tests)
+            copy_tests(dest, None, target.tests, shared_profiles=target.shared_profiles)
             log(f"== {name}: rerunning what survived, with the working tree's tests")
             after = measure(dest, target, selection, args, log, first)
         else:
