@@ -14,7 +14,7 @@ import pytest
 
 import vouchsql
 from vouchsql.db.base import jsonable
-from vouchsql.db.profile import Profile, cache_file
+from vouchsql.db.profile import Profile, TableProfile, cache_file
 
 
 def ro(path: Path) -> sqlite3.Connection:
@@ -171,63 +171,70 @@ def _small_db(path: Path) -> Path:
     return path
 
 
-def test_profile_cache_is_read_then_rebuilt_when_the_file_changes(tmp_path):
+def _entries(cache: Path, kind: str = "t") -> list[Path]:
+    return sorted((cache / "profiles").glob(f"*/{kind}-*.json"))
+
+
+def test_profile_cache_is_read_per_table_then_rebuilt_when_the_file_changes(tmp_path):
     path = _small_db(tmp_path / "small.sqlite")
     cache = tmp_path / "cache"
     with vouchsql.connect(path, cache_dir=str(cache)) as db:
         first = db.profile()
-        file1 = cache_file(db)
-    assert file1.parent == cache / "profiles" and file1.is_file()
-    assert Profile.model_validate_json(file1.read_text()).table("t").row_count == 10
+        file1 = cache_file(db, "t")
+    assert file1.is_relative_to(cache / "profiles") and file1.is_file()
+    assert TableProfile.model_validate_json(file1.read_text()).row_count == 10
     # Mark the cached copy so a read from it is visible.
     data = json.loads(file1.read_text())
-    data["built_seconds"] = 12345.0
+    data["row_count"] = 12345
     file1.write_text(json.dumps(data))
     with vouchsql.connect(path, cache_dir=str(cache)) as db:
         assert db.identity() == first.identity
-        assert db.profile().built_seconds == 12345.0  # came from the cache file
-        assert db.profile(refresh=True).built_seconds != 12345.0  # refresh rebuilds
+        assert db.profile().table("t").row_count == 12345  # came from the cache file
+        assert db.profile_for(["t"]).table("t").row_count == 12345
+        assert db.profile(refresh=True).table("t").row_count == 10  # refresh measures again
+    assert TableProfile.model_validate_json(file1.read_text()).row_count == 10  # and rewrites the entry
+    file1.write_text(json.dumps(data))
     with vouchsql.connect(path, cache_dir=str(cache), no_cache=True) as db:
-        assert db.profile().built_seconds != 12345.0
+        assert db.profile().table("t").row_count == 10
 
-    # Only the mtime changes: a new identity, a new cache entry, a rebuilt profile.
+    # Only the mtime changes: a new identity, a new cache entry, a measured table.
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
     with vouchsql.connect(path, cache_dir=str(cache)) as db:
         assert db.identity() != first.identity
-        file2 = cache_file(db)
+        file2 = cache_file(db, "t")
         rebuilt = db.profile()
     assert file2 != file1 and file2.is_file()
-    assert rebuilt.built_seconds != 12345.0 and rebuilt.table("t").row_count == 10
+    assert rebuilt.table("t").row_count == 10
 
-    # Content and size change: the rebuilt profile sees the new rows.
+    # Content and size change: the measured table sees the new rows.
     conn = sqlite3.connect(path)
     conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 500) for i in range(11, 200)])
     conn.commit()
     conn.close()
     assert path.stat().st_size != st.st_size
     with vouchsql.connect(path, cache_dir=str(cache)) as db:
-        assert cache_file(db) not in (file1, file2)
+        assert cache_file(db, "t") not in (file1, file2)
         assert db.profile().table("t").row_count == 199
-    assert len(list((cache / "profiles").glob("*.json"))) == 3
+    assert len(_entries(cache)) == 3
 
 
 def test_unreadable_cache_entry_is_rebuilt(tmp_path):
     path = _small_db(tmp_path / "small.sqlite")
     with vouchsql.connect(path, cache_dir=str(tmp_path / "cache")) as db:
         db.profile()
-        entry = cache_file(db)
+        entry = cache_file(db, "t")
     entry.write_text("{ not json")
     with vouchsql.connect(path, cache_dir=str(tmp_path / "cache")) as db:
         assert db.profile().table("t").row_count == 10
-    assert Profile.model_validate_json(entry.read_text()).table("t").row_count == 10
+    assert TableProfile.model_validate_json(entry.read_text()).row_count == 10
 
 
 def test_cache_key_includes_sampling_settings(tmp_path):
     path = _small_db(tmp_path / "small.sqlite")
     with vouchsql.connect(path, cache_dir=str(tmp_path)) as a, \
             vouchsql.connect(path, cache_dir=str(tmp_path), sample_threshold=5) as b:
-        assert cache_file(a) != cache_file(b)
+        assert cache_file(a, "t") != cache_file(b, "t")
         assert a.profile().table("t").sampled is False
         assert b.profile().table("t").sampled is True
 

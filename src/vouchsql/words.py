@@ -5,6 +5,7 @@ same way everywhere ("boxes" is "box" in all of them); and how a value reads in 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the profile imports this module
@@ -15,6 +16,7 @@ _KEEP = ("ss", "us", "is")
 _SUFFIXES = (("ies", "y"), ("sses", "ss"), ("uses", "us"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"), ("s", ""))
 
 
+@lru_cache(maxsize=65536)  # pure, and called for every table and column name of a catalogue
 def singular(word: str) -> str:
     """A crude English singular, lower case: ``countries`` → ``country``, ``boxes`` → ``box``,
     ``addresses`` → ``address``, ``statuses`` → ``status``; ``status``, ``class``, ``analysis``
@@ -38,6 +40,7 @@ def plural(word: str) -> str:
     return low + "s"
 
 
+@lru_cache(maxsize=65536)
 def words_of(name: str) -> str:
     """``InvoiceLine`` → ``invoice line``; ``order_items`` → ``order items``."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ")

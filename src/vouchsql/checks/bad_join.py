@@ -14,7 +14,7 @@ def join_overlaps(ctx: CheckContext) -> list[dict]:
     """ρ for every distinct equi-join pair of the shown SQL, from the profile or measured."""
     if "join_overlaps" in ctx.cache:
         return ctx.cache["join_overlaps"]
-    tables = {t.name: t for t in ctx.profile.tables}
+    tables = ctx.profile  # key_overlap measures the two tables as it needs them
     out, seen = [], set()
     for j in ctx.inspection.joins if ctx.inspection else []:
         key = frozenset({(j.left.table, j.left.column), (j.right.table, j.right.column)})

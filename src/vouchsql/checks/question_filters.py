@@ -179,12 +179,13 @@ class QuestionFilters:
             return unparsed(self)
         profile = ctx.profile
         insp = ctx.inspection
-        names = _schema_names(profile)
-        id_columns = {squash(c.name) for t in profile.tables for c in t.columns
-                      if squash(c.name).endswith("id") or c.name in t.primary_key}
+        names = profile.memo("schema_names", lambda: _schema_names(profile))
+        id_columns = profile.memo("id_columns", lambda: {
+            squash(c.name) for t in profile.tables for c in t.columns
+            if squash(c.name).endswith("id") or c.name in t.primary_key})
         read = read_filters(ctx.question, lambda words: squash(words) in id_columns)
         sql = _Sql(insp.qualified if insp.qualified_ok else ctx.tree, insp.tables)
-        read_tables = [t for t in profile.tables if t.name.lower() in sql.tables]
+        read_tables = [profile.table(t.qualified) for t in profile.tables if t.name.lower() in sql.tables]
         findings: list[dict] = []
         measured: list[str] = []
         not_measured: list[str] = []
@@ -219,7 +220,7 @@ class QuestionFilters:
             if _is_schema_words(m.text, names) or fold(m.text) in outputs:
                 continue
             if index is None:
-                index = value_index(ctx.db, ctx.profile)
+                index = value_index(ctx.db, ctx.profile, ctx.question)
             matches = index.lookup(m.text, quoted=m.quoted)
             if not matches:
                 continue

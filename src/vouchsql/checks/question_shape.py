@@ -367,7 +367,12 @@ def _measure_column(sql: _Sql, text: str, claim: Claim) -> bool:
 # -- entities ----------------------------------------------------------------------------
 
 def _holders(profile: Profile, table: TableProfile) -> set[str]:
-    """The tables that hold rows of ``table``'s entity or name it."""
+    """The tables that hold rows of ``table``'s entity or name it (from the catalogue, once
+    per table)."""
+    return profile.memo(("holders", table.qualified.lower()), lambda: _find_holders(profile, table))
+
+
+def _find_holders(profile: Profile, table: TableProfile) -> set[str]:
     ent = [singular(w) for w in words_of(table.name).split()]
     out = {table.name}
     for t in profile.tables:
@@ -422,25 +427,31 @@ def _entities(shape: Shape, sql: _Sql, ctx: CheckContext):
 
 def _reachable(profile: Profile, tables: set[str], hops: int) -> set[str]:
     """The tables the references of ``tables`` lead to (a declared foreign key, or a column
-    naming a table), within ``hops`` steps."""
+    naming a table), within ``hops`` steps. Reads the catalogue only."""
     seen = set(tables)
     frontier = set(tables)
     for _ in range(hops):
         nxt = set()
         for name in frontier:
-            t = profile.table(name)
+            t = profile.find(name)
             if t is None:
                 continue
-            targets = {fk.ref_table for fk in t.foreign_keys}
-            targets |= {u.name for u in profile.tables for c in t.columns
-                        if u.name != t.name and names_entity(c.name, u)}
+            targets = {fk.ref_table for fk in t.foreign_keys} | _named_tables(profile, t)
             for target in targets:
-                tp = profile.table(target)
+                tp = profile.find(target)
                 if tp is not None and tp.name not in seen:
                     seen.add(tp.name)
                     nxt.add(tp.name)
         frontier = nxt
     return seen
+
+
+def _named_tables(profile: Profile, t: TableProfile) -> set[str]:
+    """The other tables a column of ``t`` names (``ArtistId`` → ``Artist``)."""
+    def build():
+        return {u.name for u in profile.tables for c in t.columns if u.name != t.name and names_entity(c.name, u)}
+
+    return profile.memo(("named_tables", t.qualified.lower()), build)
 
 
 # "how many tracks on each invoice", "number of products per order": items in a container,

@@ -137,6 +137,8 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, decimal.Decimal):
+        if not value.is_finite():  # NUMERIC 'NaN' / 'Infinity': as a float's, a string
+            return str(float(value))
         return int(value) if value == value.to_integral_value() and abs(value) < 2**63 else float(value)
     if isinstance(value, (_dt.date, _dt.datetime, _dt.time)):
         return value.isoformat()
@@ -154,6 +156,9 @@ class Database(ABC):
 
     engine: str = "?"
     dialect: str = "sqlite"
+    # The schema unqualified names resolve to (PostgreSQL's first search-path schema,
+    # MariaDB's database, DuckDB's main); None where an engine has one namespace.
+    default_schema: str | None = None
 
     def __init__(self, target: str, config: Config) -> None:
         self.target = target
@@ -176,11 +181,37 @@ class Database(ABC):
     def identity(self) -> str:
         """A string that changes whenever the database's content may have changed."""
 
-    def sample_source(self, table: str, n: int, total: int) -> str:
-        """A parenthesised subquery (callers add the alias) holding about ``n`` rows of
-        ``table``. Engines override this with a real sample; the fallback takes the first
-        ``n`` rows."""
-        return f"(SELECT * FROM {self.quote(table)} LIMIT {int(n)})"
+    def table_identity(self, info: TableInfo) -> str:
+        """What one table's cached figures are keyed on: changes whenever its content may
+        have. The database's identity by default (any change re-measures every table);
+        engines that can tell one table's changes override it."""
+        return self.identity()
+
+    def table_sql(self, name: str, schema: str | None = None) -> str:
+        """The quoted reference to a table: ``"schema"."name"``, or ``"name"`` in the default schema."""
+        return (self.quote(schema) + "." if schema else "") + self.quote(name)
+
+    def sample_source(self, table: str, n: int, total: int, schema: str | None = None) -> str:
+        """A parenthesised subquery (callers add the alias) holding about ``n`` of the
+        ``total`` rows of ``table``, the same rows every time for the same data. Engines
+        override this with a real sample; the fallback takes the first ``n`` rows."""
+        return f"(SELECT * FROM {self.table_sql(table, schema)} LIMIT {int(n)})"
+
+    def sample_method(self, table: str, total: int, schema: str | None = None) -> str:
+        """How :meth:`sample_source` draws its rows, in a few words, for the profile."""
+        return "first rows"
+
+    def table_statistics(self, info: TableInfo):
+        """The engine's own statistics of a table (a ``stats.TableStatistics``: its row
+        estimate, per-column NULL fraction, distinct count and common values, and whether
+        they are fresh), or ``None`` where the engine keeps none worth reading."""
+        return None
+
+    def value_sql(self, expr: str, type_name: str) -> str:
+        """``expr`` (a column of declared type ``type_name``) as the profile groups and
+        compares it: engines override this for types that cannot be grouped, ordered or
+        compared with 0 as they are (PostgreSQL's ``money``, ``json``)."""
+        return expr
 
     def close(self) -> None:  # pragma: no cover - engines override
         pass
@@ -241,13 +272,29 @@ class Database(ABC):
     def table_names(self) -> list[str]:
         return [t.name for t in self.schema()]
 
-    def profile(self, *, refresh: bool = False):
-        """The schema-and-data profile, from the on-disk cache when it is current."""
-        from .profile import load_or_build
+    def profile(self, *, refresh: bool = False, progress=None):
+        """The whole schema-and-data profile: every table measured (each from the on-disk
+        cache when it is current). ``progress(done, total, table)`` is told of each table.
+        A query needs only :meth:`profile_for` its tables."""
+        from .profile import build_profile
 
         if self._profile is None or refresh:
-            self._profile = load_or_build(self, refresh=refresh or self.config.no_cache)
+            self._profile = build_profile(self, refresh=refresh, progress=progress)
         return self._profile
+
+    def profile_for(self, tables):
+        """The profile a query reading ``tables`` needs: those tables and their join
+        neighbours measured (on first use, then cached per table), every other table known
+        from the catalogue only, measured if a check asks for it by name."""
+        from .profile import profile_for
+
+        return profile_for(self, tables)
+
+    def catalogue(self):
+        """Every table's columns and keys, no table measured (see :meth:`profile_for`)."""
+        from .profile import catalogue
+
+        return catalogue(self)
 
     def __enter__(self) -> "Database":
         return self

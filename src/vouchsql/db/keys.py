@@ -141,8 +141,12 @@ class KeyMap:
             return None
         for c in t.columns:
             n = norm(self.bare(t.name, c.name))
-            if (n == "id" or n == singular(t.name) + "id" or n == norm(t.name) + "id") and _unique(t, c):
-                return c.name
+            if n == "id" or n == singular(t.name) + "id" or n == norm(t.name) + "id":
+                # uniqueness is a figure: a table known from the catalogue only is measured now
+                m = t if t.measured else (self.profile.table(t.qualified) or t)
+                mc = m.column(c.name)
+                if mc is not None and _unique(m, mc):
+                    return c.name
         return None
 
     # -- what a column refers to -----------------------------------------------------

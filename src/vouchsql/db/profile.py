@@ -13,19 +13,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from ..errors import VouchError
 from ..words import singular
 from .base import Database, TableInfo, jsonable
 
-PROFILE_FORMAT = 1
+PROFILE_FORMAT = 2
 TOP_VALUES = 5
 SAMPLE_ROWS_SHOWN = 3
 STAND_IN_SHARE = 0.005  # IES §3.2: a code must cover at least 0.5% of the column
@@ -60,6 +61,7 @@ class ColumnProfile(BaseModel):
     max: Any = None
     top_values: list[tuple[Any, int]] = Field(default_factory=list)
     stand_ins: list[StandIn] = Field(default_factory=list)
+    comment: str | None = None
 
     def is_integer(self) -> bool:
         """Whether the declared type computes as integers (booleans too): ``a / b`` of two
@@ -79,6 +81,9 @@ class ForeignKey(BaseModel):
 
 class TableProfile(BaseModel):
     name: str
+    # The schema holding the table, None for the default schema (named unqualified in SQL).
+    # Not called ``schema``: that name is taken on pydantic's BaseModel.
+    schema_name: str | None = None
     is_view: bool = False
     row_count: int
     primary_key: list[str] = Field(default_factory=list)
@@ -88,6 +93,15 @@ class TableProfile(BaseModel):
     sample_size: int | None = None
     sample_rows: list[list[Any]] = Field(default_factory=list)
     error: str | None = None
+    comment: str | None = None
+    # False for a table known from the catalogue only (names, types, keys): its figures are
+    # measured when a query reads it or joins next to it (see Profile.table).
+    measured: bool = True
+
+    @property
+    def qualified(self) -> str:
+        """``schema.name``, or ``name`` in the default schema: the table's key everywhere."""
+        return f"{self.schema_name}.{self.name}" if self.schema_name else self.name
 
     def column(self, name: str) -> ColumnProfile | None:
         low = name.lower()
@@ -107,44 +121,122 @@ class JoinPair(BaseModel):
     estimated: bool = False
 
 
+class JoinCandidate(NamedTuple):
+    """A pair of columns the catalogue says may join (a declared foreign key, or names that
+    match a key): known for every table at once, measured (as a JoinPair) only on demand."""
+
+    left_table: str
+    left_column: str
+    right_table: str
+    right_column: str
+    source: str
+
+
 class Profile(BaseModel):
+    """What Vouch knows of a database. Every table is listed with its catalogue facts
+    (columns, types, keys); a table's figures (row count, NULLs, distinct counts, top values,
+    stand-in codes) are ``measured`` for the tables this profile was made for — the whole
+    database for :meth:`Database.profile`, the tables a query reads and their join neighbours
+    for :meth:`Database.profile_for` — and on first use through :meth:`table` for any other.
+    Which tables :attr:`tables` shows measured never depends on what was asked before, so the
+    same query gets the same checks whatever ran earlier in the process."""
+
     format: int = PROFILE_FORMAT
     engine: str
     target: str
     identity: str
     built_seconds: float = 0.0
+    default_schema: str | None = None
     tables: list[TableProfile]
     join_pairs: list[JoinPair] = Field(default_factory=list)
+    _store: "_Store | None" = PrivateAttr(default=None)
+    _index: "dict[str, list[TableProfile]] | None" = PrivateAttr(default=None)
+    _index_size: int = PrivateAttr(default=-1)
+    _memo: dict = PrivateAttr(default_factory=dict)
+
+    # -- lookups -------------------------------------------------------------------------
+    def _find(self, name: str) -> TableProfile | None:
+        """The listed table ``name`` names: ``schema.table`` or a bare name (the default
+        schema's table, else the one table of that name in any schema), case-blind."""
+        if self._index is None or self._index_size != len(self.tables):
+            index: dict[str, list[TableProfile]] = {}
+            for t in self.tables:
+                index.setdefault(t.qualified.lower(), []).append(t)
+                if t.schema_name:
+                    index.setdefault("\0" + t.name.lower(), []).append(t)
+            self._index, self._index_size = index, len(self.tables)
+        low = name.lower()
+        hit = self._index.get(low)
+        if hit:
+            return hit[0]
+        schema, dot, bare = low.rpartition(".")
+        if dot and self.default_schema and schema == self.default_schema.lower():
+            hit = self._index.get(bare)
+            if hit and hit[0].schema_name is None:
+                return hit[0]
+        if not dot:
+            others = self._index.get("\0" + low) or []
+            if len(others) == 1:
+                return others[0]
+        return None
+
+    def find(self, name: str) -> TableProfile | None:
+        """The listed table ``name`` names, as this profile holds it: its catalogue facts
+        always, its figures only if ``measured``. For code that needs names, columns and keys."""
+        return self._find(name)
+
+    def memo(self, key, build):
+        """A value derived from the catalogue alone (names, columns, keys), built once per
+        database and shared by every profile of it: indexes over thousands of tables."""
+        box = self._store.memo if self._store is not None else self._memo
+        if key not in box:
+            box[key] = build()
+        return box[key]
 
     def table(self, name: str) -> TableProfile | None:
-        low = name.lower()
-        return next((t for t in self.tables if t.name.lower() == low), None)
+        """The table with its figures: measured now if this profile lists it unmeasured."""
+        t = self._find(name)
+        if t is not None and not t.measured and self._store is not None:
+            return self._store.measured(t.qualified)
+        return t
 
     def column(self, table: str, column: str) -> ColumnProfile | None:
-        t = self.table(table)
+        t = self._find(table)
         return t.column(column) if t else None
+
+    def measured_tables(self) -> list[TableProfile]:
+        """The tables whose figures this profile holds (what an index over data may read)."""
+        return [t for t in self.tables if t.measured]
 
     def entity_key(self, table: str) -> str | None:
         """The column that identifies one row of ``table``: its single-column primary key."""
-        t = self.table(table)
+        t = self._find(table)
         return t.primary_key[0] if t is not None and len(t.primary_key) == 1 else None
 
     def is_unique(self, table: str, column: str) -> bool:
         """Whether ``column`` identifies one row of ``table``: its single-column primary key,
         or (an exact profile) as many distinct values as non-NULL rows."""
-        tp = self.table(table)
+        tp = self._find(table)
         if tp is None:
             return False
         if len(tp.primary_key) == 1 and tp.primary_key[0].lower() == column.lower():
             return True
+        tp = self.table(table)
         cp = tp.column(column)
         if cp is None or cp.distinct_estimated or tp.sampled or not tp.row_count:
             return False
         return cp.distinct_count == tp.row_count - cp.null_count
 
+    def join_candidates(self) -> list[JoinCandidate]:
+        """Every pair of columns the catalogue says may join (no figures needed)."""
+        if self._store is not None:
+            return self._store.candidates()
+        return [JoinCandidate(p.left_table, p.left_column, p.right_table, p.right_column, p.source)
+                for p in self.join_pairs]
+
     def is_key_column(self, table: str, column: str) -> bool:
-        """A primary key, a declared foreign key, or one end of a profiled join pair."""
-        tp = self.table(table)
+        """A primary key, a declared foreign key, or one end of a candidate join pair."""
+        tp = self._find(table)
         if tp is None:
             return False
         low = column.lower()
@@ -152,50 +244,55 @@ class Profile(BaseModel):
             return True
         if any(len(fk.columns) == 1 and fk.columns[0].lower() == low for fk in tp.foreign_keys):
             return True
-        for p in self.join_pairs:
-            if ((p.left_table.lower() == tp.name.lower() and p.left_column.lower() == low)
-                    or (p.right_table.lower() == tp.name.lower() and p.right_column.lower() == low)):
+        me = tp.qualified.lower()
+        for p in self.join_candidates():
+            if ((p.left_table.lower() == me and p.left_column.lower() == low)
+                    or (p.right_table.lower() == me and p.right_column.lower() == low)):
                 return True
         return False
 
     def referenced_table(self, table: str, column: str) -> str | None:
-        """The table a foreign-key column refers to: declared, or a profiled join pair whose
+        """The table a foreign-key column refers to: declared, or a candidate join pair whose
         other end is that table's key."""
-        tp = self.table(table)
+        tp = self._find(table)
         low = column.lower()
         for fk in tp.foreign_keys if tp is not None else []:
             if len(fk.columns) == 1 and fk.columns[0].lower() == low:
                 return fk.ref_table
-        for p in self.join_pairs:
+        me = tp.qualified.lower() if tp is not None else table.lower()
+        for p in self.join_candidates():
             ends = ((p.left_table, p.left_column, p.right_table, p.right_column),
                     (p.right_table, p.right_column, p.left_table, p.left_column))
             for t, c, other, other_col in ends:
-                if t.lower() == table.lower() and c.lower() == low:
+                if t.lower() == me and c.lower() == low:
                     key = self.entity_key(other)
-                    if key is not None and key.lower() == other_col.lower() and other.lower() != table.lower():
+                    if key is not None and key.lower() == other_col.lower() and other.lower() != me:
                         return other
         return None
 
     def join_pair(self, t1: str, c1: str, t2: str, c2: str) -> JoinPair | None:
+        """The measured overlap of a candidate join pair (measured now if it was not)."""
         a, b = (t1.lower(), c1.lower()), (t2.lower(), c2.lower())
         for p in self.join_pairs:
             ends = {(p.left_table.lower(), p.left_column.lower()), (p.right_table.lower(), p.right_column.lower())}
             if ends == {a, b}:
                 return p
+        if self._store is None:
+            return None
+        for cand in self._store.candidates():
+            ends = {(cand.left_table.lower(), cand.left_column.lower()),
+                    (cand.right_table.lower(), cand.right_column.lower())}
+            if ends == {a, b}:
+                return self._store.pair(cand)
         return None
 
 
 # -- building ----------------------------------------------------------------------------
 
-def build_profile(db: Database) -> Profile:
-    start = time.perf_counter()
-    schema = db.schema()
-    tables = [_table_profile(db, info) for info in schema]
-    by_name = {t.name: t for t in tables}
-    pairs = [key_overlap(db, by_name, *pair, source=src) for pair, src in _join_candidates(schema)]
-    return Profile(engine=db.engine, target=db.target, identity=db.identity(),
-                   built_seconds=round(time.perf_counter() - start, 3), tables=tables,
-                   join_pairs=[p for p in pairs if p is not None])
+def build_profile(db: Database, *, refresh: bool = False, progress=None) -> Profile:
+    """Every table of ``db`` measured, and every candidate join pair: what ``vouch profile``
+    shows. ``progress(done, total, table)`` is called before each table."""
+    return _store(db).full(refresh=refresh, progress=progress)
 
 
 def _is_numeric(type_name: str) -> bool:
@@ -423,63 +520,82 @@ def _stand_ins(cp: ColumnProfile, values: _Values) -> list[StandIn]:
 
 # -- join pairs and key overlap ----------------------------------------------------------
 
-
-
-def _join_candidates(schema: list[TableInfo]):
+def _join_candidates(schema: list[TableInfo]) -> list[JoinCandidate]:
     """Declared single-column foreign keys, then pairs the names suggest: a column named
     like another table's primary key (``AlbumId`` → ``Album.AlbumId``) or ``<table>_id`` →
-    that table's ``id``."""
+    that table's ``id``. Tables are named by their qualified key (``schema.table`` outside
+    the default schema)."""
     seen: set[frozenset] = set()
-    out = []
+    out: list[JoinCandidate] = []
 
     def add(a, b, source):
         key = frozenset({(a[0].lower(), a[1].lower()), (b[0].lower(), b[1].lower())})
         if len(key) == 2 and key not in seen:
             seen.add(key)
-            out.append(((a[0], a[1], b[0], b[1]), source))
+            out.append(JoinCandidate(a[0], a[1], b[0], b[1], source))
 
     for t in schema:
         for fk in t.foreign_keys:
             if len(fk.columns) == 1 and len(fk.ref_columns) == 1:
-                add((t.name, fk.columns[0]), (fk.ref_table, fk.ref_columns[0]), "declared")
+                add((t.qualified, fk.columns[0]), (fk.ref_table, fk.ref_columns[0]), "declared")
     pk_owner: dict[str, list[TableInfo]] = {}
     for t in schema:
         if len(t.primary_key) == 1:
             pk_owner.setdefault(t.primary_key[0].lower(), []).append(t)
-    by_singular = {singular(t.name): t for t in schema}
+    # A key name that many tables use for their own rows (``id``, ``entry_id`` in 2,000
+    # ledger tables) says nothing about which of them a column refers to; left alone it
+    # would pair every such table with every other.
+    pk_owner = {k: v for k, v in pk_owner.items() if len(v) <= MAX_KEY_NAME_OWNERS}
+    by_singular: dict[str, TableInfo] = {}
+    for t in schema:
+        # Within one schema the last table of a singular form wins, as before; a table of the
+        # default schema is preferred over a namesake elsewhere.
+        if t.schema is None or singular(t.name) not in by_singular:
+            by_singular[singular(t.name)] = t
     for t in schema:
         for c in t.columns:
             low = c.name.lower()
             for owner in pk_owner.get(low, []):
-                if owner.name != t.name and low != "id":
-                    add((t.name, c.name), (owner.name, owner.primary_key[0]), "name")
-            m = re.fullmatch(r"(.+?)_?id", low)
+                if owner is not t and low != "id":
+                    add((t.qualified, c.name), (owner.qualified, owner.primary_key[0]), "name")
+            m = _ID_SUFFIX.fullmatch(low)
             if m and low != "id":
                 owner = by_singular.get(singular(m.group(1)))
-                if owner and owner.name != t.name and len(owner.primary_key) == 1:
-                    add((t.name, c.name), (owner.name, owner.primary_key[0]), "name")
+                if owner and owner is not t and len(owner.primary_key) == 1:
+                    add((t.qualified, c.name), (owner.qualified, owner.primary_key[0]), "name")
     return out
 
 
-def key_overlap(db: Database, tables: dict[str, TableProfile], lt: str, lc: str, rt: str, rc: str,
+_ID_SUFFIX = re.compile(r"(.+?)_?id")
+MAX_KEY_NAME_OWNERS = 4
+
+
+def key_overlap(db: Database, tables: "Profile | dict[str, TableProfile]", lt: str, lc: str, rt: str, rc: str,
                 source: str = "query") -> JoinPair | None:
     """ρ = max(|Ka∩Kb|/|Ka|, |Ka∩Kb|/|Kb|) over distinct non-null values (IES eq. 2).
-    A side above the sample threshold is read from its sample, and ρ is marked estimated."""
+    A side above the sample threshold is read from its sample, and ρ is marked estimated.
+    ``tables``: a profile (its tables are measured as needed) or tables by name."""
     q = db.quote
-    by_lower = {name.lower(): tp for name, tp in tables.items()}
+    if isinstance(tables, Profile):
+        lookup = tables.table
+    else:
+        by_lower = {name.lower(): tp for name, tp in tables.items()}
+        lookup = lambda name: by_lower.get(name.lower())  # noqa: E731
     sides, names = [], []
     estimated = False
     for t, c in ((lt, lc), (rt, rc)):
-        tp = by_lower.get(t.lower())
+        tp = lookup(t)
         col = tp.column(c) if tp is not None and not tp.error else None
         if col is None:
             return None
-        names.append((tp.name, col.name))  # the database's own spelling, for quoting
+        names.append((tp.qualified, col.name))  # the database's own spelling, for quoting
         if tp.sampled:
             estimated = True
-            src = f"{db.sample_source(tp.name, db.config.sample_rows, tp.row_count)} AS s"
+            # (schema= only where there is one: engines of one schema take no such argument)
+            where = {"schema": tp.schema_name} if tp.schema_name else {}
+            src = f"{db.sample_source(tp.name, db.config.sample_rows, tp.row_count, **where)} AS s"
         else:
-            src = q(tp.name)
+            src = db.table_sql(tp.name, tp.schema_name)
         sides.append(f"SELECT DISTINCT {q(col.name)} FROM {src} WHERE {q(col.name)} IS NOT NULL")
     try:
         ka, kb, both = db.query(
@@ -497,30 +613,229 @@ def key_overlap(db: Database, tables: dict[str, TableProfile], lt: str, lc: str,
                     estimated=estimated)
 
 
-# -- cache -------------------------------------------------------------------------------
+# -- the store: the catalogue, and figures measured per table on first use, cached on disk ---
 
-def cache_file(db: Database) -> Path:
-    cfg = db.config
-    key = f"{PROFILE_FORMAT}|{db.identity()}|{cfg.sample_threshold}|{cfg.sample_rows}"
-    return cfg.cache_path / "profiles" / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
+class _Store:
+    """One database's profile state: the catalogue (every table's columns and keys, read once)
+    and the figures of each table measured so far, each cached on disk under the table's own
+    identity (:meth:`Database.table_identity`), so a change to one table re-measures only it
+    where the engine can tell, and a 2,000-table database costs only the tables queries use."""
 
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.infos = {info.qualified.lower(): info for info in db.schema()}
+        self._measured: dict[str, TableProfile] = {}
+        self._pairs: dict[JoinCandidate, JoinPair | None] = {}
+        self._candidates: list[JoinCandidate] | None = None
+        self._by_table: dict[str, list[JoinCandidate]] | None = None
+        self._stubs: list[TableProfile] | None = None
+        self._probe: Profile | None = None
+        self.memo: dict = {}  # Profile.memo's indexes over the catalogue
+        self.refresh = db.config.no_cache
 
-def load_or_build(db: Database, refresh: bool = False) -> Profile:
-    path = cache_file(db)
-    if not refresh and path.is_file():
+    # -- catalogue --------------------------------------------------------------------
+    def stubs(self) -> list[TableProfile]:
+        if self._stubs is None:
+            self._stubs = [_stub(info) for info in self.infos.values()]
+        return self._stubs
+
+    def candidates(self) -> list[JoinCandidate]:
+        if self._candidates is None:
+            self._candidates = _join_candidates(list(self.infos.values()))
+        return self._candidates
+
+    def neighbours(self, keys: set[str]) -> set[str]:
+        """The tables one candidate join away from any of ``keys`` (qualified, lower case)."""
+        if self._by_table is None:
+            self._by_table = {}
+            for c in self.candidates():
+                self._by_table.setdefault(c.left_table.lower(), []).append(c)
+                self._by_table.setdefault(c.right_table.lower(), []).append(c)
+        out = set()
+        for k in keys:
+            for c in self._by_table.get(k, []):
+                out |= {c.left_table.lower(), c.right_table.lower()}
+        return {k for k in out if k in self.infos}
+
+    # -- figures ----------------------------------------------------------------------
+    def measured(self, key: str) -> TableProfile | None:
+        low = key.lower()
+        hit = self._measured.get(low)
+        if hit is not None:
+            return hit
+        info = self.infos.get(low)
+        if info is None:
+            return None
+        path = self._path("t", self._table_key(info))
+        tp = None if self.refresh else _read(path, TableProfile)
+        if tp is None:
+            tp = _table_profile(self.db, info)
+            tp.schema_name, tp.comment = info.schema, info.comment
+            comments = {c.name: c.comment for c in info.columns}
+            for c in tp.columns:
+                c.comment = comments.get(c.name)
+            if not getattr(tp, "partial", None):  # a result cut short is measured again next time
+                _write(path, tp)
+        self._measured[low] = tp
+        return tp
+
+    def pair(self, cand: JoinCandidate) -> JoinPair | None:
+        if cand in self._pairs:
+            return self._pairs[cand]
+        ends = [self.infos.get(cand.left_table.lower()), self.infos.get(cand.right_table.lower())]
+        key = None
+        if all(ends):
+            key = "|".join([self._table_key(ends[0]), self._table_key(ends[1]), *cand])
+        path = self._path("j", key) if key else None
+        pair = None
+        if path is not None and not self.refresh:
+            pair = _read(path, JoinPair)
+        if pair is None:
+            pair = key_overlap(self.db, {k: t for k in (cand.left_table, cand.right_table)
+                                         if (t := self.measured(k)) is not None}, *cand[:4], source=cand.source)
+            if pair is not None and path is not None:
+                _write(path, pair)
+        self._pairs[cand] = pair
+        return pair
+
+    # -- profiles ---------------------------------------------------------------------
+    def full(self, refresh: bool = False, progress=None) -> Profile:
+        start = time.perf_counter()
+        if refresh:  # measure every table again (and overwrite its cache entry), once
+            self._measured.clear()
+            self._pairs.clear()
+        keep, self.refresh = self.refresh, self.refresh or refresh
         try:
-            return Profile.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            pass  # an unreadable or older cache entry is rebuilt below
-    profile = build_profile(db)
+            return self._full(start, progress)
+        finally:
+            self.refresh = keep
+
+    def _full(self, start: float, progress) -> Profile:
+        keys = list(self.infos)
+        tables = []
+        for i, k in enumerate(keys):
+            if progress is not None:
+                progress(i, len(keys), self.infos[k].qualified)
+            tables.append(self.measured(k))
+        if progress is not None:
+            progress(len(keys), len(keys), "")
+        pairs = [self.pair(c) for c in self.candidates()]
+        return self._profile(tables, [p for p in pairs if p is not None], start)
+
+    def scoped(self, names) -> Profile:
+        """The tables ``names`` name and their join neighbours measured, every other table
+        listed from the catalogue; the candidate pairs among the measured tables measured."""
+        start = time.perf_counter()
+        reads = set()
+        if self._probe is None:
+            self._probe = self._profile(self.stubs(), [], start)
+        probe = self._probe
+        for n in names:
+            t = probe._find(n)
+            if t is not None:
+                reads.add(t.qualified.lower())
+        scope = reads | self.neighbours(reads)
+        tables = [self.measured(k) if k in scope else stub for k, stub in zip(self.infos, self.stubs())]
+        pairs = [self.pair(c) for c in self.candidates()
+                 if c.left_table.lower() in scope and c.right_table.lower() in scope
+                 and (c.left_table.lower() in reads or c.right_table.lower() in reads)]
+        return self._profile(tables, [p for p in pairs if p is not None], start)
+
+    def _profile(self, tables: list[TableProfile], pairs: list[JoinPair], start: float) -> Profile:
+        profile = Profile.model_construct(format=PROFILE_FORMAT, engine=self.db.engine, target=self.db.target,
+                                          identity=self.db.identity(), default_schema=self.db.default_schema,
+                                          built_seconds=round(time.perf_counter() - start, 3),
+                                          tables=tables, join_pairs=pairs)
+        profile._store = self
+        return profile
+
+    # -- cache ------------------------------------------------------------------------
+    def _table_key(self, info: TableInfo) -> str:
+        cfg = self.db.config
+        shape = "|".join(f"{c.name} {c.type} {c.nullable}" for c in info.columns)
+        keys = f"{info.primary_key}|{[(f.columns, f.ref_table, f.ref_columns) for f in info.foreign_keys]}"
+        return (f"{PROFILE_FORMAT}|{self.db.table_identity(info)}|{info.qualified}|{info.is_view}|{shape}|{keys}|"
+                f"{cfg.sample_threshold}|{cfg.sample_rows}")
+
+    def _path(self, kind: str, key: str) -> Path:
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return self.db.config.cache_path / "profiles" / digest[:2] / f"{kind}-{digest}.json"
+
+
+def _stub(info: TableInfo) -> TableProfile:
+    """A table as the catalogue knows it (no query run). Built without validation: a
+    20,000-table catalogue is 100,000 columns, and these fields are plain already."""
+    columns = [ColumnProfile.model_construct(**_defaults(ColumnProfile, _COLUMN_GIVEN), name=c.name, type=c.type,
+                                             nullable=c.nullable, comment=c.comment) for c in info.columns]
+    fks = [ForeignKey.model_construct(columns=list(f.columns), ref_table=f.ref_table, ref_columns=list(f.ref_columns))
+           for f in info.foreign_keys]
+    return TableProfile.model_construct(**_defaults(TableProfile, _TABLE_GIVEN), row_count=0, name=info.name,
+                                        schema_name=info.schema, is_view=info.is_view,
+                                        primary_key=list(info.primary_key), foreign_keys=fks, columns=columns,
+                                        comment=info.comment, measured=False)
+
+
+_COLUMN_GIVEN = {"name", "type", "nullable", "comment"}
+_TABLE_GIVEN = {"row_count", "name", "schema_name", "is_view", "primary_key", "foreign_keys", "columns", "comment",
+                "measured"}
+
+
+_DEFAULTS: dict = {}
+
+
+def _defaults(model, given: set[str]) -> dict:
+    """Every other field's default (a fresh list where the default is a factory). Read from
+    the fields once: pydantic's get_default inspects the factory's signature on each call."""
+    spec = _DEFAULTS.get(model)
+    if spec is None:
+        spec = _DEFAULTS[model] = [(k, f.default_factory or (lambda d=f.default: d))
+                                   for k, f in model.model_fields.items() if k not in given]
+    return {k: make() for k, make in spec}
+
+
+def _read(path: Path, model):
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):
+        return None  # absent, unreadable or of an older format: measured again
+
+
+def _write(path: Path, item: BaseModel) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(profile.model_dump_json(), encoding="utf-8")
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+        tmp.write_text(item.model_dump_json(), encoding="utf-8")
         tmp.replace(path)
     except OSError:
-        pass  # a read-only cache folder costs a recomputation next time, nothing more
-    return profile
+        pass  # a read-only cache folder costs a measurement next time, nothing more
+
+
+def _store(db: Database) -> _Store:
+    store = getattr(db, "_profile_store", None)
+    if store is None or store.db is not db:
+        store = db._profile_store = _Store(db)
+    return store
+
+
+def catalogue(db: Database) -> Profile:
+    """Every table from the catalogue, none measured yet; :meth:`Profile.table` measures."""
+    store = _store(db)
+    return store._profile(store.stubs(), [], time.perf_counter())
+
+
+def profile_for(db: Database, tables) -> Profile:
+    """The profile a query over ``tables`` needs: those tables and their join neighbours
+    measured (see :meth:`_Store.scoped`)."""
+    return _store(db).scoped(tables)
+
+
+def cache_file(db: Database, table: str) -> Path:
+    """Where ``table``'s measured figures are cached."""
+    store = _store(db)
+    info = store.infos.get(table.lower())
+    if info is None:
+        raise KeyError(table)
+    return store._path("t", store._table_key(info))
 
 
 def profile_json(profile: Profile) -> str:

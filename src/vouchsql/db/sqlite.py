@@ -158,25 +158,34 @@ class SQLiteDatabase(Database):
     def schema(self) -> list[TableInfo]:
         if self._schema is not None:
             return self._schema
-        tables: list[TableInfo] = []
         rows = self._conn.execute(
             "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
             "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+        try:
+            found = self._catalogue()
+        except sqlite3.DatabaseError:
+            # A view over a dropped table makes the one-statement read fail: read the
+            # tables one by one, so the others are still listed.
+            found = None
+        tables: list[TableInfo] = []
         for name, kind in rows:
-            # The PRAGMA statement form: the pragma_* table-valued functions make SQLite
-            # report schema-table updates to the authorizer, which denies them.
-            try:
-                cols = self._pragma("table_info", name)  # cid, name, type, notnull, default, pk
-            except sqlite3.DatabaseError:
-                # A view over a dropped table: listed without columns; profiling it then
-                # records the error instead of failing the whole schema.
-                tables.append(TableInfo(name, [], is_view=(kind == "view")))
-                continue
+            if found is not None:
+                cols, fk_rows = found[0].get(name, []), found[1].get(name, [])
+            else:
+                # The PRAGMA statement form, one table at a time.
+                try:
+                    cols = self._pragma("table_info", name)  # cid, name, type, notnull, default, pk
+                    fk_rows = self._pragma("foreign_key_list", name)
+                except sqlite3.DatabaseError:
+                    # A view over a dropped table: listed without columns; profiling it then
+                    # records the error instead of failing the whole schema.
+                    tables.append(TableInfo(name, [], is_view=(kind == "view")))
+                    continue
             columns = [ColumnInfo(c[1], c[2] or "", not c[3]) for c in cols]
             pk = [c[1] for c in sorted((c for c in cols if c[5]), key=lambda c: c[5])]
             fks: dict[int, ForeignKeyInfo] = {}
             # id, seq, table, from, to, …
-            for fk in sorted(self._pragma("foreign_key_list", name), key=lambda r: (r[0], r[1])):
+            for fk in sorted(fk_rows, key=lambda r: (r[0], r[1])):
                 entry = fks.setdefault(fk[0], ForeignKeyInfo([], fk[2], []))
                 entry.columns.append(fk[3])
                 entry.ref_columns.append(fk[4])
@@ -186,6 +195,24 @@ class SQLiteDatabase(Database):
             tables.append(TableInfo(name, columns, pk, list(fks.values()), is_view=(kind == "view")))
         self._schema = tables
         return tables
+
+    def _catalogue(self) -> tuple[dict[str, list[tuple]], dict[str, list[tuple]]]:
+        """Every table's columns and foreign keys in two statements, through the pragma_*
+        table-valued functions: two PRAGMAs per table cost 4.5 s on 20,000 tables, these
+        1.7 s. (The authorizer lets the functions' set-up read go on; see _authorizer.)"""
+        cols: dict[str, list[tuple]] = {}
+        for name, *row in self._conn.execute(
+                "SELECT m.name, p.cid, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk "
+                "FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
+                "WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid"):
+            cols.setdefault(name, []).append(tuple(row))
+        fks: dict[str, list[tuple]] = {}
+        for name, *row in self._conn.execute(
+                "SELECT m.name, f.id, f.seq, f.\"table\", f.\"from\", f.\"to\" "
+                "FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f "
+                "WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"):
+            fks.setdefault(name, []).append(tuple(row))
+        return cols, fks
 
     def _primary_key(self, table: str) -> list[str]:
         cols = self._pragma("table_info", table)

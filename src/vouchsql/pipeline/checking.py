@@ -17,7 +17,7 @@ from ..definitions import definitions_in_effect
 from ..errors import SQLRejected, UserInputError
 from ..score import RULES, ScoreInput, score
 from ..sql.gate import TOO_DEEP
-from ..sql.inspect import inspect_sql
+from ..sql.inspect import inspect_sql, referenced_tables
 
 
 @dataclass
@@ -75,7 +75,15 @@ def vouch(db: Database, question: str, candidates: list[str], results: list[Resu
         raise UserInputError(f"{len(candidates)} candidates but {len(results)} results")
     t = timings or Timings()
     start = time.perf_counter()
-    profile = db.profile()
+    try:
+        tree = db.parse(candidates[0])
+        reads = referenced_tables(tree)[0]
+    except SQLRejected:
+        tree, reads = None, []
+    except RecursionError:
+        raise SQLRejected(TOO_DEEP, kind="rejected") from None
+    # Only what the shown SQL reads, and the tables one join away, is measured.
+    profile = db.profile_for(reads)
     t.profile_ms = _ms(start)
 
     ids = cluster(results)
@@ -83,7 +91,7 @@ def vouch(db: Database, question: str, candidates: list[str], results: list[Resu
     cands = [Candidate(sql=sql, result=r, cluster=c) for sql, r, c in zip(candidates, results, ids)]
     shown = cands[0]
     try:
-        checks, choices = _inspect(db, question, profile, shown, cands, answer_text, hint, all_choices, t,
+        checks, choices = _inspect(db, question, profile, tree, shown, cands, answer_text, hint, all_choices, t,
                                    judged_complete)
     except RecursionError:
         # The gate bounds nesting, but a flat chain the engine accepts (2,000 ANDs) is still a
@@ -97,14 +105,11 @@ def vouch(db: Database, question: str, candidates: list[str], results: list[Resu
                   answer_text=answer_text, hint=hint)
 
 
-def _inspect(db: Database, question: str, profile, shown: Candidate, cands: list[Candidate],
+def _inspect(db: Database, question: str, profile, tree, shown: Candidate, cands: list[Candidate],
              answer_text: str | None, hint: str | None, all_choices: bool, t: Timings, judged_complete=None):
-    """The checks and the choice detectors on the shown SQL: every stage that walks its tree."""
-    try:
-        tree = db.parse(shown.sql)
-        inspection = inspect_sql(tree, profile, db.dialect)
-    except SQLRejected:
-        tree, inspection = None, None
+    """The checks and the choice detectors on the shown SQL (``tree``, None where it did not
+    parse): every stage that walks its tree."""
+    inspection = inspect_sql(tree, profile, db.dialect) if tree is not None else None
 
     mark = time.perf_counter()
     sql_before = db.query_ms

@@ -216,17 +216,14 @@ def entity_tables(phrase: str, profile: Profile) -> dict[str, TableProfile]:
     InvoiceLine, not Invoice; a word inside a longer table name that the question does not
     spell out is not read ("film" is ``film``, never ``film_actor``)."""
     text = words(phrase)
-    named: list[tuple[str, TableProfile]] = []
-    for t in profile.tables:
-        for f in _forms(t):
-            named.append((f, t))
-    named.sort(key=lambda p: -len(p[0]))
-    columns = {words_of(c.name) for u in profile.tables for c in u.columns}
+    named, by_form, columns = profile.memo("entity_forms", lambda: _entity_forms(profile))
     out: dict[str, TableProfile] = {}
     masked = text
     for form, t in named:
+        if f" {form} " not in masked:  # the common case, without a regular expression
+            continue
         for hit in re.finditer(rf"(?<= ){re.escape(form)}(?= )", masked):
-            same = [u for f, u in named if f == form]
+            same = by_form[form]
             after = text[hit.end():].split()[:1]
             # "rental rate" is the column rental_rate, not the entity rental; and where columns
             # are named after the entity ("rental_duration", "rental_date"), the entity's name
@@ -235,9 +232,25 @@ def entity_tables(phrase: str, profile: Profile) -> dict[str, TableProfile]:
                 any(c == f"{form} {after[0]}" or c.startswith(f"{form} {after[0]} ") for c in columns)
                 or (after[0] not in _FUNCTION_WORDS and any(c.startswith(f"{form} ") for c in columns)))
             if len({u.name for u in same}) == 1 and not in_column:
-                out.setdefault(form, t)
+                # this profile's own copy of the table (the memo holds the first profile's)
+                out.setdefault(form, profile.find(t.qualified) or t)
             masked = _mask(masked, hit.start(), hit.end())
     return out
+
+
+def _entity_forms(profile: Profile):
+    """Every table's name forms, longest first; the tables each form names; the words of
+    every column name. Built once per catalogue (Profile.memo)."""
+    named: list[tuple[str, TableProfile]] = []
+    for t in profile.tables:
+        for f in _forms(t):
+            named.append((f, t))
+    named.sort(key=lambda p: -len(p[0]))
+    by_form: dict[str, list[TableProfile]] = {}
+    for f, t in named:
+        by_form.setdefault(f, []).append(t)
+    columns = {words_of(c.name) for u in profile.tables for c in u.columns}
+    return named, by_form, columns
 
 
 def names_entity(column: str, table: TableProfile) -> bool:

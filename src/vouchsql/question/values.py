@@ -1,6 +1,6 @@
 """The value index: which columns hold a value the question names.
 
-Built from the database once per profile identity: the distinct values of every text column
+Built from the tables a query reads, their join neighbours and the tables the question names: the distinct values of every text column
 of a base table (views are skipped)
 with at most ``MAX_DISTINCT`` distinct values (by the profile), folded case- and
 accent-insensitively (:func:`.words.fold`). A lookup matches a mention exactly, by its
@@ -76,44 +76,51 @@ class ValueIndex:
         return sorted(set(hits), key=lambda m: (m.table, m.column, m.value))
 
 
-_INDEXES: dict[str, ValueIndex] = {}
+def value_index(db: Database, profile: Profile, question: str | None = None) -> ValueIndex:
+    """The index over the tables this profile measured (what the SQL reads and the tables
+    one join away) and the tables the question names by their entity words. Never over
+    whatever happens to be measured already: the same question and SQL get the same index
+    whatever ran before. Each table's values are read once per database (Profile.memo)."""
+    tables = {t.qualified.lower(): t for t in profile.measured_tables()}
+    if question:
+        from .shape import entity_tables
 
-
-def value_index(db: Database, profile: Profile) -> ValueIndex:
-    """The index for this database, built once per profile identity (a few grouped reads)."""
-    key = f"{profile.engine}:{profile.target}:{profile.identity}"
-    hit = _INDEXES.get(key)
-    if hit is not None:
-        return hit
+        for t in entity_tables(question, profile).values():
+            tables.setdefault(t.qualified.lower(), t)
     index = ValueIndex()
     columns = 0
-    for table in sorted(profile.tables, key=lambda t: t.name.lower()):
-        if table.error or table.is_view:  # a view repeats its base tables' values, often joined into lists
-            continue
-        for col in table.columns:
+    for key in sorted(tables, key=lambda k: (tables[k].name.lower(), k)):
+        table = profile.table(tables[key].qualified)
+        if table is None or table.error or table.is_view:
+            continue  # a view repeats its base tables' values, often joined into lists
+        for col, values in profile.memo(("values", key), lambda: _table_values(db, table)):
             if columns >= MAX_COLUMNS:
                 break
-            if _is_numeric(col.type) or not (0 < col.distinct_count <= MAX_DISTINCT):
-                continue
-            if isinstance(col.min, (int, float)) or (isinstance(col.min, str) and _DATE_LIKE.match(col.min)):
-                continue
             columns += 1
-            values: list = []
-            if table.row_count <= MAX_TABLE_ROWS:
-                sql = (f"SELECT DISTINCT {db.quote(col.name)} FROM {db.quote(table.name)} "
-                       f"WHERE {db.quote(col.name)} IS NOT NULL LIMIT {MAX_DISTINCT + 1}")
-                try:
-                    values = [r[0] for r in db.query(sql)]
-                except VouchError:
-                    values = [v for v, _ in col.top_values]
-            else:
-                values = [v for v, _ in col.top_values]
-            if len(values) > MAX_DISTINCT:
-                continue
             for v in values:
-                if isinstance(v, str) and v.strip() and not _DATE_LIKE.match(v):
-                    index.add(table.name, col.name, v)
-    if len(_INDEXES) > 16:
-        _INDEXES.clear()
-    _INDEXES[key] = index
+                index.add(table.name, col, v)
     return index
+
+
+def _table_values(db: Database, table) -> list[tuple[str, list[str]]]:
+    """The text values of each text column of ``table`` with at most MAX_DISTINCT of them."""
+    out = []
+    for col in table.columns:
+        if _is_numeric(col.type) or not (0 < col.distinct_count <= MAX_DISTINCT):
+            continue
+        if isinstance(col.min, (int, float)) or (isinstance(col.min, str) and _DATE_LIKE.match(col.min)):
+            continue
+        values: list = []
+        if table.row_count <= MAX_TABLE_ROWS:
+            sql = (f"SELECT DISTINCT {db.quote(col.name)} FROM {db.table_sql(table.name, table.schema_name)} "
+                   f"WHERE {db.quote(col.name)} IS NOT NULL LIMIT {MAX_DISTINCT + 1}")
+            try:
+                values = [r[0] for r in db.query(sql)]
+            except VouchError:
+                values = [v for v, _ in col.top_values]
+        else:
+            values = [v for v, _ in col.top_values]
+        if len(values) > MAX_DISTINCT:
+            continue
+        out.append((col.name, [v for v in values if isinstance(v, str) and v.strip() and not _DATE_LIKE.match(v)]))
+    return out

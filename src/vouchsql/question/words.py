@@ -8,6 +8,7 @@ Everything here is deterministic and knows nothing about a database. :mod:`.filt
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 import unicodedata
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ def plain(text: str) -> str:
     return text.translate(_QUOTES)
 
 
+@lru_cache(maxsize=65536)  # pure; called for every name of a catalogue
 def fold(text: str) -> str:
     """Case- and accent-insensitive form: lower case, accents dropped, runs of space and
     ``_``/``-`` collapsed to one space. ``fold('São  Paulo') == 'sao paulo'``."""
@@ -47,6 +49,7 @@ def fold(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", text.lower()).strip()
 
 
+@lru_cache(maxsize=65536)
 def squash(text: str) -> str:
     """``fold`` without any spaces or punctuation: 'Invoice ID' and 'InvoiceId' both give 'invoiceid'."""
     return re.sub(r"[^0-9a-z]", "", fold(text))

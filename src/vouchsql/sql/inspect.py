@@ -67,14 +67,18 @@ def schema_mapping(profile: Profile) -> dict[str, dict[str, str]]:
     return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in profile.tables}
 
 
-def _quoted_mapping(profile: Profile, dialect: str) -> dict[str, dict[str, str]]:
-    """The schema with every name written quoted in ``dialect``: the profile holds the names
-    as the engine stores them, so PostgreSQL's ``Track`` must not be folded to ``track`` as an
-    unquoted name would be (a dialect that ignores case still folds a quoted one)."""
+def _quoted_mapping(profile: Profile, dialect: str, tables: list[str]) -> dict[str, dict[str, str]]:
+    """The schema of the tables a query reads, every name written quoted in ``dialect``: the
+    profile holds the names as the engine stores them, so PostgreSQL's ``Track`` must not be
+    folded to ``track`` as an unquoted name would be (a dialect that ignores case still folds a
+    quoted one). Only the tables read: qualifying needs no other, and a warehouse has
+    thousands."""
     def q(name: str) -> str:
         return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
 
-    return {q(t.name): {q(c.name): (c.type or "TEXT") for c in t.columns} for t in profile.tables}
+    wanted = {t.lower() for t in tables}
+    return {q(t.name): {q(c.name): (c.type or "TEXT") for c in t.columns} for t in profile.tables
+            if t.name.lower() in wanted}
 
 
 def _alias_quoted_tables(tree: exp.Expression) -> exp.Expression:
@@ -89,18 +93,11 @@ def _alias_quoted_tables(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-_SCHEMAS: dict[tuple[int, str], tuple[Profile, MappingSchema]] = {}
-
-
-def _mapping_schema(profile: Profile, dialect: str) -> MappingSchema:
-    """sqlglot's schema object for a profile, built once: building it is half of qualify's cost."""
-    key = (id(profile), dialect)
-    hit = _SCHEMAS.get(key)
-    if hit is None or hit[0] is not profile:
-        if len(_SCHEMAS) > 32:
-            _SCHEMAS.clear()
-        hit = _SCHEMAS[key] = (profile, MappingSchema(_quoted_mapping(profile, dialect), dialect=dialect))
-    return hit[1]
+def _mapping_schema(profile: Profile, dialect: str, tables: list[str]) -> MappingSchema:
+    """sqlglot's schema object for the tables read, built once per catalogue: building it is
+    half of qualify's cost."""
+    key = ("mapping", dialect, tuple(sorted({t.lower() for t in tables})))
+    return profile.memo(key, lambda: MappingSchema(_quoted_mapping(profile, dialect, tables), dialect=dialect))
 
 
 def _is_table_function(table: exp.Table) -> bool:
@@ -125,7 +122,7 @@ def inspect_sql(tree: exp.Expression, profile: Profile, dialect: str) -> Inspect
     tables, ctes = referenced_tables(tree)
     qualified, ok = tree, False
     try:
-        qualified = qualify(_alias_quoted_tables(tree.copy()), schema=_mapping_schema(profile, dialect), dialect=dialect,
+        qualified = qualify(_alias_quoted_tables(tree.copy()), schema=_mapping_schema(profile, dialect, tables), dialect=dialect,
                             validate_qualify_columns=False, quote_identifiers=False,
                             identify=False)
         ok = True
