@@ -13,9 +13,13 @@ import pytest
 import sqlglot
 
 import vouchsql
+from vouchsql.answer import Candidate
+from vouchsql.checks.base import CheckContext
 from vouchsql.checks.complete_judge import from_parts
+from vouchsql.checks.definition_rule import DefinitionRule
 from vouchsql.checks.reads_no_table import reads_something
 from vouchsql.errors import UserInputError
+from vouchsql.sql.inspect import inspect_sql
 
 from test_boundaries import make_db, run_check
 
@@ -165,3 +169,95 @@ def test_result_shape_at_its_edges(tmp_path):
         "thin_evidence": (False, "3 candidates", {"candidates": 3}, {}),
         "empty_result": (False, "1 rows", {"row_count": 1}, {}),
         "truncated_result": (False, "the result is complete", {"row_count": 1}, {})}
+
+
+# ---------------------------------------------------------------------------------------
+# definition_rule: each broken rule named, with what it reads and does not, and its note
+# ---------------------------------------------------------------------------------------
+RULES = '''
+[[rules]]
+name = "revenue_from_lines"
+when = ["revenue"]
+must_read = ["order_items", "orders"]
+must_not_read = ["report_*"]
+note = "revenue comes from the order lines"
+
+[[rules]]
+name = "reports_only_for_reports"
+unless = ["report"]
+must_not_read = ["report_*"]
+
+[[rules]]
+name = "zebras_read_orders"
+when = ["zebra"]
+must_read = ["orders"]
+'''
+
+
+def rules_db(tmp_path: Path) -> Path:
+    return make_db(tmp_path / "rules.sqlite", {
+        "orders": ("id INTEGER PRIMARY KEY, total REAL", [(1, 2.0)]),
+        "order_items": ("id INTEGER PRIMARY KEY, order_id INTEGER", [(1, 1)]),
+        "report_a": ("id INTEGER", [(1,)]), "report_b": ("id INTEGER", [(1,)])})
+
+
+def _rules(tmp_path: Path, text: str = RULES) -> str:
+    path = tmp_path / "rules.toml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_definition_rule_names_every_broken_rule(tmp_path):
+    db = rules_db(tmp_path)
+    check = run_check(db, "definition_rule", "SELECT SUM(a.id) FROM report_a a JOIN report_b b ON a.id = b.id",
+                      question="What was the revenue?", definitions=_rules(tmp_path))
+    assert check.fired is True and check.kind == "veto"
+    assert check.detail == ("rule revenue_from_lines: the SQL reads report_a, report_b and does not read "
+                            "order_items, orders — revenue comes from the order lines; "
+                            "rule reports_only_for_reports: the SQL reads report_a, report_b")
+    assert check.evidence == {
+        "rules": ["revenue_from_lines", "reports_only_for_reports"],
+        "broken": [{"rule": "revenue_from_lines", "note": "revenue comes from the order lines",
+                    "read": ["report_a", "report_b"], "not_read": ["order_items", "orders"]},
+                   {"rule": "reports_only_for_reports", "note": "", "read": ["report_a", "report_b"],
+                    "not_read": []}],
+        "tables": ["report_a", "report_b"]}
+    only_missing = run_check(db, "definition_rule", "SELECT COUNT(*) FROM report_a",
+                             question="How many zebra rows in the report?", definitions=_rules(tmp_path))
+    assert (only_missing.fired, only_missing.detail) == (True, "rule zebras_read_orders: the SQL does not read orders")
+    assert only_missing.evidence["rules"] == ["zebras_read_orders"]
+
+
+@pytest.mark.parametrize("question, sql, detail, applicable, tables", [
+    ("What was the revenue?", "SELECT SUM(o.total) FROM orders o JOIN order_items i ON i.order_id = o.id",
+     "the SQL keeps 2 applicable rule(s): revenue_from_lines, reports_only_for_reports",
+     ["revenue_from_lines", "reports_only_for_reports"], ["orders", "order_items"]),
+    ("How many rows in the report?", "SELECT COUNT(*) FROM report_a",
+     "none of the 3 rule(s) applies to this question", [], ["report_a"]),
+])
+def test_definition_rule_kept_or_not_applicable(tmp_path, question, sql, detail, applicable, tables):
+    check = run_check(rules_db(tmp_path), "definition_rule", sql, question=question, definitions=_rules(tmp_path))
+    assert (check.fired, check.detail, check.terms) == (False, detail, {})
+    assert check.evidence == {"rules": [], "applicable": applicable, "tables": tables}
+
+
+def test_definition_rule_not_measured(tmp_path):
+    db = rules_db(tmp_path)
+    unparsed = run_check(db, "definition_rule", "SELEC 1", definitions=_rules(tmp_path))
+    assert (unparsed.fired, unparsed.detail, unparsed.evidence) == \
+        (False, "not measured: the SQL could not be parsed", {"rules": []})
+    none = run_check(db, "definition_rule", "SELECT 1 FROM orders", definitions=_rules(tmp_path, 'notes = ["n"]\n'))
+    assert (none.fired, none.detail, none.evidence) == (False, "not measured: no recorded routing rules", {"rules": []})
+    # A definitions file that became unreadable after the run began: reported, not raised.
+    bad = _rules(tmp_path, '[[rules]]\nname = "x"\nshape = 1\n')
+    with vouchsql.connect(db, cache_dir=str(tmp_path / "cache"), definitions=bad) as conn:
+        sql = "SELECT 1 FROM orders"
+        tree = conn.parse(sql)
+        profile = conn.profile()
+        shown = Candidate(sql=sql, result=conn.execute(sql), cluster=0)
+        ctx = CheckContext(question="q", db=conn, profile=profile, shown=shown, candidates=[shown], tree=tree,
+                           inspection=inspect_sql(tree, profile, conn.dialect))
+        check = DefinitionRule().run(ctx)
+    assert (check.fired, check.evidence, check.terms) == (False, {}, {})
+    assert check.detail == (f"not measured: {bad}: rule 1: unknown key(s) shape; "
+                            "known: must_not_read, must_read, name, note, unless, when")
