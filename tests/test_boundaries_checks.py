@@ -8,15 +8,17 @@ check must fail one of them.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlglot
 
 import vouchsql
 from vouchsql.answer import Candidate
-from vouchsql.checks.base import CheckContext
+from vouchsql.checks.base import CheckContext, report
 from vouchsql.checks.complete_judge import from_parts
 from vouchsql.checks.definition_rule import DefinitionRule
+from vouchsql.checks.evidence import Evidence
 from vouchsql.checks.reads_no_table import reads_something
 from vouchsql.errors import UserInputError
 from vouchsql.sql.inspect import inspect_sql
@@ -261,3 +263,28 @@ def test_definition_rule_not_measured(tmp_path):
     assert (check.fired, check.evidence, check.terms) == (False, {}, {})
     assert check.detail == (f"not measured: {bad}: rule 1: unknown key(s) shape; "
                             "known: must_not_read, must_read, name, note, unless, when")
+
+
+# ---------------------------------------------------------------------------------------
+# base.report: evidence as JSON, only what the check set; terms rounded to six places
+# ---------------------------------------------------------------------------------------
+class _ProbeEvidence(Evidence):
+    value: Any = None
+    count: int = 0
+
+
+class _Probe:
+    name = "probe"
+    kind = "signal"
+    Evidence = _ProbeEvidence
+    feeds = ("schema",)
+
+
+def test_report_dumps_the_evidence_set_as_json_and_rounds_terms():
+    result = report(_Probe(), True, "seen", value=(1, 2), terms={"schema": 2 / 3})
+    assert (result.name, result.kind, result.fired, result.detail) == ("probe", "signal", True, "seen")
+    assert result.evidence == {"value": [1, 2]} and type(result.evidence["value"]) is list
+    assert result.terms == {"schema": 0.666667}
+    assert report(_Probe(), False, "nothing").evidence == {}  # defaults left out
+    with pytest.raises(ValueError, match=r"^check probe reports terms it does not feed: \['complete', 'grounded'\]$"):
+        report(_Probe(), False, "x", terms={"grounded": 1.0, "complete": 1.0})
