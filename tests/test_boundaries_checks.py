@@ -19,6 +19,7 @@ from vouchsql.checks.base import CheckContext, report
 from vouchsql.checks.complete_judge import from_parts
 from vouchsql.checks.definition_rule import DefinitionRule
 from vouchsql.checks.evidence import Evidence
+from vouchsql.checks.merged_entities import _label_asked
 from vouchsql.checks.reads_no_table import reads_something
 from vouchsql.errors import UserInputError
 from vouchsql.sql.inspect import inspect_sql
@@ -288,3 +289,107 @@ def test_report_dumps_the_evidence_set_as_json_and_rounds_terms():
     assert report(_Probe(), False, "nothing").evidence == {}  # defaults left out
     with pytest.raises(ValueError, match=r"^check probe reports terms it does not feed: \['complete', 'grounded'\]$"):
         report(_Probe(), False, "x", terms={"grounded": 1.0, "complete": 1.0})
+
+
+# ---------------------------------------------------------------------------------------
+# merged_entities: a label (name/title column, ≥ 75 % of its rows distinct, not unique)
+# grouped without its table's key, and the groups the query's own rows merge
+# ---------------------------------------------------------------------------------------
+def labels_db(path: Path) -> Path:
+    """tracks: 16 names, 12 distinct (share 0.75), A–D held by two ids each; D's plays are
+    the most, A's second. items: short_title 74 of 100 distinct, long_title 75."""
+    names, plays, seen, rows = list("AABBCCDDEFGHIJKL"), {"A": (50, 40), "D": (100, 100)}, {}, []
+    for i, n in enumerate(names):
+        k = seen[n] = seen.get(n, -1) + 1
+        rows.append((i + 1, n, 1 + i % 2, plays[n][k] if n in plays else 1))
+    short = [f"t{i}" for i in range(74)] + [f"t{i}" for i in range(26)]
+    long_ = [f"t{i}" for i in range(75)] + [f"t{i}" for i in range(25)]
+    return make_db(path, {
+        "tracks": ("id INTEGER PRIMARY KEY, name TEXT, album_id INTEGER, plays INTEGER", rows),
+        "albums": ("id INTEGER PRIMARY KEY, title TEXT", [(1, "One"), (2, "Two")]),
+        "items": ("id INTEGER PRIMARY KEY, short_title TEXT, long_title TEXT",
+                  [(i, short[i], long_[i]) for i in range(100)]),
+        "tags": ("name TEXT, v INTEGER", [("A", 1), ("A", 1), ("B", 2), ("C", 3)]),  # no key
+        "nobody": ("id INTEGER PRIMARY KEY, name TEXT", []),
+        "people": ("id INTEGER PRIMARY KEY, name_ TEXT", [(1, "x"), (2, "x"), (3, "y"), (4, "z")])})
+
+
+def _merged_detail(table: str, label: str, n: int, examples: list[str]) -> str:
+    shown = ", ".join(repr(e) for e in examples)
+    return (f"GROUP BY {table}.{label} merges different {table} rows that share a {label}: {n} group(s) hold "
+            f"more than one id (e.g. {shown}); group by {table}.id as well to keep them apart")
+
+
+@pytest.mark.parametrize("sql, label, n, examples", [
+    ("SELECT t.name, SUM(t.plays) FROM tracks t GROUP BY t.name", "name", 4, ["A", "B", "C"]),
+    ("SELECT T.Name, COUNT(*) FROM Tracks T GROUP BY T.Name", "name", 4, ["A", "B", "C"]),
+    # The key column is ambiguous in a join: the probe counts the label's own table's key.
+    ("SELECT t.name, COUNT(*) FROM tracks t JOIN albums a ON a.id = t.album_id GROUP BY t.name", "name", 4,
+     ["A", "B", "C"]),
+    # With a LIMIT, only the merged groups shown count; the probe drops ORDER BY (here by an
+    # alias it no longer has), LIMIT and OFFSET.
+    ("SELECT t.name, SUM(t.plays) AS total FROM tracks t GROUP BY t.name ORDER BY total DESC LIMIT 1",
+     "name", 1, ["D"]),
+    ("SELECT t.name, SUM(t.plays) AS total FROM tracks t GROUP BY t.name ORDER BY total DESC LIMIT 1 OFFSET 1",
+     "name", 1, ["A"]),
+    # The query's own HAVING stays in the probe.
+    ("SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name HAVING SUM(t.plays) > 50", "name", 2, ["A", "D"]),
+    ("SELECT i.long_title, COUNT(*) FROM items i GROUP BY i.long_title", "long_title", 25, ["t0", "t1", "t10"]),
+    ("SELECT p.name_, COUNT(*) FROM people p GROUP BY p.name_", "name_", 1, ["x"]),  # a label named name_
+])
+def test_merged_entities_fires(tmp_path, sql, label, n, examples):
+    check = run_check(labels_db(tmp_path / "labels.sqlite"), "merged_entities", sql)
+    table = {"name": "tracks", "long_title": "items", "name_": "people"}[label]
+    assert (check.fired, check.kind) == (True, "cap")
+    assert check.detail == _merged_detail(table, label, n, examples)
+    assert check.evidence == {"column": f"{table}.{label}", "key": f"{table}.id", "merged": n, "examples": examples}
+
+
+@pytest.mark.parametrize("sql, question, detail", [
+    ("SELECT t.name, t.id FROM tracks t GROUP BY t.name, t.id", None, "no grouped label without its table's key"),
+    # A grouped column named as the key, of another table, counts as the key too.
+    ("SELECT t.name, a.id, COUNT(*) FROM tracks t JOIN albums a ON a.id = t.album_id GROUP BY t.name, a.id", None,
+     "no grouped label without its table's key"),
+    ("SELECT a.title, COUNT(*) FROM albums a JOIN tracks t ON t.album_id = a.id GROUP BY a.title", None,
+     "no grouped label without its table's key"),  # unique: share 1
+    ("SELECT i.short_title, COUNT(*) FROM items i GROUP BY i.short_title", None,
+     "no grouped label without its table's key"),  # share 0.74: a category, not a label
+    ("SELECT g.name, SUM(g.v) FROM tags g GROUP BY g.name", None, "no grouped label without its table's key"),
+    ("SELECT n.name, COUNT(*) FROM nobody n GROUP BY n.name", None, "no grouped label without its table's key"),
+    ("SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name", "Which track names are shared by more than one track?",
+     "no grouped label without its table's key"),
+    ("SELECT t.name FROM tracks t UNION SELECT a.title FROM albums a", None, "not measured: not a plain SELECT"),
+    ("SELEC 1", None, "not measured: no result or the SQL could not be read"),
+    # It parses and reads, but fails as it runs (malformed JSON): no result to judge.
+    ("SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name HAVING MAX(t.plays) > json('x')", None,
+     "not measured: no result or the SQL could not be read"),
+])
+def test_merged_entities_does_not_fire(tmp_path, sql, question, detail):
+    check = run_check(labels_db(tmp_path / "labels.sqlite"), "merged_entities", sql,
+                      **({"question": question} if question else {}))
+    assert (check.fired, check.detail, check.evidence) == (False, detail, {})
+
+
+def test_merged_entities_counts_at_most_1000_merged_groups(tmp_path):
+    # 1,001 names held by two ids each and 2,002 unique ones: share (1001 + 2002) / 4004 ≥ 0.75.
+    names = [f"n{i:04d}" for i in range(1001)] * 2 + [f"u{i:04d}" for i in range(2002)]
+    db = make_db(tmp_path / "many.sqlite", {"tracks": ("id INTEGER PRIMARY KEY, name TEXT",
+                                                       list(enumerate(names)))})
+    check = run_check(db, "merged_entities", "SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name")
+    assert check.fired and check.evidence["merged"] == 1000
+    assert check.evidence["examples"] == ["n0000", "n0001", "n0002"]
+
+
+@pytest.mark.parametrize("question, label, asked", [
+    ("Names that appear more than once", "Name", True),  # the word first
+    ("List the tracks for each title", "title", True),  # the word last
+    ("How many tracks share a name?", "Name", True),
+    ("Plays per track name", "name", True),
+    ("Total plays by name", "Name_", True),
+    ("Which first names are shared by two actors?", "first_name", True),
+    ("Which tracks have the same composer?", "Name", False),  # shared, but not the label
+    ("Track names and their plays", "Name", False),  # the label, but nothing merged asked
+    ("The title of every track", "Title", False),
+])
+def test_a_label_asked_by_the_question(question, label, asked):
+    assert _label_asked(question, label) is asked
