@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 import sqlglot
+from sqlglot import exp
 
 import vouchsql
 from vouchsql.answer import Candidate
+from vouchsql.checks._joins import (alias_for, driving_alias, group_keys, grouped_columns, grouped_entities,
+                                    inner_equalities, outer_select, run_counts, tables_by_alias)
 from vouchsql.checks.base import CheckContext, report
 from vouchsql.checks.complete_judge import from_parts
 from vouchsql.checks.definition_rule import DefinitionRule
@@ -393,3 +396,118 @@ def test_merged_entities_counts_at_most_1000_merged_groups(tmp_path):
 ])
 def test_a_label_asked_by_the_question(question, label, asked):
     assert _label_asked(question, label) is asked
+
+
+# ---------------------------------------------------------------------------------------
+# _joins: the shared reading of the join checks, on parsed trees and a real profile
+# ---------------------------------------------------------------------------------------
+def _select(sql: str) -> exp.Select:
+    return sqlglot.parse_one(sql, read="sqlite")
+
+
+def _context(conn, sql: str, question: str = "q") -> CheckContext:
+    tree = conn.parse(sql)
+    profile = conn.profile()
+    shown = Candidate(sql=sql, result=conn.execute(sql), cluster=0)
+    return CheckContext(question=question, db=conn, profile=profile, shown=shown, candidates=[shown], tree=tree,
+                        inspection=inspect_sql(tree, profile, conn.dialect))
+
+
+def shop_db(path: Path) -> Path:
+    """a: a key, a unique email and a repeated x; b and c refer to a."""
+    return make_db(path, {
+        "a": ("id INTEGER PRIMARY KEY, x INTEGER, email TEXT", [(i, i % 2, f"e{i}") for i in range(4)]),
+        "b": ("id INTEGER PRIMARY KEY, y INTEGER, a_id INTEGER", [(i, i, i % 4) for i in range(8)]),
+        "c": ("id INTEGER PRIMARY KEY, z INTEGER", [(i, i) for i in range(3)])})
+
+
+@pytest.mark.parametrize("sql, table, alias", [
+    ("SELECT 1 FROM a x JOIN b ON b.a_id = x.id", "a", "x"),
+    ("SELECT 1 FROM A JOIN b ON b.a_id = A.id", "a", "A"),  # names compare in any case
+    ("SELECT 1 FROM a JOIN b ON b.a_id = a.id", "B", "b"),
+    ("SELECT 1 FROM a p JOIN a q ON p.x = q.x", "a", None),  # twice: no one alias
+    ("SELECT 1 FROM a JOIN b ON b.a_id = a.id", "c", None),
+])
+def test_alias_for(sql, table, alias):
+    assert alias_for(_select(sql), table) == alias
+
+
+def test_tables_by_alias_spells_tables_as_the_profile_does(tmp_path):
+    select = _select("SELECT 1 FROM A p JOIN (SELECT 1 AS k) s ON 1 = 1 JOIN nope n ON 1 = 1 JOIN B ON 1 = 1")
+    assert tables_by_alias(select) == {"p": "A", "n": "nope", "b": "B"}
+    with vouchsql.connect(shop_db(tmp_path / "shop.sqlite"), cache_dir=str(tmp_path / "cache")) as conn:
+        assert tables_by_alias(select, conn.profile()) == {"p": "a", "n": "nope", "b": "b"}
+
+
+@pytest.mark.parametrize("sql, pairs", [
+    ("SELECT 1 FROM a JOIN b ON b.a_id = a.id AND b.y > 1 AND b.y = 1", [(("b", "a_id"), ("a", "id"))]),
+    ("SELECT 1 FROM A JOIN B ON B.A_ID = A.ID", [(("b", "a_id"), ("a", "id"))]),
+    # Outer joins make nothing equal; the joins after one still do.
+    ("SELECT 1 FROM a LEFT JOIN b ON b.a_id = a.id JOIN c ON c.id = a.x", [(("c", "id"), ("a", "x"))]),
+    ("SELECT 1 FROM a RIGHT JOIN b ON b.a_id = a.id", []),
+    ("SELECT 1 FROM a FULL JOIN b ON b.a_id = a.id", []),
+    ("SELECT 1 FROM a JOIN b ON b.a_id = a.id JOIN c ON c.id = b.y",
+     [(("b", "a_id"), ("a", "id")), (("c", "id"), ("b", "y"))]),
+    ("SELECT 1 FROM a JOIN b ON b.a_id = a.id WHERE c.id = a.x AND a.x = a.id AND a.x = 1",
+     [(("b", "a_id"), ("a", "id")), (("c", "id"), ("a", "x"))]),
+    ("SELECT 1 FROM a CROSS JOIN b WHERE b.a_id = a.id", [(("b", "a_id"), ("a", "id"))]),
+    ("SELECT 1 FROM a, b WHERE b.a_id = a.id AND y = a.x", [(("b", "a_id"), ("a", "id"))]),  # y: no table
+])
+def test_inner_equalities(sql, pairs):
+    assert inner_equalities(_select(sql)) == pairs
+
+
+@pytest.mark.parametrize("sql, keys", [
+    ("SELECT 1 FROM a", []),
+    ("SELECT 1 FROM a GROUP BY a.x, UPPER(a.email), x", [{("a", "x")}, None, None]),
+    ("SELECT 1 FROM A GROUP BY A.X", [{("a", "x")}]),
+    ("SELECT 1 FROM a JOIN b USING (id) GROUP BY COALESCE(a.id, b.id)", [{("a", "id"), ("b", "id")}]),
+    # Equal by a chain of inner-join equalities, found in whatever order they come; an
+    # unrelated equality adds nothing.
+    ("SELECT 1 FROM a, b, c, d, e WHERE b.y = c.z AND a.x = b.y AND d.p = e.q GROUP BY a.x",
+     [{("a", "x"), ("b", "y"), ("c", "z")}]),
+    ("SELECT 1 FROM a LEFT JOIN b ON b.y = a.x GROUP BY a.x", [{("a", "x")}]),
+])
+def test_group_keys(sql, keys):
+    select = _select(sql)
+    assert group_keys(select) == keys
+    assert grouped_columns(select) == set().union(*[k for k in keys if k])
+
+
+@pytest.mark.parametrize("sql, alias", [
+    ("SELECT 1 FROM a p JOIN b ON b.a_id = p.id", "p"),
+    ("SELECT 1 FROM a JOIN b ON b.a_id = a.id", "a"),
+    ("SELECT 1 FROM (SELECT 1 AS k) s JOIN b ON 1 = 1", None),
+    ("SELECT 1 FROM generate_series(1, 3) g JOIN b ON 1 = 1", None),
+    ("SELECT 1", None),
+])
+def test_driving_alias(sql, alias):
+    assert driving_alias(_select(sql)) == alias
+
+
+def test_outer_select_grouped_entities_and_run_counts(tmp_path):
+    with vouchsql.connect(shop_db(tmp_path / "shop.sqlite"), cache_dir=str(tmp_path / "cache")) as conn:
+        joined = _context(conn, "SELECT p.x, COUNT(*) FROM a p JOIN b ON b.a_id = p.id GROUP BY p.x")
+        assert outer_select(joined) is joined.inspection.qualified
+        for sql in ("SELECT x FROM a", "SELECT x FROM a UNION SELECT y FROM b"):
+            assert outer_select(_context(conn, sql)) is None
+        # The qualifier could not read it (an unknown column): not the query's own tree.
+        unread = _context(conn, "SELECT a.nosuch FROM a JOIN b ON b.a_id = a.id")
+        assert unread.inspection.qualified_ok is False and outer_select(unread) is None
+        unread.inspection = None
+        assert outer_select(unread) is None
+
+        def entities(sql):
+            ctx = _context(conn, sql)
+            return grouped_entities(ctx, ctx.inspection.qualified)
+
+        assert entities("SELECT COUNT(*) FROM a p JOIN b ON b.a_id = p.id GROUP BY p.id") == {"p"}  # b.a_id is equal, not unique
+        assert entities("SELECT COUNT(*) FROM a JOIN b ON b.a_id = a.id GROUP BY a.email") == {"a"}  # unique
+        assert entities("SELECT COUNT(*) FROM a JOIN b ON b.a_id = a.id GROUP BY a.x, b.y") == {"b"}
+        assert entities("SELECT COUNT(*) FROM a JOIN b ON b.a_id = a.id GROUP BY a.x") == set()
+        assert entities("SELECT COUNT(*) FROM (SELECT id AS k FROM c) s JOIN a ON a.id = s.k JOIN b ON b.a_id = a.id "
+                        "GROUP BY s.k, a.email, b.id") == {"a", "b"}
+        ctx = _context(conn, "SELECT 1")
+        assert run_counts(ctx, _select("SELECT COUNT(*), SUM(y) FROM b")) == (8, 28)
+        assert run_counts(ctx, _select("SELECT y FROM b WHERE y > 100")) is None
+        assert run_counts(ctx, _select("SELECT nosuch FROM b")) is None
