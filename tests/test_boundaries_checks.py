@@ -511,3 +511,23 @@ def test_outer_select_grouped_entities_and_run_counts(tmp_path):
         assert run_counts(ctx, _select("SELECT COUNT(*), SUM(y) FROM b")) == (8, 28)
         assert run_counts(ctx, _select("SELECT y FROM b WHERE y > 100")) is None
         assert run_counts(ctx, _select("SELECT nosuch FROM b")) is None
+
+
+# ---------------------------------------------------------------------------------------
+# Probes are written in the engine's dialect: sqlglot's default dialect would write SQLite's
+# strftime as TIME_TO_STR, which SQLite does not have, and every probe would fail.
+# ---------------------------------------------------------------------------------------
+YEAR = "strftime('%Y', '2024-05-01') = '2024'"
+
+
+def test_probes_run_in_the_engines_dialect(tmp_path):
+    rows = [(i, f"p{i}", -1 if i < 5 else 20 + i % 50, f"{1990 + i % 3}-01-01") for i in range(1000)]
+    db = make_db(tmp_path / "born.sqlite", {"people": ("id INTEGER PRIMARY KEY, name TEXT, age INTEGER, born TEXT",
+                                                       rows)})
+    stand_in = run_check(db, "stand_in_value", "SELECT AVG(age) FROM people WHERE strftime('%Y', born) = '1990'")
+    assert stand_in.fired and [h["how"] for h in stand_in.evidence["hits"]] == ["avg over 2 rows holding the code"]
+    merged = run_check(labels_db(tmp_path / "labels.sqlite"), "merged_entities",
+                       f"SELECT t.name, COUNT(*) FROM tracks t WHERE {YEAR} GROUP BY t.name")
+    assert merged.fired and merged.evidence["merged"] == 4
+    with vouchsql.connect(shop_db(tmp_path / "shop.sqlite"), cache_dir=str(tmp_path / "cache")) as conn:
+        assert run_counts(_context(conn, "SELECT 1"), _select(f"SELECT COUNT(*) FROM b WHERE {YEAR}")) == (8,)
