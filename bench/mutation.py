@@ -233,12 +233,36 @@ EQUIVALENT: list[tuple[str, ...]] = [
      "only a probe slower than the check timeout could tell"),
     ("stand_in", "x__code_rows", r"from_tree=(None|False)\)|timeout=ctx\.db\.config\.timeout, \)",
      "from_tree only skips re-parsing Vouch's own probe through the gate, which accepts it"),
-    ("stand_in", "x__code_rows", r"probe\.sql\(dialect=None\)",
-     "COUNT(*) … WHERE col = code AND NOT arg IS NULL reads the same in sqlglot's default dialect "
-     "for SQLite and DuckDB"),
     ("stand_in", "xǁStandInValueǁrun", r"col\.stand_ins if \(col\) or True else",
      "the inspection traces an output only to columns the profile holds (sql/inspect.py, "
      "_Tracer.resolve), so the profile's column is never None here"),
+    # reads_no_table
+    ("reads_no_table", "xǁReadsNoTableǁrun", r"if ctx\.tree is None and ctx\.inspection is None:",
+     "the pipeline inspects exactly the trees that parsed, so the tree and the inspection are None together"),
+    ("reads_no_table", "x_reads_something",
+     r'getattr\(None, "key", ""\)|getattr\(func, "key", (None|"XXXX")?\)|getattr\(func, "(XXkeyXX|KEY)", ""\)',
+     "no sqlglot class but Unnest (matched by isinstance first) has a key in _GENERATORS, so a table "
+     "function that is not Anonymous is a source whatever name is read off it"),
+    # merged_entities
+    ("merged_entities", "x__label_columns", r"grouped_names = \{\(e\.table\.upper\(\)|"
+     r"\(col\.table\.upper\(\), key\.lower\(\)\) in grouped_names|\(col\.table\.lower\(\), key\.upper\(\)\) in",
+     "the second test (a grouped column named as the key, of any table) holds whenever the first (this "
+     "table's key) does, so a first test that never holds changes nothing"),
+    ("merged_entities", "x__merged", r"from_tree=(None|False)\)|max_rows=_PROBE_ROWS, \)",
+     "from_tree only skips re-parsing Vouch's own probe through the gate, which accepts it"),
+    ("merged_entities", "x__label_asked", r'question or "XXXX"', "'XXXX' holds no label word, as '' does not"),
+    ("merged_entities", "x__label_asked", r"endswith\(w\)\), \)",
+     "unreachable: _label_columns keeps only labels ending in name or title (the profile spells the "
+     "column as the SQL does, in any case), so a word is always found"),
+    # joins (_joins.py)
+    ("joins", "x_inner_equalities", r'\(join\.side or "XXXX"\)',
+     "a join without a side is then 'XXXX', no more LEFT, RIGHT or FULL than ''"),
+    ("joins", "x_grouped_entities", r"key = None$|\(key is None and key\.lower\(\) == col\)|key\.upper\(\) == col",
+     "is_unique holds for a table's single-column primary key, so the key test before it is a shortcut"),
+    ("joins", "x_run_counts", r"timeout=None, from_tree=True|dialect\), from_tree=True\)",
+     "only a probe slower than the check timeout could tell"),
+    ("joins", "x_run_counts", r"from_tree=(None|False)\)|timeout=ctx\.db\.config\.timeout, \)$",
+     "from_tree only skips re-parsing Vouch's own probe through the gate, which accepts it"),
     # uncited_number
     ("uncited_number", "x_numbers_in", r'finditer\(text or "XXXX"\)', "'XXXX' holds no number, as '' does not"),
     ("uncited_number", "x_numbers_in", r"start = m\.start\(1\) if \(sign\) or True else",
