@@ -134,6 +134,16 @@ def _shown(text: str) -> str:
     return value
 
 
+def _schemas(text: str) -> tuple[str, ...]:
+    """``sales, public`` → ("sales", "public"); ``*`` is every schema the role can read."""
+    names = tuple(dict.fromkeys(n.strip() for n in str(text).split(",") if n.strip()))
+    if not names:
+        raise ValueError("expected schema names separated by commas, or *")
+    if "*" in names and len(names) > 1:
+        raise ValueError(f"* already means every schema; got {_clip(text)!r}")
+    return names
+
+
 def _default_cache_dir() -> str:
     return platformdirs.user_cache_dir("vouchsql")
 
@@ -142,9 +152,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("timeout", 10.0, "Seconds a query may run before it is stopped.", _positive_float),
     Setting("max_rows", 10_000, "Rows fetched per query; more are cut off and the result says truncated.", _positive_int),
     Setting("max_result_bytes", 33_554_432, "Bytes of cell values fetched per query (32 MiB); the fetch stops there, a larger cell is cut, and the result says truncated and why.", _positive_int),
-    Setting("profile_timeout", 120.0, "Seconds each profiling query may run.", _positive_float),
+    Setting("profile_timeout", 120.0, "Seconds the profile of one table may take in all: a safety net; a table cut short is marked partial and measured again next time.", _positive_float),
     Setting("sample_threshold", 200_000, "Tables with more rows get distinct counts and top values from a sample (marked as estimates).", _positive_int),
     Setting("sample_rows", 100_000, "Rows in that sample.", _positive_int),
+    Setting("scan_threshold", 1_000_000, "Tables with more rows are never read whole: their NULL counts and min/max come from the engine's fresh statistics or the sample too (marked as estimates).", _positive_int),
+    Setting("profile_statements", 200, "Statements the profile of one table may run; columns past it are marked not measured.", _positive_int),
+    Setting("schemas", None, "Schemas (Spark: databases) to read, separated by commas, or * for every schema the role can read (default: the connection's default schema). Tables outside the default schema are named schema.table.", _schemas),
     Setting("cache_dir", None, "Where profiles and the demo database are cached (default: the user cache directory).", str),
     Setting("no_cache", False, "Recompute the profile instead of reading the on-disk cache.", _bool),
     Setting("rule", "agreement_first", "Scoring rule for the gate: " + ", ".join(RULE_NAMES[:-1]) + " or " + RULE_NAMES[-1] + ".", _rule),
@@ -172,6 +185,9 @@ class Config:
     profile_timeout: float = 120.0
     sample_threshold: int = 200_000
     sample_rows: int = 100_000
+    scan_threshold: int = 1_000_000
+    profile_statements: int = 200
+    schemas: tuple[str, ...] | None = None
     cache_dir: str | None = None
     no_cache: bool = False
     rule: str = "agreement_first"
@@ -204,6 +220,8 @@ class Config:
 def _coerce(setting: Setting, value: Any, source: str) -> Any:
     if value is None:
         return None
+    if isinstance(value, (list, tuple)):  # a TOML array, or a keyword argument's list
+        value = ",".join(map(str, value))
     try:
         return setting.parse(str(value))
     except (TypeError, ValueError) as exc:

@@ -16,7 +16,7 @@ class MissingTable:
     def run(self, ctx: CheckContext):
         if ctx.inspection is None:
             return unparsed(self)
-        missing = [t for t in ctx.inspection.tables if ctx.profile.table(t) is None]
+        missing = [t for t in ctx.inspection.tables if not ctx.profile.has_table(t)]
         if missing:
             known = ", ".join(t.name for t in ctx.profile.tables[:12])
             return report(self, True, f"the SQL reads {', '.join(missing)}, which the database does not have "

@@ -185,7 +185,7 @@ class QuestionFilters:
             if squash(c.name).endswith("id") or c.name in t.primary_key})
         read = read_filters(ctx.question, lambda words: squash(words) in id_columns)
         sql = _Sql(insp.qualified if insp.qualified_ok else ctx.tree, insp.tables)
-        read_tables = [profile.table(t.qualified) for t in profile.tables if t.name.lower() in sql.tables]
+        read_tables = [profile.table(t.qualified) for t in profile.tables if t.qualified.lower() in sql.tables]
         findings: list[dict] = []
         measured: list[str] = []
         not_measured: list[str] = []

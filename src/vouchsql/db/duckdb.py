@@ -105,6 +105,7 @@ def _view_name(path: Path, taken: set[str]) -> str:
 
 class DuckDBDatabase(Database):
     engine = "duckdb"
+    default_schema = "main"
     dialect = "duckdb"
 
     def __init__(self, path: str | Path, config: Config) -> None:
@@ -265,31 +266,78 @@ class DuckDBDatabase(Database):
             timer.cancel()
         return Fetch(columns, rows, truncated)
 
-    def sample_source(self, table: str, n: int, total: int) -> str:
-        return f"(SELECT * FROM {self.quote(table)} USING SAMPLE reservoir({int(n)} ROWS) REPEATABLE (7))"
+    def sample_method(self, table: str, total: int, schema: str | None = None) -> str:
+        # DuckDB's seeded samples repeat only single-threaded (its documentation says so, and
+        # SYSTEM gave two different samples in six runs on 2 threads here); a hash of the
+        # rowid keeps the same rows on any number of threads. Views (a folder's files) have
+        # no rowid: BERNOULLI with a seed, which gave one sample in 15 runs on 2 threads.
+        info = next((t for t in self.schema() if t.name == table and t.schema == schema), None)
+        return "rowid hash" if info is not None and not info.is_view else "BERNOULLI (seeded)"
+
+    def sample_source(self, table: str, n: int, total: int, schema: str | None = None) -> str:
+        ref = self.table_sql(table, schema)
+        rate = min(1.0, n / total) if total > 0 else 1.0
+        if self.sample_method(table, total, schema) == "rowid hash":
+            return f"(SELECT * FROM {ref} WHERE hash(rowid) % 1000000 < {max(1, round(rate * 1_000_000))})"
+        return f"(SELECT * FROM {ref} USING SAMPLE {100 * rate:.6f} PERCENT (bernoulli, 7))"
 
     def schema(self) -> list[TableInfo]:
+        """Tables and views of the schemas the ``schemas`` setting names (default: ``main``),
+        with their comments; a table outside ``main`` is keyed ``schema.name``."""
         if self._schema is not None:
             return self._schema
-        rows = self._conn.execute(
-            "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
-            "WHERE table_schema NOT IN ('information_schema', 'pg_catalog') "
-            "ORDER BY table_name, ordinal_position").fetchall()
-        views = {r[0] for r in self._conn.execute(
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
-        tables: dict[str, TableInfo] = {}
-        for tname, cname, ctype, nullable in rows:
-            info = tables.setdefault(tname, TableInfo(tname, [], is_view=tname in views))
-            info.columns.append(ColumnInfo(cname, str(ctype), nullable == "YES"))
-        for tname, ctype, cols, ref_table, ref_cols in self._conn.execute(
-                "SELECT table_name, constraint_type, constraint_column_names, "
-                "referenced_table, referenced_column_names FROM duckdb_constraints() "
-                "WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')").fetchall():
-            if tname not in tables:
+        conn = self._conn
+        here = conn.execute("SELECT current_database()").fetchone()[0]
+        known = [r[0] for r in conn.execute(
+            "SELECT DISTINCT schema_name FROM duckdb_columns() WHERE NOT internal AND database_name = ? "
+            "AND schema_name NOT IN ('information_schema', 'pg_catalog') ORDER BY 1", [here]).fetchall()]
+        wanted = self.config.schemas
+        if not wanted:
+            chosen = ["main"]
+        elif wanted == ("*",):
+            chosen = sorted(known, key=lambda x: (x != "main", x))
+        else:
+            by_lower = {k.lower(): k for k in known}
+            missing = [w for w in wanted if w.lower() not in by_lower and w.lower() != "main"]
+            if missing:
+                raise UserInputError(f"schema {', '.join(map(repr, missing))} not found in {self.target}; "
+                                     f"it has: {', '.join(known) or 'none'}")
+            chosen = [by_lower.get(w.lower(), "main") for w in wanted]
+        place = ", ".join("?" for _ in chosen)
+
+        def key(schema: str, name: str) -> tuple[str | None, str]:
+            return (None if schema == "main" else schema, name)
+
+        comments = {key(sch, t): c for sch, t, c in conn.execute(
+            f"SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = ? "
+            f"AND schema_name IN ({place}) UNION ALL SELECT schema_name, view_name, comment FROM duckdb_views() "
+            f"WHERE NOT internal AND database_name = ? AND schema_name IN ({place})",
+            [here, *chosen, here, *chosen]).fetchall()}
+        views = {key(sch, v) for sch, v in conn.execute(
+            f"SELECT schema_name, view_name FROM duckdb_views() WHERE NOT internal AND database_name = ? "
+            f"AND schema_name IN ({place})", [here, *chosen]).fetchall()}
+        tables: dict[tuple[str | None, str], TableInfo] = {}
+        for sch, tname, cname, ctype, nullable, comment in conn.execute(
+                f"SELECT schema_name, table_name, column_name, data_type, is_nullable, comment FROM duckdb_columns() "
+                f"WHERE NOT internal AND database_name = ? AND schema_name IN ({place}) "
+                f"ORDER BY schema_name, table_name, column_index", [here, *chosen]).fetchall():
+            k = key(sch, tname)
+            info = tables.get(k)
+            if info is None:
+                info = tables[k] = TableInfo(tname, [], is_view=k in views, schema=k[0], comment=comments.get(k))
+            info.columns.append(ColumnInfo(cname, str(ctype), bool(nullable), comment))
+        for sch, tname, ctype, cols, ref_table, ref_cols in conn.execute(
+                f"SELECT schema_name, table_name, constraint_type, constraint_column_names, referenced_table, "
+                f"referenced_column_names FROM duckdb_constraints() WHERE database_name = ? "
+                f"AND schema_name IN ({place}) AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')",
+                [here, *chosen]).fetchall():
+            info = tables.get(key(sch, tname))
+            if info is None:
                 continue
             if ctype == "PRIMARY KEY":
-                tables[tname].primary_key = list(cols)
-            else:
-                tables[tname].foreign_keys.append(ForeignKeyInfo(list(cols), ref_table, list(ref_cols)))
-        self._schema = [tables[k] for k in sorted(tables)]
+                info.primary_key = list(cols)
+            else:  # DuckDB keeps a foreign key within its schema
+                ref = ref_table if sch == "main" else f"{sch}.{ref_table}"
+                info.foreign_keys.append(ForeignKeyInfo(list(cols), ref, list(ref_cols)))
+        self._schema = [tables[k] for k in sorted(tables, key=lambda k: (k[0] is not None, k[0] or "", k[1]))]
         return self._schema

@@ -30,24 +30,24 @@ PROFILE_FORMAT = 2
 TOP_VALUES = 5
 SAMPLE_ROWS_SHOWN = 3
 STAND_IN_SHARE = 0.005  # IES §3.2: a code must cover at least 0.5% of the column
-# Wide tables are profiled in batches: SQLite refuses more than 2,000 result columns and
-# PostgreSQL more than 1,664, and DuckDB crashed on one statement over 3,000 columns.
-AGGREGATES_PER_STATEMENT = 200
-COLUMNS_PER_STATEMENT = 1000
-# rows × columns² per grouped statement (see _grouped_values): 1,000 columns of a small
-# table at once, about 45 columns of a 100,000-row sample.
-CASE_BUDGET = 200_000_000
-_NUMERIC_TYPES = re.compile(r"INT|REAL|FLOA|DOUB|NUM|DEC|MONEY", re.I)
+# Declared types of numbers, as whole words of the type's name on every engine (SMALLINT,
+# INT8, UBIGINT, HUGEINT, BIGINT UNSIGNED, DOUBLE PRECISION, FLOAT4, NUMERIC(10,2), DECIMAL,
+# MONEY): a bare "INT" anywhere also matched INTERVAL and POINT, whose comparison with 0 then
+# failed the table's whole profile on PostgreSQL.
+_INTEGER_WORD = r"U?(?:TINY|SMALL|MEDIUM|BIG|HUGE)?INT(?:EGER)?\d*|(?:SMALL|BIG)?SERIAL\d*"
+_NUMERIC_TYPES = re.compile(rf"(?<![A-Z])(?:{_INTEGER_WORD}|REAL|FLOAT\d*|DOUBLE|NUMERIC|NUMBER|DECIMAL|DEC|"
+                            rf"FIXED|(?:SMALL)?MONEY)(?![A-Z])", re.I)
 # What a value of a declared type computes like (a boolean sums and compares as 0/1).
-_INTEGER_LIKE = re.compile(r"INT|BOOL", re.I)
-_NUMBER_LIKE = re.compile(r"INT|REAL|FLOA|DOUB|NUM|DEC|MONEY|BOOL", re.I)
+_INTEGER_LIKE = re.compile(rf"(?<![A-Z])(?:{_INTEGER_WORD}|BOOL(?:EAN)?)(?![A-Z])", re.I)
+_NUMBER_LIKE = re.compile(rf"{_NUMERIC_TYPES.pattern}|(?<![A-Z])BOOL(?:EAN)?(?![A-Z])", re.I)
 
 
 class StandIn(BaseModel):
     value: float | int
-    count: int
-    share: float
+    count: int  # rows holding the code (scaled to the table where ``estimated``)
+    share: float  # of the column's non-NULL values
     reason: str
+    estimated: bool = False
 
 
 class ColumnProfile(BaseModel):
@@ -62,6 +62,18 @@ class ColumnProfile(BaseModel):
     top_values: list[tuple[Any, int]] = Field(default_factory=list)
     stand_ins: list[StandIn] = Field(default_factory=list)
     comment: str | None = None
+    # Estimates besides distinct_count: the NULL count, and min/max (together, "range").
+    null_estimated: bool = False
+    range_estimated: bool = False
+    # Where each figure that is not exact came from, by field name: "sample" (the table's
+    # sample), "pg_stats" (the engine's fresh statistics) or "not measured" (the table's
+    # budget ran out first). A field not named is exact.
+    sources: dict[str, str] = Field(default_factory=dict)
+
+    def may_have_nulls(self) -> bool:
+        """Whether the column may hold NULLs: it has some, or its NULL count is an estimate
+        of a nullable column (a sample that saw none does not prove there are none)."""
+        return self.null_count > 0 or (self.null_estimated and self.nullable)
 
     def is_integer(self) -> bool:
         """Whether the declared type computes as integers (booleans too): ``a / b`` of two
@@ -89,8 +101,17 @@ class TableProfile(BaseModel):
     primary_key: list[str] = Field(default_factory=list)
     foreign_keys: list[ForeignKey] = Field(default_factory=list)
     columns: list[ColumnProfile]
-    sampled: bool = False
-    sample_size: int | None = None
+    sampled: bool = False  # some figures are estimates (from a sample or the engine's statistics)
+    sample_size: int | None = None  # rows in the sample the estimates read (None: none read)
+    sample_method: str | None = None  # how that sample was drawn ("rowid lookups", "TABLESAMPLE SYSTEM", …)
+    row_count_estimated: bool = False
+    # Where the table's own estimated figures came from ({"row_count": "pg_class.reltuples"}).
+    sources: dict[str, str] = Field(default_factory=dict)
+    statistics: str | None = None  # the engine's statistics and whether they were used, and why
+    # What was not measured and why (the table's statement budget, or profile_timeout); None
+    # when every figure was. ``timed_out``: cut short by the clock, so it may differ next time.
+    partial: str | None = None
+    timed_out: bool = False
     sample_rows: list[list[Any]] = Field(default_factory=list)
     error: str | None = None
     comment: str | None = None
@@ -184,6 +205,10 @@ class Profile(BaseModel):
         """The listed table ``name`` names, as this profile holds it: its catalogue facts
         always, its figures only if ``measured``. For code that needs names, columns and keys."""
         return self._find(name)
+
+    def has_table(self, name: str) -> bool:
+        """Whether the catalogue lists ``name`` (no figures are measured)."""
+        return self._find(name) is not None
 
     def memo(self, key, build):
         """A value derived from the catalogue alone (names, columns, keys), built once per
@@ -296,226 +321,20 @@ def build_profile(db: Database, *, refresh: bool = False, progress=None) -> Prof
 
 
 def _is_numeric(type_name: str) -> bool:
-    return bool(_NUMERIC_TYPES.search(type_name or ""))
+    """Whether a declared type holds numbers (not a list or struct of them)."""
+    t = type_name or ""
+    return "[" not in t and not _COMPOSITE.match(t) and bool(_NUMERIC_TYPES.search(t))
+
+
+_COMPOSITE = re.compile(r"\s*(?:STRUCT|MAP|LIST|UNION|ARRAY)\b", re.I)
 
 
 def _table_profile(db: Database, info: TableInfo) -> TableProfile:
-    q = db.quote
-    cols = info.columns
-    table = q(info.name)
-    base = dict(name=info.name, is_view=info.is_view, primary_key=info.primary_key,
-                foreign_keys=[ForeignKey(columns=f.columns, ref_table=f.ref_table, ref_columns=f.ref_columns)
-                              for f in info.foreign_keys])
-    try:
-        total = int(db.query(f"SELECT COUNT(*) FROM {table}")[0][0])
-        sampled = total > db.config.sample_threshold
-        if sampled:
-            src = f"{db.sample_source(info.name, db.config.sample_rows, total)} AS vouch_sample"
-            sample_n = int(db.query(f"SELECT COUNT(*) FROM {src}")[0][0])
-            exact = _exact_figures(db, info)
-        else:
-            src, sample_n = table, total
-        values = _grouped_values(db, src, cols, sample_n)
-        columns = []
-        for c in cols:
-            v = values.get(c.name) or _Values()
-            # A small table's figures come from the grouped pass itself; a sampled table's
-            # row, NULL and min/max figures stay exact, from the whole table.
-            non_null, lo, hi = exact[c.name] if sampled else (v.non_null, v.lowest(), v.highest())
-            cp = ColumnProfile(name=c.name, type=c.type, nullable=c.nullable, null_count=total - non_null,
-                               min=lo, max=hi, top_values=v.top)
-            if sampled:
-                cp.distinct_count = _estimate_distinct(v.distinct, v.singles, sample_n, total)
-                cp.distinct_estimated = True
-            else:
-                cp.distinct_count = v.distinct
-            cp.stand_ins = _stand_ins(cp, v)
-            columns.append(cp)
-        sample_rows = [[jsonable(v) for v in r] for r in
-                       db.query(f"SELECT * FROM {table} LIMIT {SAMPLE_ROWS_SHOWN}")]
-        return TableProfile(**base, row_count=total, columns=columns, sampled=sampled,
-                            sample_size=sample_n if sampled else None, sample_rows=sample_rows)
-    except VouchError as exc:
-        # A view over a missing table, a file the engine cannot read: keep the rest of the profile.
-        return TableProfile(**base, row_count=0, error=exc.message,
-                            columns=[ColumnProfile(name=c.name, type=c.type, nullable=c.nullable) for c in cols])
+    """One table measured: its row count and every column's figures, each exact or marked as
+    an estimate with its source, within the table's budget (see :mod:`.measure`)."""
+    from .measure import measure_table  # it builds on the models above
 
-
-def _batches(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
-
-
-def _exact_figures(db: Database, info: TableInfo) -> dict[str, tuple[int, Any, Any]]:
-    """Non-NULL count, min and max of every column over the whole table, in statements of at
-    most AGGREGATES_PER_STATEMENT aggregates. A column declared NOT NULL needs no COUNT of its
-    own, and a single-column primary key's MIN and MAX come from its index as scalar
-    subqueries, not a per-row comparison."""
-    q = db.quote
-    table = q(info.name)
-    pk = info.primary_key[0] if len(info.primary_key) == 1 and not info.is_view else None
-    out: dict[str, tuple[int, Any, Any]] = {}
-    for batch in _batches(info.columns, AGGREGATES_PER_STATEMENT // 3):
-        parts = []
-        for c in batch:
-            count = f"COUNT({q(c.name)})" if c.nullable else "COUNT(*)"
-            if c.name == pk:
-                parts.append(f"{count}, (SELECT MIN({q(c.name)}) FROM {table}), "
-                             f"(SELECT MAX({q(c.name)}) FROM {table})")
-            else:
-                parts.append(f"{count}, MIN({q(c.name)}), MAX({q(c.name)})")
-        row = db.query(f"SELECT {', '.join(parts)} FROM {table}")[0]
-        for i, c in enumerate(batch):
-            out[c.name] = (int(row[3 * i]), jsonable(row[3 * i + 1]), jsonable(row[3 * i + 2]))
-    return out
-
-
-@dataclass
-class _Values:
-    """What the grouped pass returns for one column: its most frequent values, its two lowest
-    and two highest values, and how often 0 occurs, which is all the stand-in test needs."""
-
-    top: list[tuple[Any, int]] = field(default_factory=list)
-    distinct: int = 0
-    non_null: int = 0
-    singles: int = 0  # values that occur exactly once
-    low: list[Any] = field(default_factory=list)  # ascending
-    high: list[Any] = field(default_factory=list)  # descending
-    counts: list[tuple[Any, int]] = field(default_factory=list)  # every value returned, with its count
-
-    def lowest(self) -> Any:
-        return self.low[0] if self.low else None
-
-    def highest(self) -> Any:
-        return self.high[0] if self.high else None
-
-    def count_of(self, value: Any) -> int:
-        return next((n for v, n in self.counts if _same(v, value)), 0)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return float(a) == float(b)
-    return a == b
-
-
-def _grouped_values(db: Database, src: str, cols: list, rows: int) -> dict[str, _Values]:
-    """One GROUP BY (column, value) per batch of columns instead of a query per column: a
-    per-column query costs DuckDB a fresh read of a CSV file's header (half a second for
-    10,000 columns), and a COUNT(DISTINCT …) per column in one statement costs it a hash
-    table each (it crashed on 3,000). The cells of a batch are unpivoted with a CASE over a
-    key table, so each statement's work grows as rows × columns², which the batch size
-    bounds. Columns of one declared type share a batch, so the CASE has one result type on
-    every engine."""
-    width = max(1, min(COLUMNS_PER_STATEMENT, math.isqrt(CASE_BUDGET // max(rows, 1))))
-    by_type: dict[str, list] = {}
-    for c in cols:
-        by_type.setdefault(c.type or "", []).append(c)
-    out: dict[str, _Values] = {}
-    for type_name, same_type in by_type.items():
-        # Comparing with 0 is only safe where the engine will not try to cast text to a number.
-        zero = _is_numeric(type_name) or db.dialect == "sqlite"
-        for batch in _batches(same_type, width):
-            for k, v, n, by_n, up, d, non_null, singles in db.query(_grouped_sql(db, src, batch, zero)):
-                values = out.setdefault(batch[int(k)].name, _Values(distinct=int(d), non_null=int(non_null),
-                                                                    singles=int(singles)))
-                value = jsonable(v)
-                values.counts.append((value, int(n)))
-                if by_n <= TOP_VALUES:
-                    values.top.append((int(by_n), value, int(n)))
-                if up <= 2:
-                    values.low.append((int(up), value))
-                if up >= d - 1:  # the values are distinct, so ranking down is ranking up reversed
-                    values.high.append((int(d - up), value))
-    for values in out.values():
-        values.top = [(v, n) for _, v, n in sorted(values.top, key=lambda t: t[0])]
-        values.low = [v for _, v in sorted(values.low, key=lambda t: t[0])]
-        values.high = [v for _, v in sorted(values.high, key=lambda t: t[0])]
-    return out
-
-
-def _grouped_sql(db: Database, src: str, batch: list, zero: bool) -> str:
-    q = db.quote
-    # Keys 0…len-1 from a digits table: no recursion (MySQL caps recursive CTEs at 1,000 rows).
-    digits = " UNION ALL ".join(f"SELECT {i}" for i in range(10))
-    places = max(1, len(str(len(batch) - 1)))
-    key = " + ".join(f"{10 ** p} * d{p}.d" for p in range(places))
-    joined = ", ".join(f"vouch_digits AS d{p}" for p in range(places))
-    # Qualified: a user column named k is otherwise ambiguous with vouch_keys.k in the CROSS JOIN.
-    case = " ".join(f"WHEN {i} THEN vouch_src.{q(c.name)}" for i, c in enumerate(batch))
-    return (
-        f"WITH vouch_digits(d) AS ({digits}), "
-        f"vouch_keys(k) AS (SELECT {key} FROM {joined}), "
-        f"vouch_src AS (SELECT {', '.join(q(c.name) for c in batch)} FROM {src}), "
-        f"vouch_cells AS (SELECT vouch_keys.k AS k, CASE vouch_keys.k {case} END AS v "
-        f"FROM vouch_src CROSS JOIN vouch_keys WHERE vouch_keys.k < {len(batch)}), "
-        f"vouch_groups AS (SELECT k, v, COUNT(*) AS n FROM vouch_cells WHERE v IS NOT NULL GROUP BY k, v), "
-        f"vouch_ranked AS (SELECT k, v, n, "
-        f"ROW_NUMBER() OVER (PARTITION BY k ORDER BY n DESC, v) AS by_n, "
-        f"ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS up, "
-        f"COUNT(*) OVER (PARTITION BY k) AS d, SUM(n) OVER (PARTITION BY k) AS non_null, "
-        f"SUM(CASE WHEN n = 1 THEN 1 ELSE 0 END) OVER (PARTITION BY k) AS singles FROM vouch_groups) "
-        f"SELECT k, v, n, by_n, up, d, non_null, singles FROM vouch_ranked "
-        f"WHERE by_n <= {TOP_VALUES} OR up <= 2 OR up >= d - 1" + (" OR v = 0" if zero else ""))
-
-
-def _estimate_distinct(d: int, f1: int, n: int, total: int) -> int:
-    """Distinct count of the whole column from a sample of n rows holding d distinct values,
-    f1 of them once. When nearly every sampled value is unique the column is key-like and
-    scales with the table; otherwise the GEE estimator (Charikar et al., 2000):
-    sqrt(N/n)·f1 + Σ_{j≥2} f_j."""
-    if n == 0 or d == 0:
-        return 0
-    if f1 >= 0.9 * d:
-        return int(round(d * total / n))
-    return int(round(math.sqrt(total / n) * f1 + (d - f1)))
-
-
-def _candidate_codes(cp: ColumnProfile) -> list[float]:
-    """Values that could be stand-in codes: a negative minimum, zero, an all-nines or far
-    larger maximum. Checked against the column's other values by :func:`_stand_ins`."""
-    if not isinstance(cp.min, (int, float)) or not isinstance(cp.max, (int, float)) or isinstance(cp.min, bool):
-        return []
-    codes = []
-    if cp.min < 0:
-        codes.append(cp.min)
-    if cp.min <= 0 <= cp.max:
-        codes.append(0)
-    if cp.max >= 99:
-        codes.append(cp.max)
-    return codes
-
-
-def _stand_ins(cp: ColumnProfile, values: _Values) -> list[StandIn]:
-    """IES §3.2: a value covering ≥ 0.5% of a column whose other values are non-negative
-    (for a negative code), much smaller (for a large code), or far from zero (for zero).
-    Every candidate is the column's minimum, its maximum or 0, so the grouped pass holds its
-    count and the nearest other values."""
-    if not _is_numeric(cp.type) and not isinstance(cp.min, (int, float)):
-        return []
-    found = []
-    n = values.non_null
-    for code in _candidate_codes(cp):
-        hits = values.count_of(code)
-        lo = next((v for v in values.low if not _same(v, code)), None)
-        hi = next((v for v in values.high if not _same(v, code)), None)
-        if not n or not hits or lo is None or not isinstance(lo, (int, float)):
-            continue
-        share = hits / n
-        if share < STAND_IN_SHARE:
-            continue
-        reason = None
-        if code < 0 and lo >= 0:
-            reason = f"{code:g} in a column whose other values are all ≥ 0"
-        elif code == 0 and lo >= 10 and share < 0.5:
-            # A zero that most rows hold is the column's ordinary value (units on order),
-            # not a code for "unknown".
-            reason = f"0 in a column whose other values are all ≥ {lo:g}"
-        elif code > 0 and isinstance(hi, (int, float)) and code >= 10 * max(abs(hi), 1) and (
-                set(str(int(code))) == {"9"} or code >= 1000 * max(abs(hi), 1)):
-            reason = f"{code:g} in a column whose other values are at most {hi:g}"
-        if reason:
-            found.append(StandIn(value=code, count=int(hits), share=round(share, 6), reason=reason))
-    return found
+    return measure_table(db, info)
 
 
 # -- join pairs and key overlap ----------------------------------------------------------
@@ -546,12 +365,10 @@ def _join_candidates(schema: list[TableInfo]) -> list[JoinCandidate]:
     # ledger tables) says nothing about which of them a column refers to; left alone it
     # would pair every such table with every other.
     pk_owner = {k: v for k, v in pk_owner.items() if len(v) <= MAX_KEY_NAME_OWNERS}
-    by_singular: dict[str, TableInfo] = {}
+    # ``customer_id`` names the customers table of its own schema, else the default schema's.
+    by_singular: dict[tuple[str | None, str], TableInfo] = {}
     for t in schema:
-        # Within one schema the last table of a singular form wins, as before; a table of the
-        # default schema is preferred over a namesake elsewhere.
-        if t.schema is None or singular(t.name) not in by_singular:
-            by_singular[singular(t.name)] = t
+        by_singular[(t.schema, singular(t.name))] = t
     for t in schema:
         for c in t.columns:
             low = c.name.lower()
@@ -560,7 +377,8 @@ def _join_candidates(schema: list[TableInfo]) -> list[JoinCandidate]:
                     add((t.qualified, c.name), (owner.qualified, owner.primary_key[0]), "name")
             m = _ID_SUFFIX.fullmatch(low)
             if m and low != "id":
-                owner = by_singular.get(singular(m.group(1)))
+                word = singular(m.group(1))
+                owner = by_singular.get((t.schema, word)) or by_singular.get((None, word))
                 if owner and owner is not t and len(owner.primary_key) == 1:
                     add((t.qualified, c.name), (owner.qualified, owner.primary_key[0]), "name")
     return out
@@ -674,7 +492,9 @@ class _Store:
             comments = {c.name: c.comment for c in info.columns}
             for c in tp.columns:
                 c.comment = comments.get(c.name)
-            if not getattr(tp, "partial", None):  # a result cut short is measured again next time
+            # A table cut short by the clock may come out differently next time: not cached.
+            # (Cut short by its statement budget, it comes out the same: cached.)
+            if not getattr(tp, "timed_out", False):
                 _write(path, tp)
         self._measured[low] = tp
         return tp
@@ -754,8 +574,10 @@ class _Store:
         cfg = self.db.config
         shape = "|".join(f"{c.name} {c.type} {c.nullable}" for c in info.columns)
         keys = f"{info.primary_key}|{[(f.columns, f.ref_table, f.ref_columns) for f in info.foreign_keys]}"
-        return (f"{PROFILE_FORMAT}|{self.db.table_identity(info)}|{info.qualified}|{info.is_view}|{shape}|{keys}|"
-                f"{cfg.sample_threshold}|{cfg.sample_rows}")
+        # Every setting that changes a table's figures is part of its key.
+        knobs = [getattr(cfg, k, None) for k in ("sample_threshold", "sample_rows", "scan_threshold",
+                                                  "profile_statements")]
+        return f"{PROFILE_FORMAT}|{self.db.table_identity(info)}|{info.qualified}|{info.is_view}|{shape}|{keys}|{knobs}"
 
     def _path(self, kind: str, key: str) -> Path:
         digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]

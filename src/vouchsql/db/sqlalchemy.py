@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import re
 import socket
 import threading
 import time
@@ -19,6 +20,7 @@ from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputE
 from ..settings import Config
 from ..sql.gate import SQLGLOT_DIALECTS
 from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
+from .sqlite import JITTER_SQL
 from .policy import (MYSQL_CATALOGUE_SQL, MYSQL_UDF_SQL, MYSQL_VIEWS_SQL, PG_BODIES_SQL, PG_CATALOGUE_SQL,
                      PG_OPERATORS_SQL, PG_VIEWS_SQL, MySQLPolicy, PostgresPolicy)
 
@@ -38,6 +40,10 @@ _DRIVER_HINTS = {
     "mysql": "pip install 'vouchsql[mysql]' and use mysql+pymysql://…",
     "mariadb": "pip install 'vouchsql[mysql]' and use mariadb+pymysql://…",
 }
+
+
+# Schemas of the engine itself, never the user's data (``*`` leaves them out).
+_SYSTEM_SCHEMAS = {"information_schema", "pg_catalog", "pg_toast", "mysql", "performance_schema", "sys"}
 
 
 class SQLAlchemyDatabase(Database):
@@ -82,7 +88,7 @@ class SQLAlchemyDatabase(Database):
         self._engine.dispose()
 
     def identity(self) -> str:
-        shape = "|".join(f"{t.name}:{','.join(c.name + ' ' + c.type for c in t.columns)}" for t in self.schema())
+        shape = "|".join(f"{t.qualified}:{','.join(c.name + ' ' + c.type for c in t.columns)}" for t in self.schema())
         return f"{self.target}#{hashlib.sha256(shape.encode()).hexdigest()[:16]}"
 
     def _run(self, sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
@@ -206,28 +212,157 @@ class SQLAlchemyDatabase(Database):
             return _PyMySQLStream(driver, sql)
         return _BufferedStream(conn.exec_driver_sql(sql))
 
-    def sample_source(self, table: str, n: int, total: int) -> str:
-        if self.engine == "postgresql" and total > 0:
-            pct = min(100.0, 100.0 * n / total)
-            return f"(SELECT * FROM {self.quote(table)} TABLESAMPLE BERNOULLI ({pct:.6f}) REPEATABLE (7))"
-        return f"(SELECT * FROM {self.quote(table)} LIMIT {int(n)})"
+    # -- the profile's samples and statistics ---------------------------------------------
+    def _table_info(self, table: str, schema: str | None) -> TableInfo | None:
+        return next((t for t in self.schema() if t.name == table and t.schema == schema), None)
+
+    def sample_method(self, table: str, total: int, schema: str | None = None) -> str:
+        info = self._table_info(table, schema)
+        if info is None or info.is_view:
+            return "first rows"  # neither TABLESAMPLE nor a key reaches into a view
+        if self._is_postgres:
+            # BERNOULLI reads every page and keeps each row by chance: fine where a whole
+            # scan is allowed anyway; past scan_threshold SYSTEM reads only the chosen pages.
+            return "TABLESAMPLE SYSTEM" if total > self.config.scan_threshold else "TABLESAMPLE BERNOULLI"
+        if self.engine in ("mysql", "mariadb") and info.primary_key:
+            # MariaDB/MySQL have no TABLESAMPLE: evenly spaced values of an integer key,
+            # each found through the key's index, else a hash of the key over a full scan.
+            pk = info.primary_key
+            col = next((c for c in info.columns if c.name == pk[0]), None)
+            if len(pk) == 1 and col is not None and _INTEGER_TYPE.search(col.type or ""):
+                return "key lookups"
+            return "key hash"
+        return "first rows"
+
+    def sample_source(self, table: str, n: int, total: int, schema: str | None = None) -> str:
+        ref = self.table_sql(table, schema)
+        method = self.sample_method(table, total, schema)
+        rate = min(1.0, n / total) if total > 0 else 1.0
+        if method.startswith("TABLESAMPLE"):
+            # REPEATABLE: the same pages and rows every time while the table is unchanged.
+            return f"(SELECT * FROM {ref} {method} ({100 * rate:.6f}) REPEATABLE (7))"
+        info = self._table_info(table, schema)
+        if method == "key lookups":
+            return self._key_lookups(ref, info.primary_key[0], n) or f"(SELECT * FROM {ref})"
+        if method == "key hash":
+            key = ", ".join(f"CAST({self.quote(c)} AS CHAR)" for c in info.primary_key)
+            return (f"(SELECT * FROM {ref} WHERE CRC32(CONCAT_WS('|', {key})) % 1000000 < "
+                    f"{max(1, round(rate * 1_000_000))})")
+        return f"(SELECT * FROM {ref} LIMIT {int(n)})"
+
+    def _key_lookups(self, ref: str, key: str, n: int) -> str | None:
+        """The rows whose integer key is one of ``n`` evenly spaced values between the key's
+        lowest and highest (both read from the index): a systematic sample that costs ``n``
+        index lookups, not a scan. The values come from a cross join of digit tables, as
+        MySQL caps recursive CTEs at 1,000 rows."""
+        k = self.quote(key)
+        lo, hi = self.query(f"SELECT (SELECT MIN({k}) FROM {ref}), (SELECT MAX({k}) FROM {ref})")[0]
+        if lo is None or int(hi) - int(lo) + 1 <= n:
+            return None  # empty, or no more keys than wanted: the whole table
+        step = (int(hi) - int(lo) + 1) / n
+        places = len(str(max(n - 1, 1)))
+        digits = " UNION ALL ".join(f"SELECT {i} AS d" for i in range(10))
+        i = " + ".join(f"{10 ** p} * d{p}.d" for p in range(places))
+        joined = " CROSS JOIN ".join(f"({digits}) AS d{p}" for p in range(places))
+        # One key from each of n equal stretches, placed in it by a hash of its number (see
+        # sqlite.JITTER_SQL: evenly spaced keys alias with data that repeat with a period).
+        jitter = JITTER_SQL.replace("i", "vouch_i.i")
+        keys = (f"SELECT DISTINCT {int(lo)} + FLOOR((vouch_i.i + {jitter}) * {step!r}) AS vouch_key "
+                f"FROM (SELECT {i} AS i FROM {joined}) AS vouch_i WHERE vouch_i.i < {int(n)}")
+        return (f"(SELECT vouch_t.* FROM ({keys}) AS vouch_keys JOIN {ref} AS vouch_t "
+                f"ON vouch_t.{k} = vouch_keys.vouch_key)")
+
+    def table_statistics(self, info: TableInfo):
+        """PostgreSQL's ``pg_class``/``pg_stats`` figures with their freshness (see
+        :mod:`.stats`); MariaDB/MySQL's estimates cannot be judged fresh and are not used."""
+        if not self._is_postgres or info.is_view:
+            return None
+        from .stats import postgres_sql, postgres_statistics
+
+        return postgres_statistics(self.query(postgres_sql(self.table_sql(info.name, info.schema))))
+
+    def value_sql(self, expr: str, type_name: str) -> str:
+        if not self._is_postgres:
+            return expr
+        kind = (type_name or "").upper()
+        if kind == "MONEY":
+            # money compares with no integer (money = 0 fails) and fetches as '$1.00' text.
+            return f"CAST({expr} AS NUMERIC)"
+        if kind in _PG_UNORDERED or kind == "NULL":
+            # No equality or ordering to group or rank by (json, xml, the geometric types),
+            # or a type SQLAlchemy does not know (reflected as NULL): as text.
+            return f"CAST({expr} AS TEXT)"
+        return expr
 
     def schema(self) -> list[TableInfo]:
+        """Tables and views of the schemas the ``schemas`` setting names (default: the
+        connection's default schema), reflected a schema at a time with SQLAlchemy's
+        ``get_multi_*`` calls: one catalogue query per kind, not one per table (a
+        2,000-table schema is a few queries, not 6,000)."""
         if self._schema is not None:
             return self._schema
         insp = self._sa.inspect(self._engine)
+        default = self.default_schema
         tables: list[TableInfo] = []
-        views = set(insp.get_view_names())
-        for name in sorted(set(insp.get_table_names()) | views):
-            columns = [ColumnInfo(c["name"], str(c["type"]), bool(c.get("nullable", True)))
-                       for c in insp.get_columns(name)]
-            pk = [] if name in views else list(insp.get_pk_constraint(name).get("constrained_columns") or [])
-            fks = [] if name in views else [
-                ForeignKeyInfo(list(fk["constrained_columns"]), fk["referred_table"], list(fk["referred_columns"]))
-                for fk in insp.get_foreign_keys(name)]
-            tables.append(TableInfo(name, columns, pk, fks, is_view=name in views))
+        for schema in self._schemas_to_read(insp):
+            # None asks for the default schema, whose tables keep unqualified names.
+            where = None if schema == default else schema
+            kinds = self._sa.engine.reflection.ObjectKind
+            views = set(insp.get_view_names(schema=where))
+            cols = insp.get_multi_columns(schema=where, kind=kinds.ANY)
+            pks = insp.get_multi_pk_constraint(schema=where)
+            fks = insp.get_multi_foreign_keys(schema=where)
+            comments = insp.get_multi_table_comment(schema=where, kind=kinds.ANY) if self._has_comments else {}
+            for key in sorted(cols, key=lambda k: k[1]):
+                name = key[1]
+                columns = [ColumnInfo(c["name"], str(c["type"]), bool(c.get("nullable", True)), c.get("comment"))
+                           for c in cols[key]]
+                pk = [] if name in views else list((pks.get(key) or {}).get("constrained_columns") or [])
+                refs = [] if name in views else [
+                    ForeignKeyInfo(list(fk["constrained_columns"]), self._ref_name(fk, where),
+                                   list(fk["referred_columns"]))
+                    for fk in fks.get(key) or []]
+                comment = (comments.get(key) or {}).get("text")
+                tables.append(TableInfo(name, columns, pk, refs, is_view=name in views, schema=where,
+                                        comment=comment))
         self._schema = tables
         return tables
+
+    @property
+    def _has_comments(self) -> bool:
+        return self._engine.dialect.supports_comments
+
+    @property
+    def default_schema(self) -> str | None:  # type: ignore[override]
+        """PostgreSQL's current schema (the first of the search path), MariaDB's database."""
+        if "_default_schema" not in self.__dict__:
+            self._default_schema = self._sa.inspect(self._engine).default_schema_name
+        return self._default_schema
+
+    def _schemas_to_read(self, insp) -> list[str | None]:
+        wanted = self.config.schemas
+        default = self.default_schema
+        if not wanted:
+            return [default]
+        known = [s for s in insp.get_schema_names() if s.lower() not in _SYSTEM_SCHEMAS
+                 and not s.lower().startswith("pg_")]
+        if wanted == ("*",):
+            return sorted(known, key=lambda s: (s != default, s))
+        by_lower = {s.lower(): s for s in known}
+        missing = [w for w in wanted if w.lower() not in by_lower and w != default]
+        if missing:
+            raise UserInputError(f"schema {', '.join(map(repr, missing))} not found on {self.target}; "
+                                 f"the role can read: {', '.join(known) or 'none'}")
+        return [default if w == default else by_lower[w.lower()] for w in wanted]
+
+    def _ref_name(self, fk: dict, where: str | None) -> str:
+        """A foreign key's table as the profile keys it: qualified outside the default schema.
+        SQLAlchemy leaves ``referred_schema`` empty where the table is visible unqualified
+        (PostgreSQL's search path); MySQL's reflection fills it in."""
+        ref_schema = fk.get("referred_schema")
+        if ref_schema is None or ref_schema == self.default_schema:
+            return fk["referred_table"]
+        return f"{ref_schema}.{fk['referred_table']}"
 
     def role_powers(self):
         """What the connecting role may do beyond reading (:mod:`.privileges`), read once."""
@@ -240,6 +375,12 @@ class SQLAlchemyDatabase(Database):
                 raise ExecutionError(f"cannot read the privileges of the role on {self.target}: "
                                      f"{_first_line(exc)}") from None
         return self._role_powers
+
+
+# A declared type of whole numbers (INT, BIGINT UNSIGNED, …), for key-lookup samples.
+_INTEGER_TYPE = re.compile(r"(?<![A-Z])(?:TINY|SMALL|MEDIUM|BIG)?INT(?:EGER)?(?![A-Z])", re.IGNORECASE)
+# PostgreSQL types with no btree ordering or equality, named as SQLAlchemy reflects them.
+_PG_UNORDERED = {"JSON", "XML", "POINT", "LINE", "LSEG", "BOX", "PATH", "POLYGON", "CIRCLE"}
 
 
 # How long past the time limit a statement may keep the caller waiting before its connection

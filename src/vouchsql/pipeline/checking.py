@@ -77,7 +77,7 @@ def vouch(db: Database, question: str, candidates: list[str], results: list[Resu
     start = time.perf_counter()
     try:
         tree = db.parse(candidates[0])
-        reads = referenced_tables(tree)[0]
+        reads = referenced_tables(tree, db.default_schema)[0]
     except SQLRejected:
         tree, reads = None, []
     except RecursionError:

@@ -67,7 +67,16 @@ def schema_mapping(profile: Profile) -> dict[str, dict[str, str]]:
     return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in profile.tables}
 
 
-def _quoted_mapping(profile: Profile, dialect: str, tables: list[str]) -> dict[str, dict[str, str]]:
+def table_key(table: exp.Table, default_schema: str | None = None) -> str:
+    """How the profile names a table a query reads: ``schema.name`` outside the default
+    schema, ``name`` in it (``main.Track`` on SQLite is ``Track``)."""
+    db = table.db
+    if db and (default_schema is None or db.lower() != default_schema.lower()):
+        return f"{db}.{table.name}"
+    return table.name
+
+
+def _quoted_mapping(profile: Profile, dialect: str, tables: list[str]) -> dict:
     """The schema of the tables a query reads, every name written quoted in ``dialect``: the
     profile holds the names as the engine stores them, so PostgreSQL's ``Track`` must not be
     folded to ``track`` as an unquoted name would be (a dialect that ignores case still folds a
@@ -76,9 +85,15 @@ def _quoted_mapping(profile: Profile, dialect: str, tables: list[str]) -> dict[s
     def q(name: str) -> str:
         return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
 
-    wanted = {t.lower() for t in tables}
-    return {q(t.name): {q(c.name): (c.type or "TEXT") for c in t.columns} for t in profile.tables
-            if t.name.lower() in wanted}
+    read = [t for name in dict.fromkeys(tables) if (t := profile.find(name)) is not None]
+    if not any(t.schema_name for t in read):
+        return {q(t.name): {q(c.name): (c.type or "TEXT") for c in t.columns} for t in read}
+    # Tables of several schemas: sqlglot's nested form, the default schema's under its name.
+    nested: dict[str, dict[str, dict[str, str]]] = {}
+    for t in read:
+        nested.setdefault(q(t.schema_name or profile.default_schema or "main"), {})[q(t.name)] = {
+            q(c.name): (c.type or "TEXT") for c in t.columns}
+    return nested
 
 
 def _alias_quoted_tables(tree: exp.Expression) -> exp.Expression:
@@ -104,7 +119,8 @@ def _is_table_function(table: exp.Table) -> bool:
     return not isinstance(table.this, exp.Identifier)
 
 
-def referenced_tables(tree: exp.Expression) -> tuple[list[str], set[str]]:
+def referenced_tables(tree: exp.Expression, default_schema: str | None = None) -> tuple[list[str], set[str]]:
+    """The base tables ``tree`` reads, by their profile keys (:func:`table_key`), and its CTE names."""
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     names: list[str] = []
     for t in tree.find_all(exp.Table):
@@ -113,16 +129,20 @@ def referenced_tables(tree: exp.Expression) -> tuple[list[str], set[str]]:
         low = t.name.lower()
         if (low in ctes and not t.db) or low in CATALOGUE or (t.db or "").lower() in CATALOGUE:
             continue
-        if t.name not in names:
-            names.append(t.name)
+        key = table_key(t, default_schema)
+        if key not in names:
+            names.append(key)
     return names, ctes
 
 
 def inspect_sql(tree: exp.Expression, profile: Profile, dialect: str) -> Inspection:
-    tables, ctes = referenced_tables(tree)
+    tables, ctes = referenced_tables(tree, profile.default_schema)
     qualified, ok = tree, False
+    mapping = _mapping_schema(profile, dialect, tables)
+    # With tables of several schemas the mapping is nested, and an unqualified name is the default schema's.
+    default_db = (profile.default_schema or "main") if any("." in t for t in tables) else None
     try:
-        qualified = qualify(_alias_quoted_tables(tree.copy()), schema=_mapping_schema(profile, dialect, tables), dialect=dialect,
+        qualified = qualify(_alias_quoted_tables(tree.copy()), schema=mapping, db=default_db, dialect=dialect,
                             validate_qualify_columns=False, quote_identifiers=False,
                             identify=False)
         ok = True
@@ -135,7 +155,7 @@ def inspect_sql(tree: exp.Expression, profile: Profile, dialect: str) -> Inspect
         root = None
     if root is None:
         return insp
-    tracer = _Tracer(profile)
+    tracer = _Tracer(profile, profile.default_schema)
     for scope in root.traverse():
         insp.joins.extend(_scope_joins(scope, tracer))
     insp.outputs = _outputs(root, tracer)
@@ -145,8 +165,9 @@ def inspect_sql(tree: exp.Expression, profile: Profile, dialect: str) -> Inspect
 class _Tracer:
     """Resolves a column in a scope to the base-table columns it comes from."""
 
-    def __init__(self, profile: Profile) -> None:
+    def __init__(self, profile: Profile, default_schema: str | None = None) -> None:
         self.profile = profile
+        self.default_schema = default_schema
 
     def resolve(self, scope: Scope, column: exp.Column, depth: int = 0) -> list[ColumnRef]:
         if depth > 8:
@@ -158,11 +179,11 @@ class _Tracer:
         if isinstance(source, exp.Table):
             if _is_table_function(source):
                 return []
-            table = self.profile.table(source.name)
+            table = self.profile.find(table_key(source, self.default_schema))
             if table is None:
                 return []
             col = table.column(column.name)
-            return [ColumnRef(table.name, col.name)] if col else []
+            return [ColumnRef(table.qualified, col.name)] if col else []
         if isinstance(source, Scope):
             select = source.expression
             if isinstance(select, exp.Union):
