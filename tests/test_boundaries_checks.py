@@ -22,6 +22,7 @@ from vouchsql.checks.base import CheckContext, report
 from vouchsql.checks.complete_judge import from_parts
 from vouchsql.checks.definition_rule import DefinitionRule
 from vouchsql.checks.evidence import Evidence
+from vouchsql.checks.join_fanout import _probe as _fan_probe
 from vouchsql.checks.merged_entities import _label_asked
 from vouchsql.checks.reads_no_table import reads_something
 from vouchsql.errors import UserInputError
@@ -531,3 +532,110 @@ def test_probes_run_in_the_engines_dialect(tmp_path):
     assert merged.fired and merged.evidence["merged"] == 4
     with vouchsql.connect(shop_db(tmp_path / "shop.sqlite"), cache_dir=str(tmp_path / "cache")) as conn:
         assert run_counts(_context(conn, "SELECT 1"), _select(f"SELECT COUNT(*) FROM b WHERE {YEAR}")) == (8,)
+
+
+# ---------------------------------------------------------------------------------------
+# join_fanout: which entity an aggregate is over, what is skipped, and the probe's counts
+# ---------------------------------------------------------------------------------------
+def fanout_db(path: Path) -> Path:
+    """customers 1–5 in cities X, Y, Z, Y, W; orders: 3 of customer 1, 2 of 2, 1 of 3, none
+    of 4, 2 of 5 (8 in all); notes has no key."""
+    return make_db(path, {
+        "customers": ("id INTEGER PRIMARY KEY, name TEXT, city TEXT, credit INTEGER",
+                      [(1, "ann", "X", 10), (2, "bob", "Y", 20), (3, "cy", "Z", 30), (4, "di", "Y", 40),
+                       (5, "ed", "W", 50)]),
+        "orders": ("id INTEGER PRIMARY KEY, customer_id INTEGER, total REAL",
+                   [(1, 1, 5.0), (2, 1, 15.0), (3, 1, 25.0), (4, 2, 5.0), (5, 2, 30.0), (6, 3, 12.0), (7, 5, 1.0),
+                    (8, 5, 2.0)]),
+        "notes": ("customer_id INTEGER, txt TEXT", [(1, "a"), (1, "b"), (2, "c")])})
+
+
+FAN = "FROM customers c JOIN orders o ON o.customer_id = c.id"
+ASKED = "What does the query return?"
+
+
+def _fan(output, aggregate, rows=8, entities=4, entity="customers", within=False):
+    return {"output": output, "aggregate": aggregate, "entity": entity, "key": "id", "rows": rows,
+            "entities": entities, "factor": round(rows / entities, 3), "within_groups": within}
+
+
+@pytest.mark.parametrize("question, sql, fanouts", [
+    ("How many customers have orders?", f"SELECT COUNT(*) {FAN}", [_fan("COUNT(*)", "count")]),
+    (ASKED, f"SELECT COUNT(*) {FAN}", [_fan("COUNT(*)", "count")]),  # the driving table's
+    (ASKED, "SELECT COUNT(*) FROM customers C JOIN orders O ON O.customer_id = C.id", [_fan("COUNT(*)", "count")]),
+    (ASKED, f"SELECT COUNT(1) {FAN}", [_fan("COUNT(1)", "count")]),
+    (ASKED, f"SELECT SUM(c.credit), AVG(c.credit) {FAN}", [_fan("SUM(c.credit)", "sum"),
+                                                           _fan("AVG(c.credit)", "avg")]),
+    (ASKED, f"SELECT c.id, SUM(c.credit) {FAN} GROUP BY c.id", [_fan("SUM(c.credit)", "sum", within=True)]),
+    ("How many customers per city have orders?", f"SELECT c.city, COUNT(*) {FAN} GROUP BY c.city",
+     [_fan("COUNT(*)", "count", within=True)]),
+    # The probe drops the query's HAVING, ORDER BY (by an alias it no longer has), LIMIT,
+    # OFFSET and DISTINCT, and keeps its WITH.
+    (ASKED, f"SELECT c.city, SUM(c.credit) {FAN} GROUP BY c.city HAVING COUNT(*) > 1",
+     [_fan("SUM(c.credit)", "sum", within=True)]),
+    (ASKED, f"SELECT c.city, SUM(c.credit) AS credit_sum {FAN} GROUP BY c.city ORDER BY credit_sum DESC",
+     [_fan("credit_sum", "sum", within=True)]),
+    (ASKED, f"SELECT c.id, SUM(c.credit) AS s {FAN} GROUP BY c.id ORDER BY c.id LIMIT 1",
+     [_fan("s", "sum", within=True)]),
+    (ASKED, f"SELECT c.id, SUM(c.credit) AS s {FAN} GROUP BY c.id ORDER BY c.id LIMIT 1 OFFSET 1",
+     [_fan("s", "sum", within=True)]),
+    (ASKED, f"SELECT DISTINCT c.city, SUM(c.credit) {FAN} GROUP BY c.city", [_fan("SUM(c.credit)", "sum", within=True)]),
+    (ASKED, "WITH big AS (SELECT * FROM orders WHERE total > 10) SELECT SUM(c.credit) FROM customers c "
+            "JOIN big b ON b.customer_id = c.id", [_fan("SUM(c.credit)", "sum", rows=4, entities=3)]),
+    # It fails as it runs (malformed JSON in its HAVING), which the probe drops: the output's name.
+    (ASKED, f"SELECT SUM(c.credit) {FAN} HAVING MAX(o.total) > json('x')", [_fan("_col_0", "sum")]),
+])
+def test_join_fanout_fires(tmp_path, question, sql, fanouts):
+    check = run_check(fanout_db(tmp_path / "fan.sqlite"), "join_fanout", sql, question=question)
+    words = "; ".join(
+        f"{f['aggregate'].upper()} in '{f['output']}' sees {f['rows']:,} joined rows for {f['entities']:,} "
+        f"{f['entity']}{' (counted within each group)' if f['within_groups'] else ''} ({f['factor']:.2f}× repetition)"
+        for f in fanouts)
+    assert (check.fired, check.kind) == (True, "signal")
+    assert check.detail == f"the joins repeat the aggregated entity: {words}"
+    assert check.evidence == {"fanouts": fanouts}
+
+
+@pytest.mark.parametrize("question, sql, detail, fanouts", [
+    ("How many orders are there?", f"SELECT COUNT(*) {FAN}", "the joins do not repeat the aggregated entity",
+     [_fan("COUNT(*)", "count", rows=8, entities=8, entity="orders")]),
+    (ASKED, f"SELECT c.id, SUM(o.total) {FAN} GROUP BY c.id", "the joins do not repeat the aggregated entity",
+     [_fan("SUM(o.total)", "sum", rows=8, entities=8, entity="orders", within=True)]),
+    (ASKED, f"SELECT COUNT('x') {FAN}", "no aggregate over joined rows to measure", None),
+    (ASKED, f"SELECT COUNT(DISTINCT c.id) {FAN}", "no aggregate over joined rows to measure", None),
+    (ASKED, f"SELECT MAX(c.credit) {FAN}", "no aggregate over joined rows to measure", None),
+    (ASKED, f"SELECT c.id, AVG(c.credit) {FAN} GROUP BY c.id", "no aggregate over joined rows to measure", None),
+    (ASKED, f"SELECT c.id, COUNT(c.id) {FAN} GROUP BY c.id", "no aggregate over joined rows to measure", None),
+    ("How many customers have orders?", f"SELECT c.id, COUNT(*) {FAN} GROUP BY c.id",
+     "no aggregate over joined rows to measure", None),
+    (ASKED, f"SELECT c.city, COUNT(*) {FAN} GROUP BY c.city", "no aggregate over joined rows to measure", None),
+    (ASKED, "SELECT SUM(n.customer_id) FROM notes n JOIN customers c ON c.id = n.customer_id",
+     "no aggregate over joined rows to measure", None),  # notes has no key
+    (ASKED, "SELECT SUM(a.credit) FROM customers a JOIN customers b ON a.city = b.city",
+     "no aggregate over joined rows to measure", None),  # a table twice
+    (ASKED, f"SELECT SUM(c.credit + o.total) {FAN}", "no aggregate over joined rows to measure", None),
+    (ASKED, f"SELECT SUM(c.credit) {FAN} WHERE c.id > 100", "no aggregate over joined rows to measure", None),
+    (ASKED, "SELECT COUNT(*) FROM (SELECT * FROM customers) s JOIN orders o ON o.customer_id = s.id",
+     "no aggregate over joined rows to measure", None),
+    (ASKED, "SELECT SUM(credit) FROM customers", "no join in the outer query", None),
+])
+def test_join_fanout_does_not_fire(tmp_path, question, sql, detail, fanouts):
+    check = run_check(fanout_db(tmp_path / "fan.sqlite"), "join_fanout", sql, question=question)
+    assert (check.fired, check.detail) == (False, detail)
+    assert check.evidence == ({"fanouts": fanouts} if fanouts else {})
+
+
+def test_join_fanout_probe_drops_what_would_change_the_counts():
+    select = sqlglot.parse_one("WITH w AS (SELECT 1 AS k) SELECT DISTINCT c.city, SUM(c.credit) AS s FROM customers c "
+                               "JOIN orders o ON o.customer_id = c.id GROUP BY c.city HAVING COUNT(*) > 1 "
+                               "QUALIFY ROW_NUMBER() OVER (ORDER BY c.city) = 1 ORDER BY s LIMIT 2 OFFSET 1",
+                               read="duckdb")
+    probe = _fan_probe(select, "c", "id", "duckdb")
+    inner = probe.find(exp.Subquery).this
+    assert [k for k in ("having", "order", "limit", "offset", "distinct", "qualify", "with") if inner.args.get(k)] == []
+    assert inner.args["group"].sql() == "GROUP BY c.city"
+    assert probe.find(exp.With).sql() == "WITH w AS (SELECT 1 AS k)" and probe.find(exp.With).parent is probe
+    assert probe.sql(dialect="duckdb") == (
+        "WITH w AS (SELECT 1 AS k) SELECT SUM(vouch_n), SUM(vouch_d) FROM (SELECT COUNT(c.id) AS vouch_n, "
+        "COUNT(DISTINCT c.id) AS vouch_d FROM customers AS c JOIN orders AS o ON o.customer_id = c.id "
+        "GROUP BY c.city) AS vouch_groups")

@@ -20,19 +20,22 @@ from . import evidence as ev
 from .base import CheckContext, report
 
 _AGGS = {"count", "sum", "avg"}
+# Newer sqlglot names a SELECT's WITH argument ``with_``, older ``with`` (as sql.edit.from_node
+# reads FROM): reading only ``with`` left the query's WITH inside the probe's derived table.
+_WITH = "with_" if "with_" in exp.Select.arg_types else "with"
 
 
 def _probe(select: exp.Select, alias: str, key: str, dialect: str) -> exp.Select:
     """Within each group of the query: rows with a key of ``alias``, and distinct keys."""
     inner = select.copy()
-    for arg in ("having", "order", "limit", "offset", "distinct", "qualify", "with"):
+    for arg in ("having", "order", "limit", "offset", "distinct", "qualify", _WITH):
         inner.set(arg, None)
     inner.set("expressions", [exp.alias_(exp.Count(this=column(alias, key, dialect)), "vouch_n"),
                               exp.alias_(exp.Count(this=exp.Distinct(expressions=[column(alias, key, dialect)])), "vouch_d")])
     outer = exp.select(exp.Sum(this=exp.column("vouch_n")), exp.Sum(this=exp.column("vouch_d"))).from_(
         exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("vouch_groups"))))
-    if select.args.get("with") is not None:
-        outer.set("with", select.args["with"].copy())
+    if select.args.get(_WITH) is not None:
+        outer.set(_WITH, select.args[_WITH].copy())
     return outer
 
 
