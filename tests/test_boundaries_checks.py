@@ -112,6 +112,8 @@ def test_reads_no_table_details(tmp_path):
     ([["a", True], ["b", True], ["c", False]], False,
      "the judge found 2 of 3 parts of the question covered (not: c)"),
     ([["a", True], ["b", True]], False, "the judge found 2 of 2 parts of the question covered"),
+    ([["a", True], ["b", True], ["c", True], ["d", False], ["e", False]], False,
+     "the judge found 3 of 5 parts of the question covered (not: d; e)"),
     ([["a", False]], True, "the judge found 1 of 1 parts of the question not covered: a"),
 ])
 def test_complete_judge_caps_below_half(tmp_path, parts, fired, detail):
