@@ -641,3 +641,89 @@ def test_join_fanout_probe_drops_what_would_change_the_counts():
         "WITH w AS (SELECT 1 AS k) SELECT SUM(vouch_n), SUM(vouch_d) FROM (SELECT COUNT(c.id) AS vouch_n, "
         "COUNT(DISTINCT c.id) AS vouch_d FROM customers AS c JOIN orders AS o ON o.customer_id = c.id "
         "GROUP BY c.city) AS vouch_groups")
+
+
+# ---------------------------------------------------------------------------------------
+# join_drop: the share of driving rows the inner joins drop (30 % fires, 29 % does not),
+# and the scopes that explain a drop
+# ---------------------------------------------------------------------------------------
+def drop_db(path: Path) -> Path:
+    """100 customers (even ids north, the first 70 titled Sales Agent); orders for customers
+    0–69, visits for 0–70; empty has no rows, keyless no key."""
+    return make_db(path, {
+        "customers": ("id INTEGER PRIMARY KEY, name TEXT, region TEXT, title TEXT, credit INTEGER",
+                      [(i, f"c{i}", "north" if i % 2 == 0 else "south", "Sales Agent" if i < 70 else "Manager", i)
+                       for i in range(100)]),
+        "orders": ("id INTEGER PRIMARY KEY, customer_id INTEGER, total REAL", [(i, i, 10.0 + i) for i in range(70)]),
+        "visits": ("id INTEGER PRIMARY KEY, customer_id INTEGER", [(i, i) for i in range(71)]),
+        "empty": ("id INTEGER PRIMARY KEY, customer_id INTEGER", []),
+        "keyless": ("customer_id INTEGER, note TEXT", [(1, "x"), (2, "y")])})
+
+
+DROP = "FROM customers c JOIN orders o ON o.customer_id = c.id"
+DROPPED = "the joins keep 70 of 100 customers rows; 30% are dropped before any filter on the joined tables"
+SCOPE = "the joins keep 70 of 100 customers rows; the dropped rows are outside the question's scope: "
+RANKS = SCOPE + "the query ranks customers by its joined rows, highest first; an unmatched row ranks last"
+
+
+def _dropped(rows=100, kept=70, share=0.3):
+    return {"table": "customers", "rows": rows, "kept": kept, "dropped_share": share}
+
+
+@pytest.mark.parametrize("question, sql, fired, detail, evidence", [
+    (ASKED, f"SELECT COUNT(*) {DROP}", True, DROPPED, _dropped()),
+    (ASKED, "SELECT COUNT(*) FROM customers c, orders o WHERE o.customer_id = c.id", True, DROPPED, _dropped()),
+    (ASKED, "SELECT COUNT(*) FROM customers c JOIN visits v ON v.customer_id = c.id", False,
+     "the joins keep 71 of 100 customers rows", _dropped(kept=71, share=0.29)),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE c.region = 'north'", True,
+     "the joins keep 35 of 50 customers rows that pass its filters on them; 30% are dropped before any filter on "
+     "the joined tables", _dropped(rows=50, kept=35)),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE credit > 5", True,
+     "the joins keep 64 of 94 customers rows that pass its filters on them; 32% are dropped before any filter on "
+     "the joined tables", _dropped(rows=94, kept=64, share=0.3191)),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE o.total > 0", False,
+     SCOPE + "the WHERE filters on the joined rows (o.total > 0), so only customers rows with matching rows can "
+             "answer", _dropped()),
+    # A filter that keeps NULLs of the joined side (OR, IS) or reads a subquery scopes nothing.
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE o.total > 0 OR c.credit > 5", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE o.total IS NOT NULL", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE c.id IN (SELECT customer_id FROM visits)", True, DROPPED, _dropped()),
+    # A ranking of the driving rows by their joined rows, highest first, for its top: the
+    # LIMIT filled, or "most" in the question.
+    (ASKED, f"SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY n DESC LIMIT 5", False, RANKS, _dropped()),
+    (ASKED, f"SELECT c.name, SUM(o.total) {DROP} GROUP BY c.id ORDER BY SUM(o.total) DESC LIMIT 5", False, RANKS,
+     _dropped()),
+    (ASKED, f"SELECT o.customer_id, COUNT(*) AS n {DROP} GROUP BY o.customer_id ORDER BY n DESC LIMIT 5", False,
+     RANKS, _dropped()),
+    ("Which customers have the most orders?", f"SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY n DESC",
+     False, RANKS, _dropped()),
+    (ASKED, f"SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY n DESC", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY n DESC LIMIT 200", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY n LIMIT 5", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT c.name, MAX(o.total) AS m {DROP} GROUP BY c.id ORDER BY m DESC LIMIT 5", True, DROPPED,
+     _dropped()),
+    (ASKED, f"SELECT c.name, SUM(c.credit) AS m {DROP} GROUP BY c.id ORDER BY m DESC LIMIT 5", True, DROPPED,
+     _dropped()),
+    (ASKED, f"SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY c.name DESC LIMIT 5", True, DROPPED,
+     _dropped()),
+    # The question names a value of a driving column, and the joins keep exactly its rows.
+    ("How many orders per sales agent?", f"SELECT c.name, COUNT(*) {DROP} GROUP BY c.id", False,
+     SCOPE + "the question names title 'Sales Agent', and the joins keep 70 of the 70 customers rows with it and "
+             "no other", _dropped()),
+    ("How many orders per manager?", f"SELECT c.name, COUNT(*) {DROP} GROUP BY c.id", True, DROPPED, _dropped()),
+    # Every row dropped: no scope explains an empty answer.
+    (ASKED, "SELECT COUNT(*) FROM customers c JOIN empty e ON e.customer_id = c.id WHERE e.id > 0", True,
+     "the joins keep 0 of 100 customers rows; 100% are dropped before any filter on the joined tables",
+     _dropped(kept=0, share=1.0)),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE c.region = 'nowhere'", False,
+     "no customers rows pass the query's own filters", {}),
+    (ASKED, "SELECT COUNT(*) FROM keyless k JOIN customers c ON c.id = k.customer_id", False,
+     "not measured: the driving table has no single-column key", {}),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE c.region = json('x')", False, "not measured: the probe query failed", {}),
+    (ASKED, "SELECT COUNT(*) FROM customers c LEFT JOIN orders o ON o.customer_id = c.id", False,
+     "no inner join in the outer query", {}),
+    (ASKED, "SELECT COUNT(*) FROM customers", False, "no inner join in the outer query", {}),
+])
+def test_join_drop_at_its_edges(tmp_path, question, sql, fired, detail, evidence):
+    check = run_check(drop_db(tmp_path / "drop.sqlite"), "join_drop", sql, question=question)
+    assert (check.fired, check.kind, check.detail, check.evidence) == (fired, "signal", detail, evidence)
