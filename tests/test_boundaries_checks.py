@@ -727,3 +727,15 @@ def _dropped(rows=100, kept=70, share=0.3):
 def test_join_drop_at_its_edges(tmp_path, question, sql, fired, detail, evidence):
     check = run_check(drop_db(tmp_path / "drop.sqlite"), "join_drop", sql, question=question)
     assert (check.fired, check.kind, check.detail, check.evidence) == (fired, "signal", detail, evidence)
+
+
+# ---------------------------------------------------------------------------------------
+# stand_in_value: every column whose code rows could not be counted is named
+# ---------------------------------------------------------------------------------------
+def test_stand_in_names_every_output_it_could_not_measure(tmp_path):
+    rows = [(i, -1 if i < 5 else 30, -1 if i % 100 == 7 else 1000 + i) for i in range(1000)]
+    db = make_db(tmp_path / "people.sqlite", {"people": ("id INTEGER PRIMARY KEY, age INTEGER, income INTEGER", rows)})
+    check = run_check(db, "stand_in_value",
+                      "WITH t AS (SELECT AVG(age) AS a, AVG(income) AS b FROM people) SELECT a, b FROM t")
+    assert (check.fired, check.terms, check.evidence) == (False, {}, {"carriers": 2})
+    assert check.detail == "not measured: could not count the stand-in code rows feeding 'a', 'b'"
