@@ -739,3 +739,19 @@ def test_stand_in_names_every_output_it_could_not_measure(tmp_path):
                       "WITH t AS (SELECT AVG(age) AS a, AVG(income) AS b FROM people) SELECT a, b FROM t")
     assert (check.fired, check.terms, check.evidence) == (False, {}, {"carriers": 2})
     assert check.detail == "not measured: could not count the stand-in code rows feeding 'a', 'b'"
+
+
+@pytest.mark.parametrize("question, fired", [
+    ("How many orders per red green gold customer?", False),  # gold, the third value tried, explains the drop
+    ("How many orders per red green pink gold customer?", True),  # gold would be the fourth: not tried
+])
+def test_join_drop_tries_at_most_three_named_values(tmp_path, question, fired):
+    rows = [(i, "red" if i < 50 else "blue", "green" if i < 60 else "pink", "gold" if i < 70 else "grey")
+            for i in range(100)]
+    db = make_db(tmp_path / "scopes.sqlite", {
+        "customers": ("id INTEGER PRIMARY KEY, a TEXT, b TEXT, c TEXT", rows),
+        "orders": ("id INTEGER PRIMARY KEY, customer_id INTEGER", [(i, i) for i in range(70)])})
+    check = run_check(db, "join_drop", f"SELECT COUNT(*) {DROP}", question=question)
+    assert check.fired is fired
+    assert check.detail == (DROPPED if fired else SCOPE + "the question names c 'gold', and the joins keep 70 of the 70 "
+                                                          "customers rows with it and no other")
