@@ -133,6 +133,24 @@ class Usage(BaseModel):
     rounds: int = 0
 
 
+class PromptSchema(BaseModel):
+    """Which tables ``ask``'s prompts held (:mod:`vouchsql.llm.retrieval`). ``full``: the
+    whole schema, as it fit the ``schema_tokens`` budget; else ``tables`` were shown with
+    their profile, most relevant first, ``listed`` by name only, and ``omitted`` more not at
+    all (``dropped`` among them: tables an applying routing rule forbids). ``why`` says why
+    each shown table was chosen; ``tokens`` is the schema text's estimated size."""
+
+    full: bool
+    tables: list[str] = Field(default_factory=list)
+    listed: list[str] = Field(default_factory=list)
+    omitted: int = 0
+    dropped: list[str] = Field(default_factory=list)
+    total_tables: int = 0
+    tokens: int = 0
+    budget: int = 0
+    why: dict[str, str] = Field(default_factory=dict)
+
+
 class Interpretation(BaseModel):
     """One interpretation ``ask`` computed. ``text`` is the full request with exactly this
     interpretation (what phase 1 asked); ``clause`` the one sentence phase 2 appends to the
@@ -170,6 +188,8 @@ class Answer(BaseModel):
     # answered, the notice when it did not (a flawed premise). Derived only by :meth:`reply`.
     text: str | None = None
     usage: Usage | None = None
+    # Set by ``ask`` / ``refine``: the tables the prompts' schema held.
+    prompt_schema: PromptSchema | None = None
 
     def reply(self, notice: str | None = None) -> "Answer":
         """Make this ``ask``'s reply: ``text`` becomes ``answer_text``, or ``notice`` when

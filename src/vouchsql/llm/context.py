@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..answer import Result
-from ..db.profile import Profile
+from ..db.profile import Profile, TableProfile
 from ..definitions import Definitions
 from . import data_text as data
 
@@ -66,34 +66,39 @@ def template_text(result: Result) -> str:
 def schema_text(profile: Profile, dialect: str = "sqlite") -> str:
     """The schema and its profile as the prompts show it: tables, row counts, keys, column
     types, null shares, distinct counts, ranges, example values and stand-in codes. Names are
-    written as ``dialect`` writes them in SQL, so the model can copy them into a query."""
+    written as ``dialect`` writes them in SQL, so the model can copy them into a query.
+    (A schema over ``ask``'s token budget gets only some tables: :mod:`.retrieval`.)"""
+    return "\n".join(table_text(t, dialect) for t in profile.tables)
+
+
+def table_text(t: TableProfile, dialect: str = "sqlite") -> str:
+    """One table's lines of :func:`schema_text`."""
     lines = []
 
     def name(n: str) -> str:
         return data.identifier(n, dialect)
 
-    for t in profile.tables:
-        head = f"TABLE {name(t.name)}{' (view)' if t.is_view else ''}: {t.row_count:,} rows"
-        if t.primary_key:
-            head += f"; primary key ({', '.join(map(name, t.primary_key))})"
-        lines.append(head)
-        refs = {c: f"{name(fk.ref_table)}.{name(fk.ref_columns[i])}" for fk in t.foreign_keys
-                for i, c in enumerate(fk.columns) if i < len(fk.ref_columns)}
-        for c in t.columns:
-            bits = [data.type_name(c.type)]
-            if c.name in refs:
-                bits.append(f"references {refs[c.name]}")
-            if t.row_count and c.null_count:
-                bits.append(f"{c.null_count / t.row_count:.0%} null")
-            if t.row_count:
-                bits.append(f"{'≈' if c.distinct_estimated else ''}{c.distinct_count:,} distinct")
-            if isinstance(c.min, (int, float)) and not isinstance(c.min, bool) and c.min != c.max:
-                bits.append(f"from {data.value(c.min)} to {data.value(c.max)}")
-            if c.top_values and (c.distinct_count <= 12 or isinstance(c.top_values[0][0], str)):
-                bits.append("e.g. " + ", ".join(data.value(v, SAMPLE_VALUE_CHARS) for v, _ in c.top_values[:3]))
-            for s in c.stand_ins:
-                bits.append(f"stand-in code {data.value(s.value)} in {s.share:.1%} of rows (means unknown)")
-            lines.append(f"  - {name(c.name)}: {'; '.join(bits)}")
+    head = f"TABLE {name(t.name)}{' (view)' if t.is_view else ''}: {t.row_count:,} rows"
+    if t.primary_key:
+        head += f"; primary key ({', '.join(map(name, t.primary_key))})"
+    lines.append(head)
+    refs = {c: f"{name(fk.ref_table)}.{name(fk.ref_columns[i])}" for fk in t.foreign_keys
+            for i, c in enumerate(fk.columns) if i < len(fk.ref_columns)}
+    for c in t.columns:
+        bits = [data.type_name(c.type)]
+        if c.name in refs:
+            bits.append(f"references {refs[c.name]}")
+        if t.row_count and c.null_count:
+            bits.append(f"{c.null_count / t.row_count:.0%} null")
+        if t.row_count:
+            bits.append(f"{'≈' if c.distinct_estimated else ''}{c.distinct_count:,} distinct")
+        if isinstance(c.min, (int, float)) and not isinstance(c.min, bool) and c.min != c.max:
+            bits.append(f"from {data.value(c.min)} to {data.value(c.max)}")
+        if c.top_values and (c.distinct_count <= 12 or isinstance(c.top_values[0][0], str)):
+            bits.append("e.g. " + ", ".join(data.value(v, SAMPLE_VALUE_CHARS) for v, _ in c.top_values[:3]))
+        for s in c.stand_ins:
+            bits.append(f"stand-in code {data.value(s.value)} in {s.share:.1%} of rows (means unknown)")
+        lines.append(f"  - {name(c.name)}: {'; '.join(bits)}")
     return "\n".join(lines)
 
 
@@ -116,4 +121,4 @@ def definitions_text(definitions: Definitions | None) -> str:
     return "\n".join(lines) or "(none)"
 
 
-__all__ = ["schema_text", "result_text", "definitions_text", "template_text", "rows_caption"]
+__all__ = ["schema_text", "table_text", "result_text", "definitions_text", "template_text", "rows_caption"]

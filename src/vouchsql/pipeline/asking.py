@@ -49,8 +49,9 @@ from ..definitions import Definitions, definitions_in_effect, load_definitions, 
 from ..errors import ModelError, UserInputError
 from ..llm import LLM, BadOutput, Model, ReplayMiss, Request, llm_from_config, load_prompt, prompt_hashes
 from ..llm import data_text as data
-from ..llm.context import definitions_text, result_text, rows_caption, schema_text, template_text
+from ..llm.context import definitions_text, result_text, rows_caption, template_text
 from ..llm.jsonparse import require
+from ..llm.retrieval import SchemaContext, schema_for_prompt
 from ..llm.judges import judge_completeness
 from ..premise import Assessment, flaw_name, validate_assessment
 from ..score import RULES
@@ -198,7 +199,7 @@ def _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, 
         run = _Run(db=database, llm=llm, k=k or config.samples, definitions=defs, hint=hint, no_prose=no_prose,
                    rule=rule or config.rule, temperature=config.temperature, concurrency=config.concurrency,
                    progress=progress or (lambda stage: None), shown=config.shown,
-                   judge_complete=config.judge_complete)
+                   judge_complete=config.judge_complete, schema_tokens=config.schema_tokens)
         try:
             with use_definitions(defs):
                 yield run
@@ -249,12 +250,15 @@ class _Run:
     progress: Progress
     shown: str = "largest"  # which sample is shown and scored: "largest" cluster's first, or "first"
     judge_complete: bool = False  # ask the judge for COMPLETE (one more call per answer)
-    _schema: str | None = None  # the prompts' schema text, built once per run
+    schema_tokens: int = 8000  # the schema text's budget: a larger schema gets retrieved tables
+    _schema: SchemaContext | None = None  # the prompts' schema text, built once per run
+    _query: str = ""  # what the schema is retrieved for: the question (or the refined request)
     _known: dict[str, Result] = field(default_factory=dict)  # SQL run in this ask → its result
 
     # -- phases ------------------------------------------------------------------------------
     def ask(self, question: str) -> Answer:
         premise = None
+        self._query = question
         try:
             self.progress("assessing the question")
             with self._stage("assess"):
@@ -281,6 +285,7 @@ class _Run:
         return Request.of(messages, temperature=0.0, max_tokens=DECIDE_MAX_TOKENS)
 
     def refine(self, parent: Answer, refined: str, picked: int) -> Answer:
+        self._query = refined
         try:
             target = _Target(refined, parent.interpretations[picked].clause)
             answer = self._answer([target])[0]
@@ -297,6 +302,7 @@ class _Run:
         answer.premise = parent.premise
         answer.interpretations = interps
         answer.usage = self._usage()
+        answer.prompt_schema = self._prompt_schema()
         return answer
 
     def _answer(self, targets: list[_Target]) -> list[Answer]:
@@ -443,6 +449,7 @@ class _Run:
             top.verdict = top.verdict.model_copy(update={"reasons": [*top.verdict.reasons, "open_choice:interpretation"],
                                                          "reason_codes": [*top.verdict.reason_codes, reason]})
         top.premise, top.interpretations, top.usage = premise, interps, self._usage()
+        top.prompt_schema = self._prompt_schema()
         return top
 
     def _flawed(self, question: str, premise: Premise) -> Answer:
@@ -455,7 +462,8 @@ class _Run:
                               CheckResult(name="premise", kind="veto", fired=True, detail=detail,
                                           evidence={"flaw_code": code, "clarification": premise.clarification}),
                               "no SQL was run: the question's premise is flawed",
-                              premise=premise, usage=self._usage()).reply(notice=text)
+                              premise=premise, usage=self._usage(),
+                              prompt_schema=self._prompt_schema()).reply(notice=text)
 
     def _model_error(self, question: str, failed: _Failed, premise: Premise | None) -> Answer:
         err = failed.error
@@ -463,7 +471,7 @@ class _Run:
                               CheckResult(name="model_error", kind="veto", fired=True, detail=err.message,
                                           evidence={"stage": failed.stage, "kind": err.kind}),
                               f"no answer: the model failed at the {failed.stage} stage",
-                              premise=premise, usage=self._usage())
+                              premise=premise, usage=self._usage(), prompt_schema=self._prompt_schema())
 
     def _usage(self):
         stages = self.llm.accounting.stages
@@ -472,9 +480,16 @@ class _Run:
 
     # -- context for the prompts -------------------------------------------------------------
     def schema_text(self) -> str:
+        """The whole schema with its profile where it fits ``schema_tokens``; else the tables
+        retrieved for the question (:mod:`vouchsql.llm.retrieval`). One text for every
+        prompt of the run: the interpretations of one question share its tables."""
         if self._schema is None:
-            self._schema = schema_text(self.db.profile(), self.db.dialect)
-        return self._schema
+            self._schema = schema_for_prompt(self.db, self._query, budget=self.schema_tokens, hint=self.hint,
+                                             definitions=self.definitions)
+        return self._schema.text
+
+    def _prompt_schema(self):
+        return self._schema.record() if self._schema is not None else None
 
     def definitions_text(self) -> str:
         return definitions_text(self.definitions)

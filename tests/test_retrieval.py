@@ -1,0 +1,216 @@
+"""Schema retrieval for ``ask`` (:mod:`vouchsql.llm.retrieval`) on a real SQLite file of a few
+hundred tables made here: a shop, a music catalogue, a school and the routing rules' tables
+among generated staging, audit and ledger tables. The right tables come first, join
+neighbours are brought in, routing rules come first and forbidden tables never show, the
+budget holds, a small schema's prompt is unchanged, and ``vouch ask`` (the scripted model
+server, no network) sends only the retrieved tables."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+
+import pytest
+
+import vouchsql
+from fakes import ask_cache, demo_profile  # noqa: F401 - fixtures
+from fakes.servers import Script, ScriptedServer
+from vouchsql.definitions import definitions_from_dict
+from vouchsql.llm import retrieval
+from vouchsql.llm.context import schema_text
+from vouchsql.llm.retrieval import estimate_tokens, rank_tables, schema_for_prompt, schema_index
+
+CORE = """
+CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT, country TEXT);
+CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers (customer_id),
+                     order_date TEXT, freight REAL);
+CREATE TABLE artists (artist_id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE albums (album_id INTEGER PRIMARY KEY, title TEXT, artist_id INTEGER REFERENCES artists (artist_id));
+CREATE TABLE tracks (track_id INTEGER PRIMARY KEY, name TEXT, album_id INTEGER REFERENCES albums (album_id),
+                     milliseconds INTEGER);
+CREATE TABLE students (student_id INTEGER PRIMARY KEY, full_name TEXT);
+CREATE TABLE courses (course_id INTEGER PRIMARY KEY, title TEXT);
+CREATE TABLE enrollments (pupil INTEGER REFERENCES students (student_id), class INTEGER REFERENCES courses (course_id),
+                          grade TEXT);
+CREATE TABLE inventory_issue_history (issue_id INTEGER PRIMARY KEY, chemical TEXT, issued_kg REAL);
+CREATE TABLE storage_report_2023 (report_id INTEGER PRIMARY KEY, chemical TEXT, usage_kg REAL);
+CREATE TABLE storage_report_2024 (report_id INTEGER PRIMARY KEY, chemical TEXT, usage_kg REAL);
+INSERT INTO customers VALUES (1, 'Ana', 'Silva', 'Brazil'), (2, 'Tom', 'Berg', 'Norway');
+INSERT INTO orders VALUES (1, 1, '2024-01-02', 12.5), (2, 2, '2024-02-03', 3.0);
+INSERT INTO artists VALUES (1, 'Iron Maiden'), (2, 'Miles Davis');
+INSERT INTO albums VALUES (1, 'Powerslave', 1), (2, 'Kind of Blue', 2);
+INSERT INTO tracks VALUES (1, 'Aces High', 1, 271000), (2, 'So What', 2, 562000);
+INSERT INTO students VALUES (1, 'Ines Moreau'), (2, 'Raj Okafor');
+INSERT INTO courses VALUES (1, 'Algebra'), (2, 'Chemistry');
+INSERT INTO enrollments VALUES (1, 1, 'A'), (2, 2, 'B');
+INSERT INTO inventory_issue_history VALUES (1, 'acetone', 2.5);
+INSERT INTO storage_report_2023 VALUES (1, 'acetone', -1.0);
+INSERT INTO storage_report_2024 VALUES (1, 'acetone', -2.0);
+"""
+PREFIXES = ["stg", "raw", "audit", "bak", "hist", "tmp", "fin", "hr", "crm", "ops"]
+ENTITIES = ["ledger", "journal", "payment", "vendor", "shipment", "ticket", "campaign", "asset", "budget",
+            "contract", "device", "session", "invoice", "employee", "warehouse", "customer", "order"]
+SUFFIXES = ["log", "snapshot", "daily", "archive", "changes", "entries", "v2", "summary"]
+DISTRACTORS = 300
+
+
+@pytest.fixture(scope="module")
+def many_tables(tmp_path_factory):
+    """Eleven tables that mean something among 300 generated ones (a few share words with
+    them: crm_customer_log, stg_order_daily), each with an id, a few columns and two rows."""
+    path = tmp_path_factory.mktemp("many") / "many.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(CORE)
+    rng = random.Random(7)
+    names: set[str] = set()
+    while len(names) < DISTRACTORS:
+        names.add(f"{rng.choice(PREFIXES)}_{rng.choice(ENTITIES)}_{rng.choice(SUFFIXES)}")
+    for name in sorted(names):
+        conn.execute(f"CREATE TABLE {name} (id INTEGER PRIMARY KEY, status TEXT, amount REAL, loaded_at TEXT)")
+        conn.execute(f"INSERT INTO {name} VALUES (1, 'open', 1.5, '2024-01-01'), (2, 'closed', 2.5, '2024-01-02')")
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> str:
+    """One cache folder for the module: the value sample and the tables' profiles are made once."""
+    return str(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="module")
+def db(many_tables, cache):
+    with vouchsql.connect(many_tables, cache_dir=cache) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def index(db):
+    return schema_index(db)
+
+
+RULES = definitions_from_dict({
+    "definitions": {"usage": "the weight issued, from the inventory issue history"},
+    "rules": [{"name": "usage_reads_issues", "when": ["usage", "used"], "must_read": ["inventory_issue_history"],
+               "must_not_read": ["storage_report_*"]}]})
+
+
+# -- ranking ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("question, first", [
+    ("Which customers from Brazil paid the most freight on their orders?", {"customers", "orders"}),
+    ("Which albums has Iron Maiden made?", {"albums", "artists"}),
+    ("What is the longest track, in milliseconds?", {"tracks"}),
+])
+def test_the_tables_a_question_names_come_first(index, question, first):
+    order = rank_tables(index, question).order
+    assert set(order[:len(first)]) == first, order[:5]
+
+
+def test_a_joined_table_comes_before_a_namesake_elsewhere(index):
+    """crm_customer_log matches *customer* as well as ``customers`` does, but only
+    ``customers`` joins ``orders``: the group that answers both words comes first."""
+    order = rank_tables(index, "Which customer placed the order with the highest freight?").order
+    assert order[:2] == ["orders", "customers"] or order[:2] == ["customers", "orders"], order[:5]
+
+
+def test_join_neighbours_are_brought_in(index):
+    # The bridge: no word of the question names enrollments, but it joins the two tables.
+    ranking = rank_tables(index, "Which students take the Algebra course?")
+    assert set(ranking.order[:3]) == {"students", "courses", "enrollments"}, ranking.order[:5]
+    assert ranking.why["enrollments"].startswith("joins ")
+    # A lookup: the artist of an album comes with it, for its name.
+    ranking = rank_tables(index, "List every album title.")
+    assert ranking.order[0] == "albums" and "artists" in ranking.order[:3], ranking.order[:5]
+    assert ranking.why["artists"] == "referenced by albums"
+
+
+def test_routing_rules_come_first_and_forbidden_tables_are_dropped(index):
+    ranking = rank_tables(index, "How much acetone was used last year?", definitions=RULES)
+    assert ranking.order[0] == "inventory_issue_history"
+    assert ranking.why["inventory_issue_history"] == "rule usage_reads_issues"
+    assert ranking.dropped == ["storage_report_2023", "storage_report_2024"]
+    assert not set(ranking.dropped) & set(ranking.order)
+    # A question the rule does not apply to still sees the storage reports.
+    other = rank_tables(index, "What does the storage report hold for acetone?", definitions=RULES)
+    assert other.dropped == [] and other.order[0].startswith("storage_report_")
+
+
+def test_the_query_takes_defined_terms_verb_stems_and_weighs_numbers_less():
+    weights = retrieval.question_terms("Which tracks were rented in 2024 for usage?", definitions=RULES)
+    assert weights["track"] == 1.0 and weights["rented"] == 1.0 and weights["rent*"] == 0.5
+    assert weights["2024"] == pytest.approx(1 / 3)
+    assert {"inventory", "issue", "history", "weight"} <= set(weights)  # the meaning of 'usage'
+    assert "which" not in weights and "were" not in weights
+
+
+def test_the_python_bm25_scores_as_fts5_does(index):
+    words = ["customer", "order", "freight", "iron", "rent*", "ledger"]
+    fts = index.scores(words)
+    python = retrieval._PythonBM25(index.docs).scores(words)
+    assert fts.keys() == python.keys()
+    for w in fts:
+        assert fts[w].keys() == python[w].keys(), w
+        for table, score in fts[w].items():
+            assert python[w][table] == pytest.approx(score, rel=1e-6), (w, table)
+
+
+# -- the prompt's schema text ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("budget", [80, 400, 1500])
+def test_the_budget_holds(db, budget):
+    ctx = schema_for_prompt(db, "Which customers from Brazil paid the most freight?", budget=budget,
+                            definitions=RULES)
+    assert not ctx.full and ctx.total == DISTRACTORS + 11
+    assert ctx.tokens == estimate_tokens(ctx.text) <= budget
+    blocks = [line for line in ctx.text.splitlines() if line.startswith("TABLE ")]
+    assert [b.split()[1].rstrip(":") for b in blocks] == ctx.tables
+    assert ctx.omitted == ctx.total - len(ctx.tables) - len(ctx.listed)
+    last = ctx.text.splitlines()[-1]
+    assert last.startswith(f"NOT SHOWN: {ctx.total - len(ctx.tables):,} more of the database's {ctx.total:,} tables")
+    if budget >= 400:
+        assert ctx.tables[:2] in (["customers", "orders"], ["orders", "customers"])
+        assert ctx.listed and all(name in last for name in ctx.listed)
+
+
+def test_forbidden_tables_are_not_in_the_prompt(db):
+    ctx = schema_for_prompt(db, "How much acetone was used?", budget=1500, definitions=RULES)
+    assert ctx.tables[0] == "inventory_issue_history"
+    assert "storage_report" not in ctx.text and ctx.dropped == ["storage_report_2023", "storage_report_2024"]
+
+
+def test_a_small_schema_gives_the_whole_unchanged_prompt(demo_db, ask_cache):
+    with vouchsql.connect(demo_db, cache_dir=ask_cache) as demo:
+        whole = schema_text(demo.profile(), demo.dialect)
+        ctx = schema_for_prompt(demo, "How many stores are there?", budget=8000)
+        assert ctx.full and ctx.text == whole and ctx.listed == [] and ctx.omitted == 0
+        assert ctx.tables == demo.table_names()
+        assert schema_for_prompt(demo, "How many stores?", budget=0).text == whole  # 0: always whole
+        narrowed = schema_for_prompt(demo, "How many stores are there?", budget=300)
+        assert not narrowed.full and narrowed.tables[0] == "stores" and narrowed.tokens <= 300
+
+
+# -- vouch ask -----------------------------------------------------------------------------------------
+
+def test_vouch_ask_sends_only_the_retrieved_tables(many_tables, cache, capsys):
+    from vouchsql import cli
+
+    sql = "SELECT c.country, SUM(o.freight) AS freight FROM orders o JOIN customers c USING (customer_id) GROUP BY 1"
+    with ScriptedServer(Script(samples=[sql])) as srv:
+        code = cli.main(["ask", "--db", str(many_tables), "--cache-dir", cache, "--model", "openai:m",
+                         "--base-url", srv.base_url, "--k", "2", "--schema-tokens", "900", "--json",
+                         "How much freight did the orders of each customer country pay?"])
+    assert code == 0
+    answer = json.loads(capsys.readouterr().out)
+    held = answer["prompt_schema"]
+    assert held["full"] is False and held["total_tables"] == DISTRACTORS + 11 and held["budget"] == 900
+    assert held["tables"][:2] in (["orders", "customers"], ["customers", "orders"])
+    assert held["omitted"] == held["total_tables"] - len(held["tables"]) - len(held["listed"])
+    for call in srv.calls:
+        if call.stage in ("decide", "generate"):
+            shown = [line.split()[1].rstrip(":") for line in call.user.splitlines() if line.startswith("TABLE ")]
+            assert shown == held["tables"]
+            assert "NOT SHOWN: " in call.user and "TABLE albums" not in call.user
+    assert answer["shown"]["result"]["rows"] == [["Brazil", 12.5], ["Norway", 3.0]]
