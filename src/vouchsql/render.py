@@ -66,7 +66,12 @@ def print_profile(console: Console, profile: Profile) -> None:
     for t in profile.tables:
         head = f"{t.name}{' (view)' if t.is_view else ''} — {t.row_count:,} rows"
         if t.sampled:
-            head += f"; distinct counts and top values from a {t.sample_size:,}-row sample (≈)"
+            head += (f"; estimates (≈) from a {t.sample_size:,}-row sample" if t.sample_size is not None
+                     else "; estimates (≈) from the engine's statistics")
+            if t.row_count_estimated:
+                head = head.replace(" rows;", " rows (≈);", 1)
+        if t.partial:
+            head += f" — partial: {t.partial}"
         if t.error:
             head += f" — could not profile: {t.error}"
         table = Table(title=head, title_justify="left", box=box.SIMPLE, title_style="bold cyan")
@@ -77,9 +82,10 @@ def print_profile(console: Console, profile: Profile) -> None:
         for c in t.columns:
             key = " ".join(k for k in ("PK" if c.name in t.primary_key else "", fk_cols.get(c.name, "")) if k)
             distinct = f"≈{c.distinct_count:,}" if c.distinct_estimated else f"{c.distinct_count:,}"
+            nulls = f"≈{c.null_count:,}" if c.null_estimated else f"{c.null_count:,}"
             top = ", ".join(f"{_clip(v, 16)} ({n})" for v, n in c.top_values[:3])
             stand = ", ".join(f"{s.value:g} ({s.share:.1%})" for s in c.stand_ins)
-            table.add_row(c.name, c.type, key, f"{c.null_count:,}", distinct, _clip(c.min), _clip(c.max),
+            table.add_row(c.name, c.type, key, nulls, distinct, _clip(c.min), _clip(c.max),
                           top, Text(stand, style="bold red") if stand else "")
         console.print(table)
     if profile.join_pairs:

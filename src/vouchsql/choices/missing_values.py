@@ -92,7 +92,7 @@ class MissingValues:
         if ref is None or ref.alias.lower() in outer:
             return None
         cp = ctx.profile.column(ref.table, ref.column)
-        return ref if cp is not None and cp.null_count > 0 else None
+        return ref if cp is not None and cp.may_have_nulls() else None
 
     @staticmethod
     def _nulls_in_scope(ctx: ChoiceContext, select: exp.Select, col: exp.Column,

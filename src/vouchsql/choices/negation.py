@@ -157,7 +157,7 @@ class Negation:
         x_node = scope.by_alias[x_end.alias.lower()][0]
         x_col = column(written_ident(x_node), x_end.column, ctx.dialect)
         cp = ctx.profile.column(x_end.table, x_end.column)
-        if cp is None or cp.null_count:
+        if cp is None or cp.may_have_nulls():
             conds.append(exp.Not(this=exp.Is(this=x_col.copy(), expression=exp.Null())))
         sub.set("expressions", [x_col])
         set_where(sub, conjuncts(sub.args.get("where")) + conds)
@@ -182,7 +182,7 @@ class Negation:
         if join is None or (join.side or "").upper() != "LEFT" or join.args.get("on") is None:
             return None
         cp = ctx.profile.column(ref.table, ref.column)
-        if cp is None or cp.null_count:
+        if cp is None or cp.may_have_nulls():
             return None  # a NULL there need not mean "no matching row"
         on_parts = conjuncts(join.args["on"])
         edges = [e for e in scope.edges() if any(e.node is c for c in on_parts)

@@ -246,7 +246,7 @@ class PopulationScope:
         if pair is None or pair.estimated:
             return False
         cp = ctx.profile.column(p_end.table, p_end.column)
-        if cp is None or cp.null_count:
+        if cp is None or cp.may_have_nulls():
             return False  # rows with a NULL key have no related rows either
         p_distinct = pair.left_distinct if (pair.left_table.lower(), pair.left_column.lower()) == (
             p_end.table.lower(), p_end.column.lower()) else pair.right_distinct
