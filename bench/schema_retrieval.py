@@ -333,6 +333,7 @@ def measure(path: Path, mapping: dict, show_misses: bool = False) -> dict:
         index = retrieval.schema_index(db)
         t2 = time.perf_counter()
         with vouchsql.connect(path, cache_dir=cache) as again:  # the value sample from the cache
+            again.schema()
             t3 = time.perf_counter()
             retrieval.schema_index(again)
             t4 = time.perf_counter()
@@ -351,19 +352,20 @@ def measure(path: Path, mapping: dict, show_misses: bool = False) -> dict:
                 misses.append({"source": case["source"], "id": case["id"], "question": case["question"],
                                "want": dict(zip(want, ranks)), "top": ranking.order[:10]})
     by_source: dict[str, dict] = {}
-    for name in [*dict.fromkeys(r["source"] for r in results), "overall"]:
-        rows = [r for r in results if name in ("overall", r["source"])]
+    for name in [*dict.fromkeys(r["source"] for r in results), "shipped", "overall"]:
+        # "shipped": the request sets and planted cases, the target population.
+        rows = [r for r in results if name in ("overall", r["source"])
+                or (name == "shipped" and r["source"] != "external_dev")]
         by_source[name] = {"cases": len(rows), **{f"recall@{k}": round(sum(r["worst"] <= k for r in rows) / len(rows), 4)
                                                  for k in KS},
                            **{f"table_recall@{k}": round(sum(x <= k for r in rows for x in r["ranks"])
                                                          / sum(len(r["ranks"]) for r in rows), 4) for k in KS}}
-    shipped = [r for r in results if r["source"] != "external_dev"]
     return {"database": {"path": str(path), "tables": len(index.infos), "fts": index.engine},
             "timing_s": {"schema": round(t1 - t0, 3), "index_cold": round(t2 - t1, 3),
                          "index_cached_values": round(t4 - t3, 3),
                          "rank_median": round(statistics.median(times), 4), "rank_max": round(max(times), 4)},
             "recall": by_source,
-            "shipped_recall@10": round(sum(r["worst"] <= 10 for r in shipped) / len(shipped), 4),
+            "shipped_recall@10": by_source["shipped"]["recall@10"],
             "misses": misses if show_misses else len(misses)}
 
 
@@ -393,8 +395,8 @@ def main(argv=None) -> int:
     m, t = report["machine"], report["timing_s"]
     print(f"machine: {m['cpus']} CPUs, {m['platform']}, Python {m['python']}, SQLite {m['sqlite']}, load {m['load']}")
     print(f"database: {report['database']['tables']} tables; BM25 by {report['database']['fts']}")
-    print(f"index: schema {t['schema']} s, build (values sampled) {t['index_cold']} s, "
-          f"build (values cached) {t['index_cached_values']} s; rank median {t['rank_median'] * 1000:.1f} ms, "
+    print(f"catalogue (db.schema) {t['schema']} s; index: {t['index_cold']} s sampling values, "
+          f"{t['index_cached_values']} s from the cached sample; rank median {t['rank_median'] * 1000:.1f} ms, "
           f"max {t['rank_max'] * 1000:.1f} ms")
     print(f"{'source':24} {'cases':>5} " + " ".join(f"{'R@' + str(k):>6}" for k in KS)
           + "   " + " ".join(f"{'tR@' + str(k):>6}" for k in KS))

@@ -15,24 +15,30 @@ narrowed in four steps:
    names, of the engine's table and column comments, and of a few values sampled from its
    text columns (one bounded ``SELECT … LIMIT`` per table, cached on disk, never a profile).
    The query is the question, the evidence given with it, and the recorded meaning of each
-   defined term the question uses. Scored by SQLite FTS5's ``bm25()``: it ships with the
-   ``sqlite3`` module Vouch already uses (no new dependency), indexes 2,000 tables in tens of
-   milliseconds, and weights the four fields apart (a word in a table's name says more than
-   the same word in a sampled value), which rank-bm25 and bm25s (one bag of words per
-   document) do not. Where a Python's SQLite lacks FTS5, the same formula runs in Python.
-3. **Join neighbours** of the best-matching tables: a table that joins two of them (the
-   bridge a many-to-many or a chain of keys needs: ``PlaylistTrack`` between ``Playlist`` and
-   ``Track``) is placed right after the second, and the tables the best ones reference
-   (lookups such as ``Genre``) follow them. Joins are declared foreign keys and key names
-   (``AlbumId`` → ``Album.AlbumId``, ``customer_id`` → ``customers``), the profile's rules.
+   defined term the question uses (a verb's stem too: *rented* asks for ``rent*``).
+   Scored by SQLite FTS5's ``bm25()``: it ships with the ``sqlite3`` module Vouch already
+   uses (no new dependency), and one FTS5 table per field normalises each field's length on
+   its own and weighs the fields apart (a table's forty columns do not dilute the match on
+   its name; a sampled value counts less than a name), which rank-bm25 and bm25s (one bag of
+   words per document) would need four indexes for as well. Where a Python's SQLite lacks
+   FTS5, the same formula runs in Python (:class:`_PythonBM25`; a test keeps them equal).
+3. **Groups of tables that join.** From each of the best-matching tables a group grows
+   along the join graph (declared foreign keys and key names — ``AlbumId`` →
+   ``Album.AlbumId``, ``customer_id`` → ``customers``, the profile's rules): the neighbour,
+   or the bridge and the table behind it (``enrollments`` between ``students`` and
+   ``courses``), that answers most of the query's words not yet answered, then the tables
+   its members reference for their names (``Artist`` behind ``Album``). Groups come best
+   first by the words they answer together, so the ``Customer`` that ``Invoice`` references
+   outranks a ``customers`` table elsewhere in the warehouse that matches *customer* as well.
 4. **The budget.** Tables are rendered in that order, each with its profile (measured on
    first use through ``profile.table(name)``, so only these tables are profiled), while they
    fit ``schema_tokens``; the names of the next ones fill what is left, and a last line says
    how many more the database holds and that naming one in the question brings it in.
 
-Tokens are estimated, not counted by a model's tokenizer (Vouch talks to several vendors):
-one token per :data:`CHARS_PER_TOKEN` characters, which over-counts schema text for the
-tokenizers we know (3–4 characters per token on names, numbers and quotes), so a budget holds.
+Tokens are estimated, not counted by a model's tokenizer (Vouch talks to several vendors,
+and none of their tokenizers is a dependency): one token per :data:`CHARS_PER_TOKEN`
+characters, below the rule of thumb of four for English prose because names, numbers and
+quotes split into shorter tokens; an estimate, so the budget is a bound on this count.
 """
 
 from __future__ import annotations
@@ -97,7 +103,7 @@ a about above across after again against all also am an and any are as at be bec
 below between both but by can could did do does doing done down during each either else ever every few
 for from further get gets give given gives had has have having he her here hers him his how i if in into
 is it its itself just let like list lists made make many me might more most much must my neither no nor
-not now of off on once one only or other our ours out over own per please provide query return returns
+not now of off on once one only or other our ours out over own per please provide query
 same shall she should show shows so some such than that the their theirs them then there these they this
 those through to too under until up upon us very via was we were what whatever when where whether which
 while who whom whose why will with within without would yes you your yours
@@ -378,12 +384,12 @@ def question_terms(question: str, hint: str | None = None, definitions: "Definit
     begins (``rented`` → ``rent*``: rental), at half weight. A number weighs a third: in a
     question it is mostly a value to filter on (2024, store 7), seldom a table's name."""
     text = " ".join(x for x in (question, hint) if x)
-    words = [w for w in terms(text) if w not in _STOP]
+    words = _content_terms(text)
     if definitions is not None:
         asked = set(terms(text))
         for term, meaning in definitions.definitions.items():
             if set(terms(term)) and set(terms(term)) <= asked:
-                words += [w for w in terms(meaning) if w not in _STOP]
+                words += _content_terms(meaning)
     out: dict[str, float] = {}
     for w in words:
         out[w] = max(out.get(w, 0.0), NUMBER_WEIGHT if w.isdigit() else 1.0)
@@ -391,6 +397,13 @@ def question_terms(question: str, hint: str | None = None, definitions: "Definit
         if stem:
             out.setdefault(stem + "*", STEM_WEIGHT)
     return out
+
+
+def _content_terms(text: str) -> list[str]:
+    """:func:`terms` of ``text`` without its stop words, checked before the singular is taken
+    (*does* is a stop word, its "singular" *doe* would not be)."""
+    return [t for w in re.findall(r"[^\W_]+", words_of(text)) if w not in _STOP
+            for t in terms(w) if t not in _STOP]
 
 
 def _stem(word: str) -> str | None:
@@ -495,22 +508,23 @@ def _grow(index: SchemaIndex, seed: str, gains: dict[str, dict[str, float]], dro
         frontier = {n: m for m in members for n in links[m] if n not in inside and n not in dropped}
         for n, via in frontier.items():
             if n in gains:
-                options.append((delta([n]), [n], f"joins {via}"))
+                options.append((delta([n]), [n], via))
         if len(members) < GROUP_MAX - 1:
             for b, via in frontier.items():
                 if len(links[b]) > HUB:
                     continue
                 for t in links[b]:
                     if t in gains and t not in inside and t not in frontier and t not in dropped:
-                        options.append((delta([b, t]) / 2, [b, t], f"joins {via} through {b}"))
+                        options.append((delta([b, t]) / 2, [b, t], via))
         if not options:
             break
-        gain, add, reason = max(options, key=lambda o: (o[0], [-len(links[t]) for t in o[1]], o[1]))
+        gain, add, via = max(options, key=lambda o: (o[0], [-len(links[t]) for t in o[1]], o[1]))
         if gain <= 0 or gain < floor:
             break
         for t in add:
             members.append(t)
-            why[t] = reason if t == add[-1] else f"joins {add[-1]} to {reason.split()[1]}"
+            why[t] = (f"joins {via}" if len(add) == 1 else f"joins {via} through {add[0]}" if t == add[-1]
+                      else f"joins {add[-1]} to {via}")
             for w, g in gains.get(t, {}).items():
                 best[w] = max(best.get(w, 0.0), g)
     lookups = 0
