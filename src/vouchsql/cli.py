@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -231,8 +232,8 @@ def open_database(target, config):
 def _cmd_profile(args, config, out: Console) -> int:
     from .db.profile import profile_json
 
-    with open_database(args.db, config) as db:
-        profile = db.profile(refresh=args.refresh)
+    with open_database(args.db, config) as db, _table_progress() as progress:
+        profile = db.profile(refresh=args.refresh, progress=progress)
     if args.json:
         print(profile_json(profile))
     else:
@@ -240,6 +241,28 @@ def _cmd_profile(args, config, out: Console) -> int:
 
         print_profile(out, profile)
     return 0
+
+
+@contextlib.contextmanager
+def _table_progress():
+    """A progress bar over the tables on stderr while ``vouch profile`` measures them; none
+    where stderr is not a terminal (a pipe or a log gets no control codes)."""
+    from rich.console import Console
+
+    err = Console(stderr=True)
+    if not err.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("profiling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=err, transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def progress(done: int, total: int, table: str) -> None:
+            bar.update(task, completed=done, total=total, description=table)
+
+        yield progress
 
 
 def _cmd_sql(args, config, out: Console) -> int:

@@ -38,7 +38,7 @@ from ..sql.scope import Scope
 from ..sql.tree import limit_value, own_nodes, selects
 from ..words import singular, words_of
 from ..db.profile import Profile, TableProfile
-from ..question.shape import Claim, Shape, entity_tables, names_entity, read_shape, words
+from ..question.shape import Claim, EntityNames, Shape, entity_tables, names_entity, read_shape, words
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
@@ -374,12 +374,10 @@ def _holders(profile: Profile, table: TableProfile) -> set[str]:
 
 def _find_holders(profile: Profile, table: TableProfile) -> set[str]:
     ent = [singular(w) for w in words_of(table.name).split()]
-    out = {table.name}
+    out = {table.name} | _entity_names(profile).naming_tables(table.name)
     for t in profile.tables:
         tw = [singular(w) for w in words_of(t.name).split()]
         if any(tw[i:i + len(ent)] == ent for i in range(len(tw))):
-            out.add(t.name)
-        if any(names_entity(c.name, table) for c in t.columns):
             out.add(t.name)
         if any(fk.ref_table.lower() == table.name.lower() for fk in t.foreign_keys):
             out.add(t.name)
@@ -449,9 +447,14 @@ def _reachable(profile: Profile, tables: set[str], hops: int) -> set[str]:
 def _named_tables(profile: Profile, t: TableProfile) -> set[str]:
     """The other tables a column of ``t`` names (``ArtistId`` → ``Artist``)."""
     def build():
-        return {u.name for u in profile.tables for c in t.columns if u.name != t.name and names_entity(c.name, u)}
+        names = _entity_names(profile)
+        return {u for c in t.columns for u in names.named_by(c.name) if u != t.name}
 
     return profile.memo(("named_tables", t.qualified.lower()), build)
+
+
+def _entity_names(profile: Profile) -> EntityNames:
+    return profile.memo("entity_names", lambda: EntityNames(profile))
 
 
 # "how many tracks on each invoice", "number of products per order": items in a container,

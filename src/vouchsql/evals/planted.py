@@ -13,7 +13,6 @@ model rewrote its answer), so the text agrees with the broken result.
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Iterable
 from ..agreement import strict_clusters
 from ..answer import Result
 from ..db import connect
+from ..db.profile import patched_profile
 from ..errors import SQLRejected, UserInputError, VouchError
 from ..pipeline import check_candidates, rescore
 from ..score import RULES
@@ -139,26 +139,27 @@ def _run_case(db, case: dict, cid: str, kinds: list[str], k: int, rules: list[st
 
 def _score_plant(db, case, cid: str, planted: Planted, original: Result, sql: str, k: int,
                  rules: list[str]) -> list[Record]:
-    saved = db._profile
-    if planted.patch_profile is not None:
-        db._profile = copy.deepcopy(saved)
-        planted.patch_profile(db._profile)
-    try:
-        text = planted.answer_text
-        new_result = db.execute(planted.sql)
-        if text is None:
-            text = template_text(new_result)
-        effective = planted.answer_text != case.get("answer_text") if planted.kind == "wrong_number" else \
-            new_result.model_dump(exclude={"elapsed_ms"}) != original.model_dump(exclude={"elapsed_ms"})
-        out = []
-        for mode in MODES:
-            cands = [planted.sql] + ([sql] * (k - 1) if mode == "independent" else [planted.sql] * (k - 1))
-            answer = check_candidates(db, case["question"], cands, answer_text=text, hint=case.get("hint"))
-            out.extend(_records(cid, planted.kind, mode, answer, rules, planted.own_check, planted.note,
-                                planted.sql, text, effective))
-        return out
-    finally:
-        db._profile = saved
+    with patched_profile(db) as profile:
+        if planted.patch_profile is not None:
+            planted.patch_profile(profile)
+        return _score_patched(db, case, cid, planted, original, sql, k, rules)
+
+
+def _score_patched(db, case, cid: str, planted: Planted, original: Result, sql: str, k: int,
+                   rules: list[str]) -> list[Record]:
+    text = planted.answer_text
+    new_result = db.execute(planted.sql)
+    if text is None:
+        text = template_text(new_result)
+    effective = planted.answer_text != case.get("answer_text") if planted.kind == "wrong_number" else \
+        new_result.model_dump(exclude={"elapsed_ms"}) != original.model_dump(exclude={"elapsed_ms"})
+    out = []
+    for mode in MODES:
+        cands = [planted.sql] + ([sql] * (k - 1) if mode == "independent" else [planted.sql] * (k - 1))
+        answer = check_candidates(db, case["question"], cands, answer_text=text, hint=case.get("hint"))
+        out.extend(_records(cid, planted.kind, mode, answer, rules, planted.own_check, planted.note,
+                            planted.sql, text, effective))
+    return out
 
 
 def _records(cid, kind, mode, answer, rules, own_check, note, sql, text, effective=True) -> list[Record]:

@@ -281,14 +281,14 @@ class Tools:
         return [s for s in SPECS if s.name not in MODEL_TOOLS or self.model]
 
     def warm(self) -> None:
-        """Open each database once: a bad path fails the start, and the profile is built (or
-        read from the cache) before the first call waits for it."""
+        """Open each database once: a bad path fails the start, and its catalogue is read
+        before the first call waits for it (tables are measured when a call reads them)."""
         from ..db import connect
 
         for name, target in self.databases.items():
             try:
                 with connect(target, config=self.config) as db:
-                    profile = db.profile()
+                    profile = db.catalogue()
             except VouchError as exc:
                 raise UserInputError(f"database {name!r}: {exc.message}") from None
             self.meta[name] = {"engine": db.engine, "tables": sum(not t.is_view for t in profile.tables),
@@ -343,7 +343,7 @@ class Tools:
             raise ToolFailure("unavailable", f"database {name!r} cannot be opened now; the server log says why") from None
         try:
             with self._profile_locks[name]:
-                db.profile()
+                db.catalogue()
         except BaseException:
             db.close()
             raise
@@ -373,7 +373,9 @@ class Tools:
     def _describe(self, args: DescribeInput) -> dict:
         db = self._open(args.database)
         try:
-            profile = db.profile()
+            # Measured: the tables asked for (else the first MAX_DESCRIBED) and their join neighbours.
+            names = args.tables or [t.qualified for t in db.catalogue().tables[:MAX_DESCRIBED]]
+            profile = db.profile_for(names)
         finally:
             db.close()
         return self._fit(describe_profile(profile, args.database, args.tables, args.sample_values), args.database)
@@ -457,12 +459,15 @@ class Tools:
         return dumps(hide_path(data, self.databases[name], name)).decode("utf-8")
 
 
+MAX_DESCRIBED = 40
+
+
 def describe_profile(profile, database: str, tables: list[str] | None, sample_values: int,
-                     max_tables: int = 40) -> dict:
+                     max_tables: int = MAX_DESCRIBED) -> dict:
     """The agent-sized view of a profile: what to know to write SQL, clipped."""
-    by_name = {t.name: t for t in profile.tables}
+    by_name = {t.qualified: t for t in profile.tables}
     if tables:
-        lower = {t.name.lower(): t.name for t in profile.tables}
+        lower = {t.qualified.lower(): t.qualified for t in profile.tables}
         missing = [t for t in tables if t not in by_name and t.lower() not in lower]
         if missing:
             raise ToolFailure("unknown_table", f"no table named {', '.join(map(repr, missing))} in {database!r}; "
@@ -470,8 +475,9 @@ def describe_profile(profile, database: str, tables: list[str] | None, sample_va
         chosen = [by_name.get(t) or by_name[lower[t.lower()]] for t in tables]
         more: list[str] = []
     else:
-        chosen, more = profile.tables[:max_tables], [t.name for t in profile.tables[max_tables:]]
-    names = {t.name for t in chosen}
+        chosen, more = profile.tables[:max_tables], [t.qualified for t in profile.tables[max_tables:]]
+    chosen = [profile.table(t.qualified) for t in chosen]  # measured, if the profile held it from the catalogue
+    names = {t.qualified for t in chosen}
     out_tables = []
     for t in chosen:
         columns = []
@@ -485,7 +491,7 @@ def describe_profile(profile, database: str, tables: list[str] | None, sample_va
                 else [[_clip(v), n] for v, n in c.top_values[:sample_values]],
                 "stand_ins": [{"value": s.value, "share": s.share, "reason": s.reason} for s in c.stand_ins],
             })
-        out_tables.append({"name": t.name, "is_view": t.is_view, "row_count": t.row_count,
+        out_tables.append({"name": t.qualified, "is_view": t.is_view, "row_count": t.row_count,
                            "primary_key": list(t.primary_key),
                            "foreign_keys": [fk.model_dump(mode="json") for fk in t.foreign_keys],
                            "columns": columns})

@@ -40,13 +40,18 @@ def plain(text: str) -> str:
     return text.translate(_QUOTES)
 
 
+_SPACES = re.compile(r"[\s_\-]+")
+
+
 @lru_cache(maxsize=65536)  # pure; called for every name of a catalogue
 def fold(text: str) -> str:
     """Case- and accent-insensitive form: lower case, accents dropped, runs of space and
     ``_``/``-`` collapsed to one space. ``fold('São  Paulo') == 'sao paulo'``."""
-    text = unicodedata.normalize("NFKD", plain(str(text)))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return re.sub(r"[\s_\-]+", " ", text.lower()).strip()
+    text = str(text)
+    if not text.isascii():  # (ASCII has no curly quotes and no accents to drop)
+        text = unicodedata.normalize("NFKD", plain(text))
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return _SPACES.sub(" ", text.lower()).strip()
 
 
 @lru_cache(maxsize=65536)

@@ -203,11 +203,12 @@ class Databases:
 
     def warm(self, config: Config) -> None:
         """Open each database once at start: a bad path fails the start, not the first
-        request, and the profile is built (or read from the cache) before anyone waits."""
+        request, and the catalogue is read before anyone waits (each table is measured when
+        a request first reads it, and cached)."""
         for name, target in self.targets.items():
             try:
                 with connect(target, config=config) as db:
-                    profile = db.profile()
+                    profile = db.catalogue()
                     self.meta[name] = {"engine": db.engine, "tables": len(profile.tables)}
             except VouchError as exc:
                 raise UserInputError(f"database {name!r}: {exc.message}") from None
@@ -218,8 +219,8 @@ class Databases:
         except VouchError as exc:  # the file went away or the server is down: say so, not where
             log.error("database %r cannot be opened: %s", name, exc.message)
             raise ApiError(503, "unavailable", f"database {name!r} cannot be opened now; the server log says why") from None
-        with self._profile_locks[name]:  # one build at a time when the file changed
-            db.profile()
+        with self._profile_locks[name]:  # one catalogue read at a time when the file changed
+            db.catalogue()
         return db
 
 

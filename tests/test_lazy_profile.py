@@ -1,0 +1,121 @@
+"""Lazy, per-table profiles: what a check measures is the tables its SQL reads and their join
+neighbours; the rest of a large catalogue is read, never scanned; what is reported never
+depends on what ran before in the process; the catalogue-wide indexes give what the
+pairwise scans they replace gave."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import vouchsql
+from vouchsql.db.profile import TableProfile, _join_candidates
+from vouchsql.question.shape import EntityNames, names_entity
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory, chinook_path) -> Path:
+    """Chinook plus 300 ledger tables sharing one key name (entry_id) and a column naming
+    Chinook's customers (CustomerId), 5 rows each."""
+    path = tmp_path_factory.mktemp("wide") / "wide.sqlite"
+    src = sqlite3.connect(chinook_path)
+    dst = sqlite3.connect(path)
+    src.backup(dst)
+    src.close()
+    for i in range(300):
+        dst.execute(f"CREATE TABLE ledger_{i:03d} (entry_id INTEGER PRIMARY KEY, CustomerId INTEGER, "
+                    f"amount NUMERIC(10,2), memo TEXT)")
+        dst.executemany(f"INSERT INTO ledger_{i:03d} VALUES (?, ?, ?, ?)",
+                        [(j, 1 + (i + j) % 59, j * 1.5, f"m{j}") for j in range(5)])
+    dst.commit()
+    dst.close()
+    return path
+
+
+def _measured(profile) -> list[str]:
+    return sorted(t.qualified for t in profile.tables if t.measured)
+
+
+def test_a_check_measures_what_it_reads_and_its_neighbours(wide, tmp_path):
+    with vouchsql.connect(wide, cache_dir=str(tmp_path)) as db:
+        prof = db.profile_for(["Track"])
+        assert _measured(prof) == ["Album", "Genre", "InvoiceLine", "MediaType", "PlaylistTrack", "Track"]
+        assert len(prof.tables) == 311
+        stub = prof.find("ledger_007")
+        assert stub is not None and not stub.measured and stub.row_count == 0
+        assert [c.name for c in stub.columns] == ["entry_id", "CustomerId", "amount", "memo"]
+        # asked for by name, a table is measured on first use: the figures are real
+        assert prof.table("ledger_007").row_count == 5 and prof.table("ledger_007").measured
+        # ... without changing what this profile lists as measured (no history in a profile)
+        assert _measured(prof) == ["Album", "Genre", "InvoiceLine", "MediaType", "PlaylistTrack", "Track"]
+        answer = vouchsql.check(db, "How many tracks are there?", ["SELECT COUNT(*) FROM Track"])
+        assert answer.shown.result.rows == [[3503]]
+        assert not {c.name for c in answer.checks if c.fired} & {"missing_table", "bad_join"}
+    # each measured table has its own cache entry; the 300 ledgers have none, but the one asked for
+    entries = list((tmp_path / "profiles").glob("*/t-*.json"))
+    names = sorted(TableProfile.model_validate_json(p.read_text()).name for p in entries)
+    assert names == ["Album", "Genre", "InvoiceLine", "MediaType", "PlaylistTrack", "Track", "ledger_007"]
+
+
+def test_a_key_name_shared_by_many_tables_pairs_none_of_them(wide):
+    with vouchsql.connect(wide) as db:
+        pairs = _join_candidates(db.schema())
+    # 300 tables own entry_id: no pair by that name; CustomerId still refers to Customer
+    assert not [p for p in pairs if p.left_column == "entry_id"]
+    to_customer = [p for p in pairs if p.left_column == "CustomerId" and p.left_table.startswith("ledger_")]
+    assert len(to_customer) == 300 and {p.right_table for p in to_customer} == {"Customer"}
+
+
+def test_the_same_check_gives_the_same_answer_whatever_ran_before(wide, tmp_path):
+    question = "How many invoices did customers from Brazil get?"
+    sql = ["SELECT COUNT(*) FROM Invoice i JOIN Customer c ON c.CustomerId = i.CustomerId WHERE c.Country = 'Brazil'"]
+
+    def run(before: list[str]) -> str:
+        with vouchsql.connect(wide, cache_dir=str(tmp_path / "c")) as db:
+            for other in before:  # other queries first, in the same process and connection
+                vouchsql.check(db, "How many rows?", [f"SELECT COUNT(*) FROM {other}"])
+            data = json.loads(vouchsql.check(db, question, sql).model_dump_json())
+            for c in data["candidates"] + [data["shown"]]:
+                c["result"]["elapsed_ms"] = 0
+            return json.dumps(data, sort_keys=True)
+
+    fresh = run([])
+    assert run(["Track", "Artist", "ledger_001"]) == fresh
+    assert run(["Employee", "Playlist"]) == fresh
+
+
+def test_entity_names_index_matches_the_pairwise_test(datasets_dir, wide):
+    for path in [*sorted(datasets_dir.glob("*.sqlite")), wide]:
+        with vouchsql.connect(path) as db:
+            prof = db.catalogue()
+        index = EntityNames(prof)
+        for t in prof.tables:
+            for c in t.columns:
+                assert index.named_by(c.name) == {u.name for u in prof.tables if names_entity(c.name, u)}, (t.name, c.name)
+            assert index.naming_tables(t.name) == {u.name for u in prof.tables
+                                                   if any(names_entity(c.name, t) for c in u.columns)}, t.name
+
+
+def test_sqlite_catalogue_in_two_statements_equals_the_per_table_pragmas(datasets_dir, monkeypatch):
+    for path in sorted(datasets_dir.glob("*.sqlite")):
+        with vouchsql.connect(path) as fast, vouchsql.connect(path) as slow:
+            monkeypatch.setattr(slow, "_catalogue", lambda: (_ for _ in ()).throw(sqlite3.DatabaseError("x")))
+            assert fast.schema() == slow.schema(), path.name
+
+
+def test_a_view_over_a_dropped_table_leaves_the_rest_listed(tmp_path):
+    path = tmp_path / "broken.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+    conn.execute("CREATE TABLE gone (x INTEGER)")
+    conn.execute("CREATE VIEW v AS SELECT x FROM gone")
+    conn.execute("DROP TABLE gone")
+    conn.commit()
+    conn.close()
+    with vouchsql.connect(path) as db:
+        tables = {t.name: t for t in db.schema()}
+        assert set(tables) == {"t", "v"} and [c.name for c in tables["t"].columns] == ["id", "v"]
+        assert tables["v"].columns == [] and tables["v"].is_view
