@@ -15,7 +15,8 @@ _DUCKDB_MAGIC = b"DUCK"
 
 def connect(target: "str | os.PathLike | Database", config: Config | None = None, **settings) -> Database:
     """Open ``target`` read-only: a SQLite file (the default engine), a DuckDB file, a folder
-    of CSV/Parquet files (DuckDB), or a SQLAlchemy URL such as ``postgresql://…``.
+    of CSV/Parquet files (DuckDB), Spark (``sc://host:port`` for Spark Connect, ``spark-local://``
+    for a local session), or a SQLAlchemy URL such as ``postgresql://…``.
     Keyword arguments override settings (``timeout``, ``max_rows``, …)."""
     if isinstance(target, Database):
         return target
@@ -33,6 +34,9 @@ def connect(target: "str | os.PathLike | Database", config: Config | None = None
         if scheme == "duckdb":
             from .duckdb import DuckDBDatabase
             return DuckDBDatabase(_reachable(Path(local)), config)
+        if scheme in ("sc", "spark-local"):
+            from .spark import SparkDatabase
+            return SparkDatabase(text, config)
         from .sqlalchemy import SQLAlchemyDatabase
         return SQLAlchemyDatabase(text, config)
     return _open_path(Path(text), config)
