@@ -43,6 +43,7 @@ DATA = REPO / "src" / "vouchsql" / "data"
 SOURCES = ("chinook", "sakila", "northwind", "demo")
 FORMAT = 3
 KS = (5, 10, 20)
+PROMPT_CASES = 10
 
 # -- distractor vocabulary: business words, many shared with the real databases -------------------
 
@@ -351,6 +352,17 @@ def measure(path: Path, mapping: dict, show_misses: bool = False) -> dict:
             if worst > 10:
                 misses.append({"source": case["source"], "id": case["id"], "question": case["question"],
                                "want": dict(zip(want, ranks)), "top": ranking.order[:10]})
+        # The prompt's schema text for a few questions, end to end: ranking, then the shown
+        # tables profiled on first use (a fresh cache: each is measured here) and rendered.
+        from vouchsql.settings import Config
+
+        budget = Config().schema_tokens
+        prompt_times, shown = [], []
+        for case in cases()[:PROMPT_CASES]:
+            start = time.perf_counter()
+            ctx = retrieval.schema_for_prompt(db, case["question"], budget=budget)
+            prompt_times.append(time.perf_counter() - start)
+            shown.append((len(ctx.tables), len(ctx.listed), ctx.tokens))
     by_source: dict[str, dict] = {}
     for name in [*dict.fromkeys(r["source"] for r in results), "shipped", "overall"]:
         # "shipped": the request sets and planted cases, the target population.
@@ -363,7 +375,13 @@ def measure(path: Path, mapping: dict, show_misses: bool = False) -> dict:
     return {"database": {"path": str(path), "tables": len(index.infos), "fts": index.engine},
             "timing_s": {"schema": round(t1 - t0, 3), "index_cold": round(t2 - t1, 3),
                          "index_cached_values": round(t4 - t3, 3),
-                         "rank_median": round(statistics.median(times), 4), "rank_max": round(max(times), 4)},
+                         "rank_median": round(statistics.median(times), 4), "rank_max": round(max(times), 4),
+                         "prompt_cases": len(prompt_times), "prompt_budget": budget,
+                         "prompt_median": round(statistics.median(prompt_times), 3),
+                         "prompt_max": round(max(prompt_times), 3),
+                         "prompt_tables_median": statistics.median(n for n, _, _ in shown),
+                         "prompt_listed_median": statistics.median(n for _, n, _ in shown),
+                         "prompt_tokens_max": max(t for _, _, t in shown)},
             "recall": by_source,
             "shipped_recall@10": by_source["shipped"]["recall@10"],
             "misses": misses if show_misses else len(misses)}
@@ -398,6 +416,9 @@ def main(argv=None) -> int:
     print(f"catalogue (db.schema) {t['schema']} s; index: {t['index_cold']} s sampling values, "
           f"{t['index_cached_values']} s from the cached sample; rank median {t['rank_median'] * 1000:.1f} ms, "
           f"max {t['rank_max'] * 1000:.1f} ms")
+    print(f"prompt schema ({t['prompt_cases']} questions, budget {t['prompt_budget']}, tables profiled on first use): "
+          f"median {t['prompt_median']} s, max {t['prompt_max']} s; {t['prompt_tables_median']} tables shown, "
+          f"{t['prompt_listed_median']} named (medians), at most {t['prompt_tokens_max']} tokens")
     print(f"{'source':24} {'cases':>5} " + " ".join(f"{'R@' + str(k):>6}" for k in KS)
           + "   " + " ".join(f"{'tR@' + str(k):>6}" for k in KS))
     for name, row in report["recall"].items():
