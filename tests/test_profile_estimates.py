@@ -147,10 +147,14 @@ def test_postgresql_uses_fresh_statistics_and_samples_stale_ones(pg):
                 f"WITH (autovacuum_enabled = false)")
     raw.execute(f"INSERT INTO {schema}.big SELECT i, CASE WHEN i % 97 = 0 THEN -1 ELSE (i * 37) % 1000 + 0.5 END, "
                 f"CASE WHEN i % 20 = 0 THEN NULL ELSE 'k' || (i % 7) END FROM generate_series(1, 20000) i")
-    settings = dict(sample_threshold=2_000, sample_rows=1_000, scan_threshold=5_000)
+    settings = dict(sample_threshold=2_000, sample_rows=5_000, scan_threshold=10_000)
     never = profile_of(url, "big", **settings)
     assert never.statistics == "pg_stats: stale (never analyzed); not used"
-    assert (never.row_count, never.row_count_estimated, never.sample_method) == (20_000, False, "TABLESAMPLE SYSTEM")
+    # No COUNT(*) of a table this large: the sample counts it (its rows over the share of
+    # pages it read), as it measures everything else.
+    assert (never.row_count_estimated, never.sources, never.sample_method) == (
+        True, {"row_count": "sample"}, "TABLESAMPLE SYSTEM")
+    assert abs(never.row_count - 20_000) <= 0.25 * 20_000, never.row_count
     assert never.column("amount").sources["distinct_count"] == "sample"
     assert [s.value for s in never.column("amount").stand_ins] == [-1]
 

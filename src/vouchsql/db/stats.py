@@ -53,6 +53,10 @@ class TableStatistics:
     # Columns whose values the statistics hold in the profile's own form; the others are
     # sampled (a type whose values JSON does not carry as the profile's queries return them).
     columns: dict[str, ColumnStatistics] = field(default_factory=dict)
+    # A guess at the rows now, good enough to choose how to measure (never a figure): the
+    # last ANALYZE's rows per page times the pages the table has now, as PostgreSQL's planner
+    # reckons, or, never analyzed, the pages times the rows of the declared widths a page holds.
+    row_guess: int | None = None
 
 
 def freshness(analyzed: bool, reltuples: float, modified: int | None) -> tuple[bool, str]:
@@ -79,6 +83,7 @@ def _literal(text: str) -> str:
 _PG_CATEGORIES = {"N", "S", "D", "B"}
 _PG_MONEY = 790
 _PG_FLOATS = {700, 701}
+_PAGE = 8192
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
@@ -91,7 +96,8 @@ def postgres_sql(table_sql: str) -> str:
     """One statement: the table's row estimate and freshness, and each column's statistics."""
     return (
         "SELECT c.reltuples::float8, s.n_mod_since_analyze, "
-        "(s.last_analyze IS NOT NULL OR s.last_autoanalyze IS NOT NULL), c.relkind::text, "
+        "(s.last_analyze IS NOT NULL OR s.last_autoanalyze IS NOT NULL), c.relkind::text, c.relpages::float8, "
+        "pg_relation_size(c.oid)::float8 / current_setting('block_size')::float8, t.typlen::int, "
         "a.attname::text, a.atttypid::int, t.typcategory::text, st.null_frac::float8, st.n_distinct::float8, "
         "array_to_json(st.most_common_vals)::text, st.most_common_freqs::float8[], "
         "array_to_json(st.histogram_bounds)::text "
@@ -109,7 +115,7 @@ def postgres_statistics(rows: list[tuple]) -> TableStatistics | None:
     """The statistics from :func:`postgres_sql`'s rows (None for a view or an unknown table)."""
     if not rows or rows[0][3] not in ("r", "m"):
         return None
-    reltuples, modified, analyzed = rows[0][0], rows[0][1], bool(rows[0][2])
+    reltuples, modified, analyzed, _, relpages, pages = rows[0][:6]
     fresh, note = freshness(analyzed, float(reltuples), None if modified is None else int(modified))
     columns: dict[str, ColumnStatistics] = {}
     for *_, name, type_oid, category, null_frac, n_distinct, mcv, mcf, hist in rows:
@@ -129,9 +135,16 @@ def postgres_statistics(rows: list[tuple]) -> TableStatistics | None:
         bounds = [value(v) for v in _json(hist)]
         columns[name] = ColumnStatistics(float(null_frac), float(n_distinct), common, bounds)
     rows_estimate = int(round(reltuples)) if reltuples >= 0 else None
+    if reltuples >= 0 and relpages and relpages > 0:
+        guess = reltuples / relpages * pages
+    else:
+        # A heap tuple: a 24-byte header and a 4-byte line pointer, then its columns (a
+        # variable-length value taken as 32 bytes), in a page less its 24-byte header.
+        width = 28 + sum(r[6] if r[6] and r[6] > 0 else 32 for r in rows if r[7] is not None)
+        guess = pages * ((_PAGE - 24) // max(width, 1))
     return TableStatistics(source="pg_stats", row_source="pg_class.reltuples", rows=rows_estimate,
                            fresh=fresh, note=f"pg_stats: {'fresh' if fresh else 'stale'} ({note})",
-                           columns=columns)
+                           columns=columns, row_guess=int(guess))
 
 
 __all__ = ["ColumnStatistics", "TableStatistics", "freshness", "postgres_sql", "postgres_statistics",
