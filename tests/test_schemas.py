@@ -5,6 +5,8 @@ and two tables of one name in two schemas stay two tables. On PostgreSQL (schema
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import vouchsql
@@ -153,3 +155,38 @@ def test_mariadb_reads_the_databases_asked_for(mariadb_two_databases, tmp_path):
         assert [t.qualified for t in db.schema()] == ["customers", "orders"]
     with vouchsql.connect(url, schemas=f"{name},{other}", cache_dir=str(tmp_path / "c")) as db:
         _assert_two_schemas(db, other)
+
+
+# -- one table's identity on the servers -----------------------------------------------------
+
+def _row_counts_after_a_write(url, write, tmp_path, flush=lambda: None) -> tuple[int, int, bool]:
+    """Profile owners and pets, write to pets, profile again with the same cache folder: the
+    rows seen before and after, and whether owners' cache entry was reused."""
+    from vouchsql.db.profile import cache_file
+
+    flush()  # the fixture's writes reported too
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        before = db.profile_for(["pets"]).table("pets").row_count
+        owners_entry = cache_file(db, "owners")
+    write()
+    flush()
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        after = db.profile_for(["pets"]).table("pets").row_count
+        same_owners = cache_file(db, "owners") == owners_entry
+    return before, after, same_owners
+
+
+def test_postgres_a_write_to_one_table_remeasures_that_table(pg, tmp_path):
+    url, raw, schema = pg
+    before, after, same_owners = _row_counts_after_a_write(
+        url, lambda: raw.execute(f"INSERT INTO {schema}.pets VALUES (201, 1, 3, 'x')"), tmp_path,
+        # a session reports its counters when idle (up to 10 s later); asked, at once
+        flush=lambda: (raw.execute("SELECT pg_stat_force_next_flush()"), time.sleep(0.3)))
+    assert (before, after, same_owners) == (200, 201, True)
+
+
+def test_mariadb_a_write_to_one_table_remeasures_that_table(mariadb, tmp_path):
+    url, cur, name = mariadb
+    before, after, same_owners = _row_counts_after_a_write(
+        url, lambda: cur.execute(f"INSERT INTO {name}.pets VALUES (201, 1, 3, 'x')"), tmp_path)
+    assert (before, after, same_owners) == (200, 201, True)

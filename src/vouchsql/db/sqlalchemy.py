@@ -88,8 +88,50 @@ class SQLAlchemyDatabase(Database):
         self._engine.dispose()
 
     def identity(self) -> str:
-        shape = "|".join(f"{t.qualified}:{','.join(c.name + ' ' + c.type for c in t.columns)}" for t in self.schema())
-        return f"{self.target}#{hashlib.sha256(shape.encode()).hexdigest()[:16]}"
+        # Read once per connection: the schema is, and a 20,000-table shape is hashed once.
+        if "_identity" not in self.__dict__:
+            shape = "|".join(f"{t.qualified}:{','.join(c.name + ' ' + c.type for c in t.columns)}"
+                             for t in self.schema())
+            self._identity = f"{self.target}#{hashlib.sha256(shape.encode()).hexdigest()[:16]}"
+        return self._identity
+
+    def table_identity(self, info: TableInfo) -> str:
+        """One table's identity from the server's own bookkeeping, so a write to one table
+        re-measures that table only (and a write is noticed at all: the database identity
+        follows the schema's shape alone). PostgreSQL: the table's storage file and its
+        cumulative insert/update/delete counters (pg_stat_all_tables, reported by the server
+        within about a second of a commit); MariaDB/MySQL: information_schema.TABLES' create
+        and update times, row estimate and data length. A view, whose rows are its base
+        tables', and an engine without such figures keep the database's identity."""
+        if info.is_view:
+            return self.identity()
+        marks = self._table_marks()
+        mark = marks.get(((info.schema or self.default_schema or "").lower(), info.name.lower()))
+        return f"{self.identity()}|{mark}" if mark is not None else self.identity()
+
+    def _table_marks(self) -> dict[tuple[str, str], str]:
+        """Every table's change marks, in one catalogue query per connection."""
+        if "_marks" in self.__dict__:
+            return self._marks
+        if self._is_postgres:
+            sql = ("SELECT n.nspname, c.relname, c.relfilenode, pg_relation_size(c.oid), s.n_tup_ins, s.n_tup_upd, "
+                   "s.n_tup_del "
+                   "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                   "LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid WHERE c.relkind IN ('r', 'p', 'm', 'f')")
+        elif self.engine in ("mysql", "mariadb"):
+            sql = ("SELECT TABLE_SCHEMA, TABLE_NAME, CREATE_TIME, UPDATE_TIME, TABLE_ROWS, DATA_LENGTH "
+                   "FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
+        else:
+            self._marks = {}
+            return self._marks
+        try:
+            with self._engine.connect() as conn:
+                rows = conn.exec_driver_sql(sql).fetchall()
+                conn.rollback()
+        except self._sa.exc.SQLAlchemyError:
+            rows = []  # no access to the statistics: the database's identity serves
+        self._marks = {(str(r[0]).lower(), str(r[1]).lower()): ":".join(map(str, r[2:])) for r in rows}
+        return self._marks
 
     def _run(self, sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
         sa = self._sa

@@ -13,6 +13,7 @@ from ..answer import Answer, Candidate, Reason, Result, Shown
 from ..checks import CHECKS, CheckContext, run_checks
 from ..choices import detect_choices, reported
 from ..db.base import Database
+from ..db.profile import quiet_gc
 from ..definitions import definitions_in_effect
 from ..errors import SQLRejected, UserInputError
 from ..score import RULES, ScoreInput, score
@@ -73,6 +74,15 @@ def vouch(db: Database, question: str, candidates: list[str], results: list[Resu
     rule = _require(db, question, candidates, rule)
     if len(results) != len(candidates):
         raise UserInputError(f"{len(candidates)} candidates but {len(results)} results")
+    # One check makes many short-lived objects beside a large live catalogue: collecting
+    # cycles in the middle of it rescans the catalogue, so it waits until the check is done.
+    with quiet_gc():
+        return _vouch(db, question, candidates, results, rule, answer_text, hint, all_choices, timings,
+                      judged_complete)
+
+
+def _vouch(db: Database, question: str, candidates: list[str], results: list[Result], rule: str,
+           answer_text, hint, all_choices: bool, timings, judged_complete) -> Answer:
     t = timings or Timings()
     start = time.perf_counter()
     try:
