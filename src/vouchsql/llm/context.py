@@ -78,11 +78,18 @@ def table_text(t: TableProfile, dialect: str = "sqlite") -> str:
     def name(n: str) -> str:
         return data.identifier(n, dialect)
 
-    head = f"TABLE {name(t.name)}{' (view)' if t.is_view else ''}: {t.row_count:,} rows"
+    def table(schema: str | None, n: str) -> str:  # schema.table outside the default schema
+        return f"{name(schema)}.{name(n)}" if schema else name(n)
+
+    def ref(key: str) -> str:  # a foreign key's table, keyed schema.table outside the default schema
+        schema, dot, n = key.partition(".")
+        return table(schema, n) if dot and schema and n else name(key)
+
+    head = f"TABLE {table(t.schema_name, t.name)}{' (view)' if t.is_view else ''}: {t.row_count:,} rows"
     if t.primary_key:
         head += f"; primary key ({', '.join(map(name, t.primary_key))})"
     lines.append(head)
-    refs = {c: f"{name(fk.ref_table)}.{name(fk.ref_columns[i])}" for fk in t.foreign_keys
+    refs = {c: f"{ref(fk.ref_table)}.{name(fk.ref_columns[i])}" for fk in t.foreign_keys
             for i, c in enumerate(fk.columns) if i < len(fk.ref_columns)}
     for c in t.columns:
         bits = [data.type_name(c.type)]
