@@ -20,7 +20,8 @@ assignment (a float in (0, 1] by ±0.01, another float by ±10%, an int by ±1) 
 same selection against each nudged copy (``pytest -x``).
 
     pip install mutmut
-    python bench/mutation.py                              # the six modules: hours on 2 CPUs
+    python bench/mutation.py                              # every module: many hours on 2 CPUs
+    python bench/mutation.py --modules missing_table,definition_rule --keep --workdir /tmp/vouch-mutation
     python bench/mutation.py --modules bad_join,metrics --max-children 2
     python bench/mutation.py --before-without tests/test_boundaries.py --keep --workdir /tmp/vouch-mutation
     python bench/mutation.py --rerun --workdir /tmp/vouch-mutation   # after editing tests
