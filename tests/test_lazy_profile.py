@@ -119,3 +119,39 @@ def test_a_view_over_a_dropped_table_leaves_the_rest_listed(tmp_path):
         tables = {t.name: t for t in db.schema()}
         assert set(tables) == {"t", "v"} and [c.name for c in tables["t"].columns] == ["id", "v"]
         assert tables["v"].columns == [] and tables["v"].is_view
+
+
+def test_tables_without_declared_keys_are_not_measured_for_their_keys(tmp_path):
+    """A warehouse without declared keys: the id column of a table the query does not touch is
+    taken at its name, not measured (measuring it would profile every table)."""
+    path = tmp_path / "nokeys.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE customer (id INTEGER, name TEXT)")
+    conn.execute("CREATE TABLE orders (id INTEGER, customer_id INTEGER, total INTEGER)")
+    conn.executemany("INSERT INTO customer VALUES (?, ?)", [(i, f"c{i}") for i in range(1, 11)])
+    conn.executemany("INSERT INTO orders VALUES (?, ?, ?)", [(i, 1 + i % 10, i) for i in range(1, 41)])
+    for i in range(60):
+        conn.execute(f"CREATE TABLE audit_{i:02d} (id INTEGER, customer_id INTEGER, note TEXT)")
+        conn.execute(f"INSERT INTO audit_{i:02d} VALUES (1, 1, 'x')")
+    conn.commit()
+    conn.close()
+    with vouchsql.connect(path, cache_dir=str(tmp_path / "c")) as db:
+        answer = vouchsql.check(db, "How many orders per customer name?",
+                                ["SELECT c.name, COUNT(*) FROM orders o JOIN customer c ON c.id = o.customer_id "
+                                 "GROUP BY c.name"])
+        assert len(answer.shown.result.rows) == 10
+        assert not {c.name for c in answer.checks if c.fired} & {"bad_join", "join_key_meaning", "missing_table"}
+    cached = sorted(TableProfile.model_validate_json(p.read_text()).name
+                    for p in (tmp_path / "c" / "profiles").glob("*/t-*.json"))
+    assert cached == ["customer", "orders"]
+
+
+def test_a_table_many_others_refer_to_measures_a_bounded_set_of_neighbours(wide, tmp_path):
+    from vouchsql.db.profile import MAX_NEIGHBOURS
+
+    with vouchsql.connect(wide, cache_dir=str(tmp_path)) as db:
+        prof = db.profile_for(["Customer"])
+    measured = _measured(prof)
+    # Customer's declared neighbours first (Employee, Invoice), then the ledgers by name, up to the bound
+    assert len(measured) == 1 + MAX_NEIGHBOURS
+    assert {"Customer", "Employee", "Invoice", "ledger_000"} <= set(measured) and "ledger_299" not in measured

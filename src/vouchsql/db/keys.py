@@ -127,7 +127,8 @@ class KeyMap:
     def own_key(self, t: TableProfile) -> str | None:
         """The single column that identifies a row of ``t``: its declared one-column primary
         key, or, with none declared, a column named ``id`` or ``<table>_id`` whose values the
-        profile found unique and never NULL."""
+        profile found unique and never NULL (on a table the profile holds measured; on one
+        known from the catalogue only, the name alone)."""
         low = t.name.lower()
         if low not in self._own:
             self._own[low] = self._find_own_key(t)
@@ -142,10 +143,11 @@ class KeyMap:
         for c in t.columns:
             n = norm(self.bare(t.name, c.name))
             if n == "id" or n == singular(t.name) + "id" or n == norm(t.name) + "id":
-                # uniqueness is a figure: a table known from the catalogue only is measured now
-                m = t if t.measured else (self.profile.table(t.qualified) or t)
-                mc = m.column(c.name)
-                if mc is not None and _unique(m, mc):
+                # Uniqueness is a figure. A table known from the catalogue only (not read by
+                # the query, nor next to it) is not measured for it: measuring every such
+                # table of a warehouse without declared keys would profile them all. Its
+                # key-named column is taken at its name there.
+                if not t.measured or _unique(t, c):
                     return c.name
         return None
 

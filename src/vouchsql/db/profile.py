@@ -391,6 +391,7 @@ def _join_candidates(schema: list[TableInfo]) -> list[JoinCandidate]:
 
 _ID_SUFFIX = re.compile(r"(.+?)_?id")
 MAX_KEY_NAME_OWNERS = 4
+MAX_NEIGHBOURS = 24  # per table a query reads
 
 
 def key_overlap(db: Database, tables: "Profile | dict[str, TableProfile]", lt: str, lc: str, rt: str, rc: str,
@@ -480,17 +481,24 @@ class _Store:
         return self._candidates
 
     def neighbours(self, keys: set[str]) -> set[str]:
-        """The tables one candidate join away from any of ``keys`` (qualified, lower case)."""
+        """The tables one candidate join away from any of ``keys`` (qualified, lower case):
+        for each, at most MAX_NEIGHBOURS, declared foreign keys first, then by name — a
+        dimension that hundreds of fact tables refer to does not measure them all (a check
+        that needs another measures it on first use)."""
         if self._by_table is None:
             self._by_table = {}
             for c in self.candidates():
                 self._by_table.setdefault(c.left_table.lower(), []).append(c)
                 self._by_table.setdefault(c.right_table.lower(), []).append(c)
         out = set()
-        for k in keys:
+        for k in sorted(keys):
+            near: dict[str, int] = {}
             for c in self._by_table.get(k, []):
-                out |= {c.left_table.lower(), c.right_table.lower()}
-        return {k for k in out if k in self.infos}
+                for end in (c.left_table.lower(), c.right_table.lower()):
+                    if end != k and end in self.infos:
+                        near[end] = min(near.get(end, 1), 0 if c.source == "declared" else 1)
+            out |= set(sorted(near, key=lambda e: (near[e], e))[:MAX_NEIGHBOURS])
+        return out
 
     # -- figures ----------------------------------------------------------------------
     def measured(self, key: str) -> TableProfile | None:
