@@ -302,3 +302,29 @@ def test_a_systematic_sample_does_not_alias_with_periodic_data(tmp_path):
     tp = profile_of(path, "t", sample_threshold=1_000, sample_rows=500)
     [code] = tp.column("v").stand_ins
     assert code.value == -1 and math.isclose(code.share, 0.01, abs_tol=0.006)
+
+
+def test_a_budget_cut_between_batches_leaves_the_later_columns_unmeasured(tmp_path):
+    # DuckDB groups columns by declared type, one statement each: after the row count and the
+    # rows shown, a budget of 3 runs the first type's batch only.
+    duckdb = pytest.importorskip("duckdb", reason="DuckDB is not installed (pip install 'vouchsql[duckdb]')")
+    path = tmp_path / "types.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE t AS SELECT i::INTEGER AS a, (i % 7)::DOUBLE AS b, CASE WHEN i % 3 = 0 THEN NULL "
+                "ELSE 'x' || (i % 5) END AS c FROM range(1, 301) r(i)")
+    con.close()
+    tp = profile_of(path, "t", profile_statements=3)
+    measured = {c.name: c.sources == {} for c in tp.columns}
+    assert sum(measured.values()) == 1 and tp.partial.startswith("the figures of 2 of 3 columns")
+    for c in tp.columns:
+        if not measured[c.name]:  # not "all NULL": not measured, and said so
+            assert c.sources["null_count"] == c.sources["distinct_count"] == "not measured" and c.may_have_nulls()
+    assert tp.column("c").null_count == (100 if measured["c"] else 0)
+
+
+def test_statistics_of_a_small_table_are_read_but_not_used(pg):
+    url, raw, schema = pg
+    _flush_and(raw, f"ANALYZE {schema}.pets")
+    tp = profile_of(url, "pets")
+    assert tp.statistics.startswith("pg_stats: fresh") and tp.statistics.endswith("; not used")
+    assert not tp.sampled and all(c.sources == {} for c in tp.columns)

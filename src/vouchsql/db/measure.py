@@ -190,17 +190,15 @@ class _Measure:
             self.stats, self.stats_note = None, f"the engine's statistics could not be read: {exc.message}"
             return
         if self.stats is not None:
-            used = self.stats.fresh and (self.info.columns and self.stats.columns)
-            self.stats_note = self.stats.note + ("" if used else "; not used")
+            self.stats_note = self.stats.note  # "; not used" is added where nothing came from them
 
     # -- the figures -----------------------------------------------------------------------
     def _grouped(self, src: str, cols: list, rows: int, exact: bool) -> None:
-        values = _grouped_values(self.db, self.budget, src, cols, rows,
-                                 on_batch=lambda got: self._take(got, cols, exact))
-        del values
+        _grouped_values(self.db, self.budget, src, cols, rows,
+                        on_batch=lambda got, batch: self._take(got, batch, exact))
 
     def _take(self, values: dict[str, "_Values"], cols: list, exact: bool) -> None:
-        """The figures of one batch of the grouped pass (called as each batch arrives)."""
+        """The figures of one batch of the grouped pass (``cols``), called as each arrives."""
         if not exact and self.sample_n is None:
             self.sample_n = max((v.rows for v in values.values()), default=0)
             if self.guess is not None:  # the sample read about sample_rows / guess of the table
@@ -324,12 +322,14 @@ class _Measure:
             if sources.get("distinct_count") == "not measured" or sources.get("null_count") == "not measured":
                 missing.append(c.name)
             columns.append(cp)
-        estimated = any(cp.sources for cp in columns) or self.row_source is not None
+        used = self.stats is not None and (self.row_source == self.stats.row_source or any(
+            self.stats.source in cp.sources.values() for cp in columns))
+        statistics = self.stats_note if used or self.stats is None else f"{self.stats_note}; not used"
         sampled = self.total is not None and self.total > self.cfg.sample_threshold
         tp = TableProfile(**base, row_count=self.total or 0, columns=columns, sampled=sampled,
                           sample_size=self.sample_n, sample_method=self.sample_method if self.sample_n is not None
                           else None, row_count_estimated=self.row_source is not None or self.total is None,
-                          statistics=self.stats_note, sample_rows=self.sample_rows)
+                          statistics=statistics, sample_rows=self.sample_rows)
         if self.row_source:
             tp.sources["row_count"] = self.row_source
         elif self.total is None:
@@ -427,7 +427,8 @@ def _grouped_values(db: Database, budget: _Budget, src: str, cols: list, rows: i
     bounds. On SQLite every column shares one batch (its CASE takes values of any type, and
     each batch reads the sample again); elsewhere columns of one declared type share a
     batch, so the CASE has one result type. ``on_batch(values)`` is told of each batch's
-    figures as they arrive, so a budget that runs out keeps the batches before it."""
+    figures (and its columns) as they arrive, so a budget that runs out keeps the batches
+    before it."""
     width = max(1, min(COLUMNS_PER_STATEMENT, math.isqrt(CASE_BUDGET // max(rows, 1))))
     by_type: dict[str, list] = {}
     for c in cols:
@@ -460,7 +461,7 @@ def _grouped_values(db: Database, budget: _Budget, src: str, cols: list, rows: i
                 values.high, values.high_numbers = [v for _, v, _ in high], [x for _, _, x in high]
             out.update(got)
             if on_batch is not None:
-                on_batch(got)
+                on_batch(got, batch)
     return out
 
 
