@@ -35,6 +35,17 @@ def tables_db(path: Path, n: int) -> Path:
     return make_db(path, {f"t{i:02d}": ("id INTEGER PRIMARY KEY, v INTEGER", [(1, 2)]) for i in range(1, n + 1)})
 
 
+def _shared(tmp_path_factory, name: str, build) -> Path:
+    """One database for every case of a parametrized test (Vouch never writes to it), so it is
+    profiled once, not once per case."""
+    return build(tmp_path_factory.mktemp(name) / f"{name}.sqlite")
+
+
+@pytest.fixture(scope="module")
+def one_table(tmp_path_factory) -> Path:
+    return _shared(tmp_path_factory, "one", lambda p: tables_db(p, 1))
+
+
 # ---------------------------------------------------------------------------------------
 # missing_table: the tables named in its detail, twelve at most
 # ---------------------------------------------------------------------------------------
@@ -116,9 +127,8 @@ def test_reads_no_table_details(tmp_path):
      "the judge found 3 of 5 parts of the question covered (not: d; e)"),
     ([["a", False]], True, "the judge found 1 of 1 parts of the question not covered: a"),
 ])
-def test_complete_judge_caps_below_half(tmp_path, parts, fired, detail):
-    check = run_check(tables_db(tmp_path / "t.sqlite", 1), "complete_judge", "SELECT COUNT(*) FROM t01",
-                      judged_parts=parts)
+def test_complete_judge_caps_below_half(one_table, parts, fired, detail):
+    check = run_check(one_table, "complete_judge", "SELECT COUNT(*) FROM t01", judged_parts=parts)
     assert (check.fired, check.kind, check.detail) == (fired, "cap", detail)
     assert check.evidence == {"parts": [{"part": p, "covered": c} for p, c in parts]}
     assert check.terms == {"complete": round(sum(c for _, c in parts) / len(parts), 6)}
@@ -326,6 +336,11 @@ def _merged_detail(table: str, label: str, n: int, examples: list[str]) -> str:
             f"more than one id (e.g. {shown}); group by {table}.id as well to keep them apart")
 
 
+@pytest.fixture(scope="module")
+def labels(tmp_path_factory) -> Path:
+    return _shared(tmp_path_factory, "labels", labels_db)
+
+
 @pytest.mark.parametrize("sql, label, n, examples", [
     ("SELECT t.name, SUM(t.plays) FROM tracks t GROUP BY t.name", "name", 4, ["A", "B", "C"]),
     ("SELECT T.Name, COUNT(*) FROM Tracks T GROUP BY T.Name", "name", 4, ["A", "B", "C"]),
@@ -343,8 +358,8 @@ def _merged_detail(table: str, label: str, n: int, examples: list[str]) -> str:
     ("SELECT i.long_title, COUNT(*) FROM items i GROUP BY i.long_title", "long_title", 25, ["t0", "t1", "t10"]),
     ("SELECT p.name_, COUNT(*) FROM people p GROUP BY p.name_", "name_", 1, ["x"]),  # a label named name_
 ])
-def test_merged_entities_fires(tmp_path, sql, label, n, examples):
-    check = run_check(labels_db(tmp_path / "labels.sqlite"), "merged_entities", sql)
+def test_merged_entities_fires(labels, sql, label, n, examples):
+    check = run_check(labels, "merged_entities", sql)
     table = {"name": "tracks", "long_title": "items", "name_": "people"}[label]
     assert (check.fired, check.kind) == (True, "cap")
     assert check.detail == _merged_detail(table, label, n, examples)
@@ -370,8 +385,8 @@ def test_merged_entities_fires(tmp_path, sql, label, n, examples):
     ("SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name HAVING MAX(t.plays) > json('x')", None,
      "not measured: no result or the SQL could not be read"),
 ])
-def test_merged_entities_does_not_fire(tmp_path, sql, question, detail):
-    check = run_check(labels_db(tmp_path / "labels.sqlite"), "merged_entities", sql,
+def test_merged_entities_does_not_fire(labels, sql, question, detail):
+    check = run_check(labels, "merged_entities", sql,
                       **({"question": question} if question else {}))
     assert (check.fired, check.detail, check.evidence) == (False, detail, {})
 
@@ -561,6 +576,11 @@ def _fan(output, aggregate, rows=8, entities=4, entity="customers", within=False
             "entities": entities, "factor": round(rows / entities, 3), "within_groups": within}
 
 
+@pytest.fixture(scope="module")
+def fanout(tmp_path_factory) -> Path:
+    return _shared(tmp_path_factory, "fan", fanout_db)
+
+
 @pytest.mark.parametrize("question, sql, fanouts", [
     ("How many customers have orders?", f"SELECT COUNT(*) {FAN}", [_fan("COUNT(*)", "count")]),
     (ASKED, f"SELECT COUNT(*) {FAN}", [_fan("COUNT(*)", "count")]),  # the driving table's
@@ -587,8 +607,8 @@ def _fan(output, aggregate, rows=8, entities=4, entity="customers", within=False
     # It fails as it runs (malformed JSON in its HAVING), which the probe drops: the output's name.
     (ASKED, f"SELECT SUM(c.credit) {FAN} HAVING MAX(o.total) > json('x')", [_fan("_col_0", "sum")]),
 ])
-def test_join_fanout_fires(tmp_path, question, sql, fanouts):
-    check = run_check(fanout_db(tmp_path / "fan.sqlite"), "join_fanout", sql, question=question)
+def test_join_fanout_fires(fanout, question, sql, fanouts):
+    check = run_check(fanout, "join_fanout", sql, question=question)
     words = "; ".join(
         f"{f['aggregate'].upper()} in '{f['output']}' sees {f['rows']:,} joined rows for {f['entities']:,} "
         f"{f['entity']}{' (counted within each group)' if f['within_groups'] else ''} ({f['factor']:.2f}× repetition)"
@@ -621,8 +641,8 @@ def test_join_fanout_fires(tmp_path, question, sql, fanouts):
      "no aggregate over joined rows to measure", None),
     (ASKED, "SELECT SUM(credit) FROM customers", "no join in the outer query", None),
 ])
-def test_join_fanout_does_not_fire(tmp_path, question, sql, detail, fanouts):
-    check = run_check(fanout_db(tmp_path / "fan.sqlite"), "join_fanout", sql, question=question)
+def test_join_fanout_does_not_fire(fanout, question, sql, detail, fanouts):
+    check = run_check(fanout, "join_fanout", sql, question=question)
     assert (check.fired, check.detail) == (False, detail)
     assert check.evidence == ({"fanouts": fanouts} if fanouts else {})
 
@@ -668,6 +688,11 @@ RANKS = SCOPE + "the query ranks customers by its joined rows, highest first; an
 
 def _dropped(rows=100, kept=70, share=0.3):
     return {"table": "customers", "rows": rows, "kept": kept, "dropped_share": share}
+
+
+@pytest.fixture(scope="module")
+def dropping(tmp_path_factory) -> Path:
+    return _shared(tmp_path_factory, "drop", drop_db)
 
 
 @pytest.mark.parametrize("question, sql, fired, detail, evidence", [
@@ -724,8 +749,8 @@ def _dropped(rows=100, kept=70, share=0.3):
      "no inner join in the outer query", {}),
     (ASKED, "SELECT COUNT(*) FROM customers", False, "no inner join in the outer query", {}),
 ])
-def test_join_drop_at_its_edges(tmp_path, question, sql, fired, detail, evidence):
-    check = run_check(drop_db(tmp_path / "drop.sqlite"), "join_drop", sql, question=question)
+def test_join_drop_at_its_edges(dropping, question, sql, fired, detail, evidence):
+    check = run_check(dropping, "join_drop", sql, question=question)
     assert (check.fired, check.kind, check.detail, check.evidence) == (fired, "signal", detail, evidence)
 
 
