@@ -114,8 +114,9 @@ class SQLAlchemyDatabase(Database):
         if "_marks" in self.__dict__:
             return self._marks
         if self._is_postgres:
+            # analyze counts too: after ANALYZE the profile reads pg_stats instead of a sample
             sql = ("SELECT n.nspname, c.relname, c.relfilenode, pg_relation_size(c.oid), s.n_tup_ins, s.n_tup_upd, "
-                   "s.n_tup_del "
+                   "s.n_tup_del, s.analyze_count, s.autoanalyze_count "
                    "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                    "LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid WHERE c.relkind IN ('r', 'p', 'm', 'f')")
         elif self.engine in ("mysql", "mariadb"):
