@@ -229,6 +229,11 @@ def to_dialect(sql: str, dialect: str, source: Source) -> str:
         exact = tables.get(low) if is_table else columns.get(low) or tables.get(low)
         if exact is None:
             continue
+        if dialect == "spark":
+            if is_table and spark_table_name(exact) != exact:
+                ident.set("this", spark_table_name(exact))
+                ident.set("quoted", False)
+            continue
         if dialect == "postgres" and exact != exact.lower():
             # PostgreSQL folds an unquoted name to lower case: a mixed-case name is quoted.
             ident.set("this", exact)
@@ -485,29 +490,43 @@ def copy_to_spark(source: Source, spark, database: str) -> list[str]:
     notes = []
     spark.sql(f"CREATE DATABASE {_bq(database)}")
     for t in source.tables:
+        if spark_table_name(t.name) != t.name:
+            notes.append(f"table {t.name!r} is {spark_table_name(t.name)!r} (Spark's names hold letters, digits and _ only)")
         keys = set(t.primary_key) | {c for cols, _, _ in t.foreign_keys for c in cols}
         kinds = [spark_type(c, [row[i] for row in t.rows], c.name in keys) for i, c in enumerate(t.columns)]
         schema = StructType([StructField(c.name, _parse_datatype_string(k), not (c.notnull or c.name in t.primary_key))
                              for c, k in zip(t.columns, kinds)])
         rows = [tuple(_spark_value(v, k) for v, k in zip(row, kinds)) for row in t.rows]
-        name = f"{_bq(database)}.{_bq(t.name)}"
+        name = f"{_bq(database)}.{_bq(spark_table_name(t.name))}"
         spark.createDataFrame(rows, schema, verifySchema=False).coalesce(1).write.saveAsTable(name)
         props = {}
         if t.primary_key:
             props["vouch.primary_key"] = ",".join(t.primary_key)
         if t.foreign_keys:
-            props["vouch.foreign_keys"] = ";".join(f"{','.join(cols)}->{ref}({','.join(ref_cols)})"
+            props["vouch.foreign_keys"] = ";".join(f"{','.join(cols)}->{spark_table_name(ref)}({','.join(ref_cols)})"
                                                    for cols, ref, ref_cols in t.foreign_keys)
         if props:
             listed = ", ".join(f"'{k}' = '{v.replace(chr(39), chr(92) + chr(39))}'" for k, v in props.items())
             spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({listed})")
-    for view, select in source.views:
-        try:
-            body = to_dialect(select, "spark", source)
-            spark.sql(f"CREATE VIEW {_bq(database)}.{_bq(view)} AS {body}")
-        except Exception as exc:  # noqa: BLE001 - a view that does not carry over is noted
-            notes.append(f"view {view!r} left out: {str(exc).splitlines()[0][:120]}")
+    # A view resolves its names in the database current when it is made.
+    here = spark.catalog.currentDatabase()
+    spark.catalog.setCurrentDatabase(database)
+    try:
+        for view, select in source.views:
+            try:
+                body = to_dialect(select, "spark", source)
+                spark.sql(f"CREATE VIEW {_bq(database)}.{_bq(spark_table_name(view))} AS {body}")
+            except Exception as exc:  # noqa: BLE001 - a view that does not carry over is noted
+                notes.append(f"view {view!r} left out: {str(exc).splitlines()[0][:120]}")
+    finally:
+        spark.catalog.setCurrentDatabase(here)
     return notes
+
+
+def spark_table_name(name: str) -> str:
+    """A table's name on Spark, whose catalogue takes letters, digits and _ only
+    (``Order Details`` → ``Order_Details``; Spark shows it as ``order_details``)."""
+    return re.sub(r"\W+", "_", name).strip("_") or name
 
 
 def _bq(name: str) -> str:

@@ -85,7 +85,8 @@ def session():
         except Exception as exc:  # noqa: BLE001 - whatever keeps the JVM from starting
             _STATE["error"] = f"the local Spark session would not start: {str(exc).splitlines()[0][:300]}"
             raise Unavailable(_STATE["error"]) from None
-        spark.sparkContext.setLogLevel("ERROR")
+        # Spark logs every refused statement at ERROR, with its JVM stack: the tests say what failed.
+        spark.sparkContext.setLogLevel("OFF")
         _STATE.update(spark=spark, port=port, warehouse=warehouse)
         return spark
 

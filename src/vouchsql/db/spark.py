@@ -214,6 +214,7 @@ class SparkDatabase(Database):
             raise UserInputError(f"cannot open Spark at {shown}: {_first_line(exc)}") from None
         self._schema: list[TableInfo] | None = None
         self._user_functions: dict[str, str] | None = None
+        self._samples: set[str] = set()  # cached sample views of this session (sample_source)
 
     # -- set-up ------------------------------------------------------------------------
     def _conf_set(self, key: str, value: str) -> None:
@@ -257,6 +258,12 @@ class SparkDatabase(Database):
         spark = getattr(self, "_spark", None)
         if spark is None:
             return
+        for view in getattr(self, "_samples", ()):
+            try:
+                spark.sql(f"UNCACHE TABLE IF EXISTS {view}")
+                spark.sql(f"DROP VIEW IF EXISTS {view}")
+            except Exception:  # noqa: BLE001 - a session already gone holds nothing
+                pass
         self._spark = None
         if self._remote and getattr(self, "_owns_session", False):
             try:
@@ -511,13 +518,31 @@ class SparkDatabase(Database):
 
     # -- the catalogue -----------------------------------------------------------------
     def sample_source(self, table: str, n: int, total: int, schema: str | None = None) -> str:
+        """About ``n`` of the ``total`` rows of ``table``: Spark's ``TABLESAMPLE (p PERCENT)
+        REPEATABLE (7)``, a Bernoulli sample (each row kept with probability p), the same
+        rows for the same data (``TABLESAMPLE (n ROWS)`` would be the first n rows).
+
+        Drawing it reads the whole table, and the profile reads its sample once per batch of
+        columns and again for key overlaps, so the sample is a temporary view of Vouch's own
+        session, cached lazily (``CACHE LAZY TABLE``): the first statement that reads it —
+        time-limited and cancellable like any — scans the table once, the others read the
+        cached rows. Both go when the database is closed."""
         ref = self.table_sql(table, schema)
         if total <= 0 or n >= total:
             return f"(SELECT * FROM {ref})"
-        # Spark's TABLESAMPLE (p PERCENT) is a Bernoulli sample (each row kept with
-        # probability p), the same rows for the same seed; (n ROWS) would be the first n rows.
         pct = max(100.0 * n / total, 1e-6)
-        return f"(SELECT * FROM {ref} TABLESAMPLE ({pct:.6f} PERCENT) REPEATABLE (7))"
+        sampled = f"SELECT * FROM {ref} TABLESAMPLE ({pct:.6f} PERCENT) REPEATABLE (7)"
+        if self._spark is None:
+            return f"({sampled})"
+        view = "vouch_sample_" + hashlib.sha256(f"{ref}|{n}|{total}".encode()).hexdigest()[:16]
+        if view not in self._samples:
+            try:
+                self._spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view} AS {sampled}")
+                self._spark.sql(f"CACHE LAZY TABLE {view}")
+            except self._errors:
+                return f"({sampled})"
+            self._samples.add(view)
+        return f"(SELECT * FROM {view})"
 
     def sample_method(self, table: str, total: int, schema: str | None = None) -> str:
         return "TABLESAMPLE PERCENT (Bernoulli)"
