@@ -269,6 +269,9 @@ EQUIVALENT: list[tuple[str, ...]] = [
     # joins (_joins.py)
     ("joins", "x_inner_equalities", r'\(join\.side or "XXXX"\)',
      "a join without a side is then 'XXXX', no more LEFT, RIGHT or FULL than ''"),
+    ("joins", "x_grouped_entities", r"tables = tables_by_alias\(select, (None)?\)",
+     "the profile's lookups (entity_key, is_unique) ignore case, so the table as the SQL spells it "
+     "finds the same key and the same uniqueness"),
     ("joins", "x_grouped_entities", r"key = None$|\(key is None and key\.lower\(\) == col\)|key\.upper\(\) == col",
      "is_unique holds for a table's single-column primary key, so the key test before it is a shortcut"),
     ("joins", "x_run_counts", r"timeout=None, from_tree=True|dialect\), from_tree=True\)",

@@ -525,6 +525,11 @@ def test_outer_select_grouped_entities_and_run_counts(tmp_path):
         assert entities("SELECT COUNT(*) FROM a JOIN b ON b.a_id = a.id GROUP BY a.x") == set()
         assert entities("SELECT COUNT(*) FROM (SELECT id AS k FROM c) s JOIN a ON a.id = s.k JOIN b ON b.a_id = a.id "
                         "GROUP BY s.k, a.email, b.id") == {"a", "b"}
+        # Grouped columns of aliases that are no table of the profile are passed over, in
+        # whatever order the set of grouped columns comes.
+        subqueries = " ".join(f"JOIN (SELECT 1 AS k) s{i} ON 1 = 1" for i in range(1, 7))
+        assert entities(f"SELECT COUNT(*) FROM a {subqueries} GROUP BY "
+                        + ", ".join(f"s{i}.k" for i in range(1, 7)) + ", a.email") == {"a"}
         ctx = _context(conn, "SELECT 1")
         assert run_counts(ctx, _select("SELECT COUNT(*), SUM(y) FROM b")) == (8, 28)
         assert run_counts(ctx, _select("SELECT y FROM b WHERE y > 100")) is None
