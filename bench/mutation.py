@@ -274,6 +274,8 @@ EQUIVALENT: list[tuple[str, ...]] = [
      "finds the same key and the same uniqueness"),
     ("joins", "x_grouped_entities", r"key = None$|\(key is None and key\.lower\(\) == col\)|key\.upper\(\) == col",
      "is_unique holds for a table's single-column primary key, so the key test before it is a shortcut"),
+    ("joins", "x_group_keys", r"^changed = None$", "None is as false as False",
+     r"-\s+changed = False\n\+\s+changed = None"),
     ("joins", "x_run_counts", r"timeout=None, from_tree=True|dialect\), from_tree=True\)",
      "only a probe slower than the check timeout could tell"),
     ("joins", "x_run_counts", r"from_tree=(None|False)\)|timeout=ctx\.db\.config\.timeout, \)$",
