@@ -590,6 +590,9 @@ def measure(dest: Path, target: Target, selection: list[str], args, log, previou
     result = ModuleResult(target.name)
     start = time.perf_counter()
     alive = None if previous is None else [m for m in previous.mutants if m.status not in KILLED]
+    # --skip-equivalent: survivors judged equivalent keep their status (mutmut keeps its own).
+    skip = {m.name for m in alive or [] if m.equivalent} if getattr(args, "skip_equivalent", False) else set()
+    alive = None if alive is None else [m for m in alive if m.name not in skip]
     if args.mutmut:
         names = None if alive is None else [m.name for m in alive if m.function != "<module level>"]
         run_mutmut(dest, result, args.max_children, log, names)
@@ -598,7 +601,7 @@ def measure(dest: Path, target: Target, selection: list[str], args, log, previou
         run_constants(dest, target, selection, result, log, consts)
         if previous is not None:
             result.mutants += [m for m in previous.mutants
-                               if m.function == "<module level>" and m.status in KILLED]
+                               if m.function == "<module level>" and (m.status in KILLED or m.name in skip)]
     result.seconds = time.perf_counter() - start
     judge(result)
     s = result.summary()
@@ -686,6 +689,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="first measure with the working tree's tests less these files (comma-separated)")
     ap.add_argument("--rerun", action="store_true",
                     help="in a kept --workdir: run what the last measurement did not kill, with today's tests")
+    ap.add_argument("--skip-equivalent", action="store_true",
+                    help="with --rerun: leave the survivors judged equivalent as they are (each costs a full run)")
     ap.add_argument("--report", action="store_true",
                     help="only print the measurements kept in --workdir, judged by today's EQUIVALENT list")
     ap.add_argument("--no-constants", dest="constants", action="store_false",
