@@ -154,6 +154,10 @@ def is_spark_target(text: str) -> bool:
 
 def _first_line(exc: BaseException) -> str:
     text = str(getattr(exc, "desc", None) or exc).strip()
+    if text.startswith("An error occurred while calling"):
+        # py4j's wrapper of a Java exception pyspark does not convert: the cause follows.
+        rest = [line.strip().lstrip(":").strip() for line in text.splitlines()[1:] if line.strip()]
+        text = rest[0] if rest else text
     # Spark's messages start with the error class in brackets and end with the SQL and its
     # position; the first line says what is wrong.
     line = (text.splitlines() or [type(exc).__name__])[0].strip()
