@@ -628,7 +628,8 @@ class SparkDatabase(Database):
         One ``SHOW TABLE EXTENDED IN db LIKE '*'`` per database (Vouch's own command on its
         own session) gives every table's type, comment, properties and columns: the
         Catalog API costs a call per table (``listColumns``: 0.8 s each on a busy 2-core
-        machine), and its ``listTables`` failed to decode its rows on Spark 4.3."""
+        machine), and its ``listTables`` failed to decode its rows (EXPRESSION_DECODING_FAILED)
+        in a session with ``spark.sql.codegen.factoryMode=NO_CODEGEN``."""
         if self._schema is not None:
             return self._schema
         tables: list[TableInfo] = []
