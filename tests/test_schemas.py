@@ -119,16 +119,20 @@ def pg_two_schemas(pg):
         raw.execute(f"DROP SCHEMA IF EXISTS {other} CASCADE")
 
 
-def test_postgres_reads_the_schemas_asked_for(pg_two_schemas, tmp_path):
-    url, schema, other = pg_two_schemas
+def _reads_the_schemas_asked_for(url: str, default: str, other: str, tmp_path) -> None:
+    """A server's default schema alone by default, both when asked, and an unknown one named."""
     with vouchsql.connect(url, cache_dir=str(tmp_path / "c")) as db:
-        assert db.default_schema == schema
+        assert db.default_schema == default
         assert [t.qualified for t in db.schema()] == ["customers", "orders"]
-    with vouchsql.connect(url, schemas=f"{schema},{other}", cache_dir=str(tmp_path / "c")) as db:
+    with vouchsql.connect(url, schemas=f"{default},{other}", cache_dir=str(tmp_path / "c")) as db:
         _assert_two_schemas(db, other)
     with vouchsql.connect(url, schemas=f"{other},nope") as db:
         with pytest.raises(UserInputError, match=rf"schema 'nope' not found.*{other}"):
             db.schema()
+
+
+def test_postgres_reads_the_schemas_asked_for(pg_two_schemas, tmp_path):
+    _reads_the_schemas_asked_for(*pg_two_schemas, tmp_path)
 
 
 # -- MariaDB ---------------------------------------------------------------------------------
@@ -149,12 +153,7 @@ def mariadb_two_databases(mariadb):
 
 
 def test_mariadb_reads_the_databases_asked_for(mariadb_two_databases, tmp_path):
-    url, name, other = mariadb_two_databases
-    with vouchsql.connect(url, cache_dir=str(tmp_path / "c")) as db:
-        assert db.default_schema == name
-        assert [t.qualified for t in db.schema()] == ["customers", "orders"]
-    with vouchsql.connect(url, schemas=f"{name},{other}", cache_dir=str(tmp_path / "c")) as db:
-        _assert_two_schemas(db, other)
+    _reads_the_schemas_asked_for(*mariadb_two_databases, tmp_path)
 
 
 # -- one table's identity on the servers -----------------------------------------------------
