@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections import OrderedDict
 import re
 import threading
 import time
@@ -106,6 +107,8 @@ _OPAQUE_CODE = re.compile(r"\b(PythonUDF|PythonUDTF|ScalaUDF|ScalaUDAF|HiveSimpl
 # A child line of a tree string: indentation, ':' and '|' bars, then '+- ' or ':- ', the name.
 _CHILD_LINE = re.compile(r"^[ :|]*[+:]- ([A-Za-z][\w]*)")
 _MiB = 1024 * 1024
+# Samples kept cached at once (sample_source): ~100,000 rows each, in the cluster's memory.
+CACHED_SAMPLES = 4
 _ANALYZED = "== Analyzed Logical Plan =="
 
 
@@ -218,7 +221,8 @@ class SparkDatabase(Database):
             raise UserInputError(f"cannot open Spark at {shown}: {_first_line(exc)}") from None
         self._schema: list[TableInfo] | None = None
         self._user_functions: dict[str, str] | None = None
-        self._samples: set[str] = set()  # cached sample views of this session (sample_source)
+        # Cached sample views of this session (sample_source), oldest first.
+        self._samples: OrderedDict[str, None] = OrderedDict()
 
     # -- set-up ------------------------------------------------------------------------
     def _conf_set(self, key: str, value: str) -> None:
@@ -262,12 +266,8 @@ class SparkDatabase(Database):
         spark = getattr(self, "_spark", None)
         if spark is None:
             return
-        for view in getattr(self, "_samples", ()):
-            try:
-                spark.sql(f"UNCACHE TABLE IF EXISTS {view}")
-                spark.sql(f"DROP VIEW IF EXISTS {view}")
-            except Exception:  # noqa: BLE001 - a session already gone holds nothing
-                pass
+        for view in list(getattr(self, "_samples", ())):
+            self._drop_sample(view)
         self._spark = None
         if self._remote and getattr(self, "_owns_session", False):
             try:
@@ -539,14 +539,28 @@ class SparkDatabase(Database):
         if self._spark is None:
             return f"({sampled})"
         view = "vouch_sample_" + hashlib.sha256(f"{ref}|{n}|{total}".encode()).hexdigest()[:16]
-        if view not in self._samples:
+        if view in self._samples:
+            self._samples.move_to_end(view)
+        else:
             try:
                 self._spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view} AS {sampled}")
                 self._spark.sql(f"CACHE LAZY TABLE {view}")
             except self._errors:
                 return f"({sampled})"
-            self._samples.add(view)
+            self._samples[view] = None
+            while len(self._samples) > CACHED_SAMPLES:
+                # The profile reads one table at a time (and its join neighbours' samples for
+                # key overlaps): older samples are let go, and drawn again if asked for.
+                self._drop_sample(next(iter(self._samples)))
         return f"(SELECT * FROM {view})"
+
+    def _drop_sample(self, view: str) -> None:
+        self._samples.pop(view, None)
+        try:
+            self._spark.sql(f"UNCACHE TABLE IF EXISTS {view}")
+            self._spark.sql(f"DROP VIEW IF EXISTS {view}")
+        except Exception:  # noqa: BLE001 - a session already gone holds nothing
+            pass
 
     def sample_method(self, table: str, total: int, schema: str | None = None) -> str:
         return "TABLESAMPLE PERCENT (Bernoulli)"
