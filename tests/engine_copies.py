@@ -227,10 +227,14 @@ def to_dialect(sql: str, dialect: str, source: Source) -> str:
         parent = ident.parent
         is_table = isinstance(parent, exp.Table) and parent.args.get("this") is ident
         exact = tables.get(low) if is_table else columns.get(low) or tables.get(low)
+        if dialect == "spark" and isinstance(parent, exp.Column) and parent.args.get("table") is ident:
+            exact = tables.get(low, exact)
         if exact is None:
             continue
         if dialect == "spark":
-            if is_table and spark_table_name(exact) != exact:
+            # A table's name, or a column's table qualifier ("Order Details".ProductID).
+            qualifier = isinstance(parent, exp.Column) and parent.args.get("table") is ident
+            if (is_table or qualifier) and spark_table_name(exact) != exact:
                 ident.set("this", spark_table_name(exact))
                 ident.set("quoted", False)
             continue
