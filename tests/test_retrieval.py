@@ -75,14 +75,9 @@ def many_tables(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> str:
-    """One cache folder for the module: the value sample and the tables' profiles are made once."""
-    return str(tmp_path_factory.mktemp("cache"))
-
-
-@pytest.fixture(scope="module")
-def db(many_tables, cache):
-    with vouchsql.connect(many_tables, cache_dir=cache) as opened:
+def db(many_tables, cache_dir):
+    # conftest's module-wide cache folder: the value sample and the tables' profiles are made once
+    with vouchsql.connect(many_tables, cache_dir=cache_dir) as opened:
         yield opened
 
 
@@ -194,12 +189,12 @@ def test_a_small_schema_gives_the_whole_unchanged_prompt(demo_db, ask_cache):
 
 # -- vouch ask -----------------------------------------------------------------------------------------
 
-def test_vouch_ask_sends_only_the_retrieved_tables(many_tables, cache, capsys):
+def test_vouch_ask_sends_only_the_retrieved_tables(many_tables, cache_dir, capsys):
     from vouchsql import cli
 
     sql = "SELECT c.country, SUM(o.freight) AS freight FROM orders o JOIN customers c USING (customer_id) GROUP BY 1"
     with ScriptedServer(Script(samples=[sql])) as srv:
-        code = cli.main(["ask", "--db", str(many_tables), "--cache-dir", cache, "--model", "openai:m",
+        code = cli.main(["ask", "--db", str(many_tables), "--cache-dir", cache_dir, "--model", "openai:m",
                          "--base-url", srv.base_url, "--k", "2", "--schema-tokens", "900", "--json",
                          "How much freight did the orders of each customer country pay?"])
     assert code == 0
