@@ -158,3 +158,31 @@ def test_table_prefixed_column_names(tmp_path):
     bad = "SELECT c.c_name, COUNT(*) FROM customer c JOIN orders o ON o.o_orderkey = c.c_custkey GROUP BY c.c_custkey"
     assert [p["verdict"] for p in _pairs(path, cache, good)[1]] == ["follows"]
     assert [p["verdict"] for p in _pairs(path, cache, bad)[1]] == ["different_entities"]
+
+
+def test_a_measured_table_without_a_declared_key_loses_its_name_taken_key(tmp_path):
+    """The key index is read from the catalogue once per database and shared by every profile,
+    the figures are each profile's own: from the catalogue, ``shipment`` and ``shipments`` both
+    own a ``shipment_id`` taken at its name, so ``ledger.shipmentid`` names neither. A profile
+    that measured ``shipments`` finds its ids repeated: there, and in the full profile,
+    ``shipment`` is the one owner; a later profile that did not measure it is as the first."""
+    path = tmp_path / "ship.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE shipment (shipment_id INTEGER, weight REAL)")
+    con.execute("CREATE TABLE shipments (shipment_id INTEGER, weight REAL)")
+    con.execute("CREATE TABLE ledger (entry_id INTEGER PRIMARY KEY, shipmentid INTEGER)")
+    con.executemany("INSERT INTO shipment VALUES (?, ?)", [(i, 1.0) for i in range(1, 6)])
+    con.executemany("INSERT INTO shipments VALUES (?, ?)", [(1 + i % 5, 1.0) for i in range(10)])  # ids repeat
+    con.executemany("INSERT INTO ledger VALUES (?, ?)", [(i, 1 + i % 5) for i in range(10)])
+    con.commit()
+    con.close()
+    db = vouchsql.connect(path, cache_dir=str(tmp_path / "c"))
+
+    def root(profile):
+        d = key_map(profile).domain("ledger", "shipmentid")
+        return None if d is None else str(d.root)
+
+    assert root(db.profile_for(["ledger"])) is None  # two tables' keys by name: no guess
+    assert root(db.profile_for(["ledger", "shipments"])) == "shipment.shipment_id"
+    assert root(db.profile()) == "shipment.shipment_id"
+    assert root(db.profile_for(["ledger"])) is None  # the shared index is unchanged

@@ -149,12 +149,10 @@ def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
 
 
 def _schema_names(profile) -> set[str]:
-    names = set()
+    names = {squash(c) for c in profile.column_owners()}
     for t in profile.tables:
         names.add(squash(t.name))
         names.add(squash(" ".join(singular(w) for w in fold(t.name).split())))
-        for c in t.columns:
-            names.add(squash(c.name))
     return names
 
 
@@ -181,8 +179,8 @@ class QuestionFilters:
         insp = ctx.inspection
         names = profile.memo("schema_names", lambda: _schema_names(profile))
         id_columns = profile.memo("id_columns", lambda: {
-            squash(c.name) for t in profile.tables for c in t.columns
-            if squash(c.name).endswith("id") or c.name in t.primary_key})
+            squash(c) for c in profile.column_owners() if squash(c).endswith("id")} | {
+            squash(k) for t in profile.tables for k in t.primary_key if any(c.name == k for c in t.columns)})
         read = read_filters(ctx.question, lambda words: squash(words) in id_columns)
         sql = _Sql(insp.qualified if insp.qualified_ok else ctx.tree, insp.tables)
         read_tables = [profile.table(t.qualified) for t in profile.tables if t.qualified.lower() in sql.tables]

@@ -38,7 +38,7 @@ from ..sql.scope import Scope
 from ..sql.tree import limit_value, own_nodes, selects
 from ..words import singular, words_of
 from ..db.profile import Profile, TableProfile
-from ..question.shape import Claim, EntityNames, Shape, entity_tables, names_entity, read_shape, words
+from ..question.shape import Claim, EntityNames, Shape, entity_tables, names_entity, read_shape, table_words, words
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
@@ -373,21 +373,15 @@ def _holders(profile: Profile, table: TableProfile) -> set[str]:
 
 
 def _find_holders(profile: Profile, table: TableProfile) -> set[str]:
-    ent = [singular(w) for w in words_of(table.name).split()]
-    out = {table.name} | _entity_names(profile).naming_tables(table.name)
-    for t in profile.tables:
-        tw = [singular(w) for w in words_of(t.name).split()]
+    names = _entity_names(profile)
+    ent = table_words(table.name)
+    out = {table.name} | names.naming_tables(table.name) | names.referrers.get(table.name.lower(), set())
+    for name, tw in names.words:
         if any(tw[i:i + len(ent)] == ent for i in range(len(tw))):
-            out.add(t.name)
-        if any(fk.ref_table.lower() == table.name.lower() for fk in t.foreign_keys):
-            out.add(t.name)
-    # a link table named after several entities ("film_category") is held by each of them
-    for t in profile.tables:
-        if t.name == table.name:
-            continue
-        tw = [singular(w) for w in words_of(t.name).split()]
-        if len(tw) < len(ent) and any(ent[i:i + len(tw)] == tw for i in range(len(ent))):
-            out.add(t.name)
+            out.add(name)
+        # a link table named after several entities ("film_category") is held by each of them
+        elif name != table.name and len(tw) < len(ent) and any(ent[i:i + len(tw)] == tw for i in range(len(ent))):
+            out.add(name)
     return out
 
 
@@ -538,6 +532,5 @@ def _distinct_asked(ctx: CheckContext, sql: _Sql, column: str) -> bool:
 
 
 def _composed_of(name: str, table: TableProfile) -> bool:
-    ent = [singular(w) for w in words_of(table.name).split()]
-    tw = [singular(w) for w in words_of(name).split()]
+    ent, tw = table_words(table.name), table_words(name)
     return len(tw) > len(ent) and any(tw[i:i + len(ent)] == ent for i in range(len(tw)))

@@ -15,6 +15,7 @@ Names are compared case- and separator-insensitively (``CustomerId``, ``customer
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from ..words import singular as _singular
@@ -29,6 +30,7 @@ _SUFFIXES = ("id", "key", "code", "number", "num", "no", "nr")
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
+@lru_cache(maxsize=65536)  # pure; called for every column name of a catalogue
 def norm(name: str) -> str:
     """Lower case without separators: ``Customer_Id`` → ``customerid``."""
     return re.sub(r"[^0-9a-z]", "", name.lower())
@@ -93,28 +95,38 @@ class KeyMap:
 
     def __post_init__(self) -> None:
         self._own: dict[str, str | None] = {}
-        self._tables: dict[str, TableProfile] = {}
-        for t in self.profile.tables:
-            self._tables.setdefault(t.name.lower(), t)
         self._edges: dict[str, list[tuple[str, Step]]] | None = None
-        self._by_singular: dict[str, list[TableProfile]] = {}
-        self._referenced: set[tuple[str, str]] = set()
-        self._pk_owner: dict[str, list[TableProfile]] = {}
-        self._prefix = {t.name.lower(): _column_prefix(t) for t in self.profile.tables}
-        for t in self.profile.tables:
-            self._by_singular.setdefault(singular(t.name), []).append(t)
-            for fk in t.foreign_keys:
-                ref = self.table(fk.ref_table)
-                for rc in fk.ref_columns:
-                    col = ref.column(rc) if ref is not None and rc else None
-                    if col is not None:
-                        self._referenced.add((ref.name.lower(), col.name.lower()))
-            key = self.own_key(t)
-            if key is not None and norm(self.bare(t.name, key)) not in GENERIC:
-                self._pk_owner.setdefault(norm(self.bare(t.name, key)), []).append(t)
+        tables = self.profile.tables
+        index = self.profile.memo(("key_index", len(tables)), lambda: _KeyIndex(tables))
+        if not index.lists(tables):  # a profile listing other tables than the one indexed
+            index = _KeyIndex(tables)
+        self._index = index
+        self._prefix = index.prefix
+        self._referenced = index.referenced
+        # The index took every table at its catalogue key; a measured table without a declared
+        # key may have another (or none) once its uniqueness is known.
+        self._pk_owner = dict(index.pk_owner)
+        # (Tables of one name in several schemas share the first one's key, as own_key keeps it.)
+        for low, at in index.first.items():
+            t = tables[at]
+            if not t.measured or t.primary_key:
+                continue
+            was, now = index.catalogue_key[at], _owner_name(self.own_key(t), self._prefix.get(low, ""))
+            if was == now:
+                continue
+            same = index.named[low]
+            if was is not None:
+                self._pk_owner[was] = [j for j in self._pk_owner[was] if j not in same]
+            if now is not None:
+                self._pk_owner[now] = sorted([*self._pk_owner.get(now, []), *same])
 
     def table(self, name: str) -> TableProfile | None:
-        return self._tables.get(name.lower())
+        i = self._index.first.get(name.lower())
+        return None if i is None else self.profile.tables[i]
+
+    def _tables_at(self, positions) -> list[TableProfile]:
+        tables = self.profile.tables
+        return [tables[i] for i in positions]
 
     def bare(self, table: str, column: str) -> str:
         """A column's name without the prefix every column of its table carries (TPC-H's
@@ -135,21 +147,7 @@ class KeyMap:
         return self._own[low]
 
     def _find_own_key(self, t: TableProfile) -> str | None:
-        if len(t.primary_key) == 1:
-            col = t.column(t.primary_key[0])
-            return col.name if col else t.primary_key[0]
-        if t.primary_key:
-            return None
-        for c in t.columns:
-            n = norm(self.bare(t.name, c.name))
-            if n == "id" or n == singular(t.name) + "id" or n == norm(t.name) + "id":
-                # Uniqueness is a figure. A table known from the catalogue only (not read by
-                # the query, nor next to it) is not measured for it: measuring every such
-                # table of a warehouse without declared keys would profile them all. Its
-                # key-named column is taken at its name there.
-                if not t.measured or _unique(t, c):
-                    return c.name
-        return None
+        return _own_key(t, self._prefix.get(t.name.lower(), ""), by_name=not t.measured)
 
     # -- what a column refers to -----------------------------------------------------
 
@@ -174,7 +172,8 @@ class KeyMap:
             suffix = ws[-1]
             for start in range(len(ws) - 1):
                 stem = "".join(ws[start:-1])
-                owners = [u for u in self._by_singular.get(singular(stem), []) if u.name != t.name]
+                named = self._index.by_singular.get(singular(stem), [])
+                owners = [u for u in self._tables_at(named) if u.name != t.name]
                 hits = []
                 for u in owners:
                     key = self.own_key(u)
@@ -182,12 +181,12 @@ class KeyMap:
                         hits.append(Col(u.name, key))
                 if len(hits) == 1:
                     return hits[0]
-                if hits or self._by_singular.get(singular(stem)):
+                if hits or named:
                     return None  # the stem names a table (maybe this one) but not one key: no guess
         n = norm(self.bare(t.name, column))
         if n in GENERIC:
             return None
-        owners = [u for u in self._pk_owner.get(n, []) if u.name != t.name]
+        owners = [u for u in self._tables_at(self._pk_owner.get(n, [])) if u.name != t.name]
         if len(owners) == 1:
             return Col(owners[0].name, self.own_key(owners[0]))
         return None
@@ -303,6 +302,76 @@ class KeyMap:
                     edges[other].append((t.name.lower(), step))
             self._edges = edges
         return self._edges
+
+
+class _KeyIndex:
+    """What a key map reads of the catalogue alone, by table position: built once per
+    database (``Profile.memo``) and shared by every profile of it, which lists the same tables
+    in the same order; a 20,000-table catalogue is read once, not once per check. Each table's
+    own key is taken as the catalogue gives it (see :meth:`KeyMap._find_own_key`)."""
+
+    def __init__(self, tables: list[TableProfile]) -> None:
+        self.names = [t.name.lower() for t in tables]
+        self.first: dict[str, int] = {}  # the first table of each lower-case name
+        self.named: dict[str, list[int]] = {}  # every table of it
+        for i, low in enumerate(self.names):
+            self.first.setdefault(low, i)
+            self.named.setdefault(low, []).append(i)
+        self.prefix = {t.name.lower(): _column_prefix(t) for t in tables}
+        self.by_singular: dict[str, list[int]] = {}
+        self.referenced: set[tuple[str, str]] = set()
+        self.pk_owner: dict[str, list[int]] = {}
+        self.catalogue_key: list[str | None] = []  # each table's own key at its name, normalised
+        own: dict[str, str | None] = {}  # by lower-case name, as KeyMap.own_key keeps them
+        for i, t in enumerate(tables):
+            low = t.name.lower()
+            self.by_singular.setdefault(singular(t.name), []).append(i)
+            for fk in t.foreign_keys:
+                at = self.first.get(fk.ref_table.lower())
+                ref = tables[at] if at is not None else None
+                for rc in fk.ref_columns:
+                    col = ref.column(rc) if ref is not None and rc else None
+                    if col is not None:
+                        self.referenced.add((ref.name.lower(), col.name.lower()))
+            if low not in own:
+                own[low] = _own_key(t, self.prefix.get(low, ""), by_name=True)
+            n = _owner_name(own[low], self.prefix.get(low, ""))
+            self.catalogue_key.append(n)
+            if n is not None:
+                self.pk_owner.setdefault(n, []).append(i)
+
+    def lists(self, tables: list[TableProfile]) -> bool:
+        return len(tables) == len(self.names) and all(
+            tables[i].name.lower() == self.names[i] for i in (0, len(tables) // 2, len(tables) - 1) if tables)
+
+
+def _own_key(t: TableProfile, prefix: str, by_name: bool) -> str | None:
+    """See :meth:`KeyMap.own_key`; ``by_name``: a key-named column is taken at its name."""
+    if len(t.primary_key) == 1:
+        col = t.column(t.primary_key[0])
+        return col.name if col else t.primary_key[0]
+    if t.primary_key:
+        return None
+    for c in t.columns:
+        n = norm(_strip(c.name, prefix))
+        if n == "id" or n == singular(t.name) + "id" or n == norm(t.name) + "id":
+            # Uniqueness is a figure. A table known from the catalogue only (not read by
+            # the query, nor next to it) is not measured for it: measuring every such
+            # table of a warehouse without declared keys would profile them all. Its
+            # key-named column is taken at its name there.
+            if by_name or _unique(t, c):
+                return c.name
+    return None
+
+
+def _owner_name(key: str | None, prefix: str) -> str | None:
+    """The normalised name under which a table's own key ``key`` is looked up, or None."""
+    n = norm(_strip(key, prefix)) if key is not None else None
+    return n if n is not None and n not in GENERIC else None
+
+
+def _strip(column: str, prefix: str) -> str:
+    return column[len(prefix):] if prefix and column.lower().startswith(prefix) else column
 
 
 def _unique(t: TableProfile, c: ColumnProfile) -> bool:

@@ -223,6 +223,19 @@ class Profile(BaseModel):
                 box[key] = build()
         return box[key]
 
+    def column_owners(self) -> dict[str, list[str]]:
+        """Every column name of the catalogue as spelled, with the tables (bare names, in the
+        catalogue's order) that have a column of that name: an index over all names then reads
+        a warehouse's distinct column names, not each of its hundreds of thousands of columns."""
+        def build():
+            owners: dict[str, list[str]] = {}
+            for t in self.tables:
+                for c in t.columns:
+                    owners.setdefault(c.name, []).append(t.name)
+            return owners
+
+        return self.memo("column_owners", build)
+
     def table(self, name: str) -> TableProfile | None:
         """The table with its figures: measured now if this profile lists it unmeasured."""
         t = self._find(name)
@@ -649,6 +662,10 @@ def _stub(info: TableInfo) -> TableProfile:
 
 
 _TEMPLATES: dict = {}
+# pydantic keeps these three in slots of BaseModel: their descriptors set them directly.
+_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _construct(model, **given):
@@ -657,18 +674,18 @@ def _construct(model, **given):
     spec = _TEMPLATES.get(model)
     if spec is None:
         plain = {k: f.default for k, f in model.model_fields.items() if f.default_factory is None}
-        made = {k: f.default_factory for k, f in model.model_fields.items() if f.default_factory is not None}
+        made = tuple((k, f.default_factory) for k, f in model.model_fields.items() if f.default_factory is not None)
         spec = _TEMPLATES[model] = (plain, made)
     plain, made = spec
-    values = dict(plain)
-    for k, make in made.items():
-        values[k] = make()
-    values.update(given)
-    obj = model.__new__(model)
+    values = {**plain, **given}
+    for k, make in made:
+        if k not in given:
+            values[k] = make()
+    obj = object.__new__(model)
     object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(given))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+    _SET_FIELDS_SET(obj, set(given))
+    _SET_EXTRA(obj, None)
+    _SET_PRIVATE(obj, None)
     return obj
 
 

@@ -210,18 +210,23 @@ class SQLiteDatabase(Database):
     def _catalogue(self) -> tuple[dict[str, list[tuple]], dict[str, list[tuple]]]:
         """Every table's columns and foreign keys in two statements, through the pragma_*
         table-valued functions: two PRAGMAs per table cost 4.5 s on 20,000 tables, these
-        1.7 s. (The authorizer lets the functions' set-up read go on; see _authorizer.)"""
+        0.5 s CPU (foreign keys read only where declared). (The authorizer lets the
+        functions' set-up read go on; see _authorizer.)"""
         cols: dict[str, list[tuple]] = {}
-        for name, *row in self._conn.execute(
-                "SELECT m.name, p.cid, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk "
+        # Each row as PRAGMA table_info gives it, the table's name after it (a row is kept
+        # as it comes: 140,000 of them).
+        for row in self._conn.execute(
+                "SELECT p.cid, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk, m.name "
                 "FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
                 "WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid"):
-            cols.setdefault(name, []).append(tuple(row))
+            cols.setdefault(row[6], []).append(row)
         fks: dict[str, list[tuple]] = {}
+        # A foreign key is declared with REFERENCES in the table's CREATE statement (ALTER
+        # TABLE … ADD COLUMN rewrites that statement too), so only such tables are asked.
         for name, *row in self._conn.execute(
                 "SELECT m.name, f.id, f.seq, f.\"table\", f.\"from\", f.\"to\" "
                 "FROM sqlite_master AS m JOIN pragma_foreign_key_list(m.name) AS f "
-                "WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'"):
+                "WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.sql LIKE '%REFERENCES%'"):
             fks.setdefault(name, []).append(tuple(row))
         return cols, fks
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..words import name_forms, singular, words_of
 from ..db.profile import Profile, TableProfile
@@ -249,7 +250,7 @@ def _entity_forms(profile: Profile):
     by_form: dict[str, list[TableProfile]] = {}
     for f, t in named:
         by_form.setdefault(f, []).append(t)
-    columns = {words_of(c.name) for u in profile.tables for c in u.columns}
+    columns = {words_of(c) for c in profile.column_owners()}
     return named, by_form, columns
 
 
@@ -269,13 +270,20 @@ def names_entity(column: str, table: TableProfile) -> bool:
     return len(tw) == 1 and len(cw) <= 2 and _abbreviates(cw[-1], singular(tw[0]))
 
 
-def _column_key(column: str) -> tuple[tuple[str, ...], list[str]] | None:
+@lru_cache(maxsize=65536)  # a warehouse repeats its column names across thousands of tables
+def _column_key(column: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """What :func:`names_entity` compares of a column: its singular words without a trailing
     id/key/code/no/num, and those words as written."""
     cw = words_of(column).split()
     if cw and cw[-1] in ("id", "key", "code", "no", "num"):
         cw = cw[:-1]
-    return (tuple(singular(w) for w in cw), cw) if cw else None
+    return (tuple(singular(w) for w in cw), tuple(cw)) if cw else None
+
+
+@lru_cache(maxsize=65536)
+def table_words(name: str) -> tuple[str, ...]:
+    """A table name's words, each singular: ``film_categories`` → ``("film", "category")``."""
+    return tuple(singular(w) for w in words_of(name).split())
 
 
 class EntityNames:
@@ -289,20 +297,26 @@ class EntityNames:
         self.one_word: dict[str, list[tuple[str, str]]] = {}  # 3-letter prefix → (singular word, table)
         self.naming: dict[tuple[str, ...], set[str]] = {}  # a column key → tables with such a column
         self.short: dict[str, set[tuple[str, str]]] = {}  # 3-letter prefix → (last column word, table)
+        # Each table's singular words, and the tables holding a foreign key to each table
+        # (lower case): what the checks' entity lookups read, table by table.
+        self.words: list[tuple[str, tuple[str, ...]]] = []
+        self.referrers: dict[str, set[str]] = {}
         for t in profile.tables:
-            tw = words_of(t.name).split()
+            tw = table_words(t.name)
+            self.words.append((t.name, tw))
             if tw:
-                self.by_words.setdefault(tuple(singular(w) for w in tw), set()).add(t.name)
+                self.by_words.setdefault(tw, set()).add(t.name)
                 if len(tw) == 1:
-                    word = singular(tw[0])
-                    self.one_word.setdefault(word[:3], []).append((word, t.name))
-            for c in t.columns:
-                key = _column_key(c.name)
-                if key is None:
-                    continue
-                self.naming.setdefault(key[0], set()).add(t.name)
-                if len(key[1]) <= 2 and len(key[1][-1]) >= 3:
-                    self.short.setdefault(key[1][-1][:3], set()).add((key[1][-1], t.name))
+                    self.one_word.setdefault(tw[0][:3], []).append((tw[0], t.name))
+            for fk in t.foreign_keys:
+                self.referrers.setdefault(fk.ref_table.lower(), set()).add(t.name)
+        for column, owners in profile.column_owners().items():
+            key = _column_key(column)
+            if key is None:
+                continue
+            self.naming.setdefault(key[0], set()).update(owners)
+            if len(key[1]) <= 2 and len(key[1][-1]) >= 3:
+                self.short.setdefault(key[1][-1][:3], set()).update((key[1][-1], o) for o in owners)
 
     def named_by(self, column: str) -> set[str]:
         """The tables ``column`` names (``names_entity(column, t)``)."""
@@ -317,12 +331,12 @@ class EntityNames:
 
     def naming_tables(self, table: str) -> set[str]:
         """The tables with a column that names ``table`` (``names_entity(c, table)``)."""
-        tw = words_of(table).split()
+        tw = table_words(table)
         if not tw:
             return set()
-        out = set(self.naming.get(tuple(singular(w) for w in tw), ()))
+        out = set(self.naming.get(tw, ()))
         if len(tw) == 1:
-            word = singular(tw[0])
+            word = tw[0]
             out |= {name for short, name in self.short.get(word[:3], set()) if _abbreviates(short, word)}
         return out
 
@@ -334,4 +348,4 @@ def _abbreviates(short: str, word: str) -> bool:
     return all(ch in rest for ch in short[3:])
 
 
-__all__ = ["Claim", "EntityNames", "Shape", "entity_tables", "names_entity", "read_shape", "words"]
+__all__ = ["Claim", "EntityNames", "Shape", "entity_tables", "names_entity", "read_shape", "table_words", "words"]
