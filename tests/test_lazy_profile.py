@@ -155,3 +155,41 @@ def test_a_table_many_others_refer_to_measures_a_bounded_set_of_neighbours(wide,
     # Customer's declared neighbours first (Employee, Invoice), then the ledgers by name, up to the bound
     assert len(measured) == 1 + MAX_NEIGHBOURS
     assert {"Customer", "Employee", "Invoice", "ledger_000"} <= set(measured) and "ledger_299" not in measured
+
+
+def test_connections_to_an_unchanged_file_share_its_catalogue(tmp_path):
+    """`vouch serve` opens a connection per request: the second connection to an unchanged
+    file reads no catalogue and builds no index again, and answers the same; a write makes
+    the next connection read the file anew; other profile settings keep their own indexes."""
+    path = tmp_path / "shop.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE customer (id INTEGER PRIMARY KEY, name TEXT, city TEXT)")
+    conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer(id))")
+    conn.executemany("INSERT INTO customer VALUES (?, ?, ?)", [(i, f"c{i}", ["Oslo", "Rome"][i % 2]) for i in range(1, 9)])
+    conn.executemany("INSERT INTO orders VALUES (?, ?)", [(i, 1 + i % 8) for i in range(1, 30)])
+    conn.commit()
+    conn.close()
+    question, sql = "How many orders per city?", ("SELECT c.city, COUNT(*) FROM orders o JOIN customer c "
+                                                  "ON c.id = o.customer_id GROUP BY c.city")
+
+    def request(**settings):
+        with vouchsql.connect(path, cache_dir=str(tmp_path / "c"), **settings) as db:
+            answer = vouchsql.check(db, question, [sql])
+            return db._profile_store.catalogue, db.schema(), answer.model_dump(
+                mode="json", include={"shown": {"result": {"rows"}}, "checks": True, "choices": True, "verdict": True})
+
+    first_catalogue, first_schema, first = request()
+    again_catalogue, again_schema, again = request()
+    assert again_schema is first_schema and again_catalogue is first_catalogue
+    assert again == first and first["shown"]["result"]["rows"] == [["Oslo", 15], ["Rome", 14]]
+
+    other_catalogue, other_schema, _ = request(sample_threshold=5)
+    assert other_schema is first_schema and other_catalogue is not first_catalogue
+
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE refunds (id INTEGER PRIMARY KEY, order_id INTEGER)")
+    conn.commit()
+    conn.close()
+    changed_catalogue, changed_schema, _ = request()
+    assert changed_schema is not first_schema and changed_catalogue is not first_catalogue
+    assert "refunds" in changed_catalogue.infos and "refunds" not in first_catalogue.infos

@@ -17,6 +17,7 @@ import math
 import os
 import re
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from ..errors import VouchError
 from ..words import singular
 from .base import Database, TableInfo, jsonable
+from .shared import is_shared, keyed_on
 
 PROFILE_FORMAT = 2
 TOP_VALUES = 5
@@ -452,31 +454,21 @@ def key_overlap(db: Database, tables: "Profile | dict[str, TableProfile]", lt: s
 
 # -- the store: the catalogue, and figures measured per table on first use, cached on disk ---
 
-class _Store:
-    """One database's profile state: the catalogue (every table's columns and keys, read once)
-    and the figures of each table measured so far, each cached on disk under the table's own
-    identity (:meth:`Database.table_identity`), so a change to one table re-measures only it
-    where the engine can tell, and a 2,000-table database costs only the tables queries use."""
+class _Catalogue:
+    """A database's catalogue by qualified key, and what is derived from it alone: the stubs,
+    the positions index, the join candidates, :meth:`Profile.memo`'s indexes. Shared by every
+    store whose database returns the same catalogue list (db/shared.py: connections to an
+    unchanged SQLite file), so a server's requests build the indexes of 20,000 tables once."""
 
-    def __deepcopy__(self, memo) -> "_Store":
-        # A copied profile measures through the same database: the store is not data.
-        return self
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(self, schema: list[TableInfo]) -> None:
         with quiet_gc():
-            self.infos = {info.qualified.lower(): info for info in db.schema()}
-        self._measured: dict[str, TableProfile] = {}
-        self._pairs: dict[JoinCandidate, JoinPair | None] = {}
-        self._candidates: list[JoinCandidate] | None = None
-        self._by_table: dict[str, list[JoinCandidate]] | None = None
+            self.infos = {info.qualified.lower(): info for info in schema}
         self._stubs: list[TableProfile] | None = None
         self._positions: dict[str, list[int]] | None = None
-        self._probe: Profile | None = None
-        self.memo: dict = {}  # Profile.memo's indexes over the catalogue
-        self.refresh = db.config.no_cache
+        self._candidates: list[JoinCandidate] | None = None
+        self._by_table: dict[str, list[JoinCandidate]] | None = None
+        self.memo: dict = {}
 
-    # -- catalogue --------------------------------------------------------------------
     def positions(self) -> dict[str, list[int]]:
         if self._positions is None:
             self._positions = _positions(list(self.infos.values()))
@@ -493,20 +485,65 @@ class _Store:
             self._candidates = _join_candidates(list(self.infos.values()))
         return self._candidates
 
+    def by_table(self) -> dict[str, list[JoinCandidate]]:
+        if self._by_table is None:
+            by_table: dict[str, list[JoinCandidate]] = {}
+            for c in self.candidates():
+                by_table.setdefault(c.left_table.lower(), []).append(c)
+                by_table.setdefault(c.right_table.lower(), []).append(c)
+            self._by_table = by_table
+        return self._by_table
+
+
+_CATALOGUES: "OrderedDict[int, tuple[list, _Catalogue]]" = OrderedDict()
+
+
+class _Store:
+    """One database's profile state: the catalogue (every table's columns and keys, read once)
+    and the figures of each table measured so far, each cached on disk under the table's own
+    identity (:meth:`Database.table_identity`), so a change to one table re-measures only it
+    where the engine can tell, and a 2,000-table database costs only the tables queries use."""
+
+    def __deepcopy__(self, memo) -> "_Store":
+        # A copied profile measures through the same database: the store is not data.
+        return self
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        schema = db.schema()
+        if is_shared(schema):
+            # Some indexes read figures too (the question's values index reads the distinct
+            # values of measured tables): connections with other profile settings keep theirs.
+            self.catalogue = keyed_on(schema, tuple(self._knobs()), lambda: _Catalogue(schema), _CATALOGUES)
+        else:
+            self.catalogue = _Catalogue(schema)
+        self.infos = self.catalogue.infos
+        self.memo = self.catalogue.memo  # Profile.memo's indexes over the catalogue
+        self._measured: dict[str, TableProfile] = {}
+        self._pairs: dict[JoinCandidate, JoinPair | None] = {}
+        self._probe: Profile | None = None
+        self.refresh = db.config.no_cache
+
+    # -- catalogue --------------------------------------------------------------------
+    def positions(self) -> dict[str, list[int]]:
+        return self.catalogue.positions()
+
+    def stubs(self) -> list[TableProfile]:
+        return self.catalogue.stubs()
+
+    def candidates(self) -> list[JoinCandidate]:
+        return self.catalogue.candidates()
+
     def neighbours(self, keys: set[str]) -> set[str]:
         """The tables one candidate join away from any of ``keys`` (qualified, lower case):
         for each, at most MAX_NEIGHBOURS, declared foreign keys first, then by name — a
         dimension that hundreds of fact tables refer to does not measure them all (a check
         that needs another measures it on first use)."""
-        if self._by_table is None:
-            self._by_table = {}
-            for c in self.candidates():
-                self._by_table.setdefault(c.left_table.lower(), []).append(c)
-                self._by_table.setdefault(c.right_table.lower(), []).append(c)
+        by_table = self.catalogue.by_table()
         out = set()
         for k in sorted(keys):
             near: dict[str, int] = {}
-            for c in self._by_table.get(k, []):
+            for c in by_table.get(k, []):
                 for end in (c.left_table.lower(), c.right_table.lower()):
                     if end != k and end in self.infos:
                         near[end] = min(near.get(end, 1), 0 if c.source == "declared" else 1)
@@ -609,13 +646,15 @@ class _Store:
 
     # -- cache ------------------------------------------------------------------------
     def _table_key(self, info: TableInfo) -> str:
-        cfg = self.db.config
         shape = "|".join(f"{c.name} {c.type} {c.nullable}" for c in info.columns)
         keys = f"{info.primary_key}|{[(f.columns, f.ref_table, f.ref_columns) for f in info.foreign_keys]}"
-        # Every setting that changes a table's figures is part of its key.
-        knobs = [getattr(cfg, k, None) for k in ("sample_threshold", "sample_rows", "scan_threshold",
-                                                  "profile_statements")]
+        knobs = self._knobs()
         return f"{PROFILE_FORMAT}|{self.db.table_identity(info)}|{info.qualified}|{info.is_view}|{shape}|{keys}|{knobs}"
+
+    def _knobs(self) -> list:
+        """Every setting that changes a table's figures."""
+        return [getattr(self.db.config, k, None) for k in ("sample_threshold", "sample_rows", "scan_threshold",
+                                                           "profile_statements")]
 
     def _path(self, kind: str, key: str) -> Path:
         digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]

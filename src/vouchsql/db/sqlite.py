@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError
 from ..settings import Config
 from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded, value_bytes
+from .shared import shared_schema
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 # A number in [0, 1) that a multiplicative hash (Knuth's) of the integer i decides: where a
@@ -167,8 +168,13 @@ class SQLiteDatabase(Database):
             return False
 
     def schema(self) -> list[TableInfo]:
-        if self._schema is not None:
-            return self._schema
+        # Every connection of the process to the unchanged file shares one catalogue (see
+        # db/shared.py): a server opening a connection per request reads it once.
+        if self._schema is None:
+            self._schema = shared_schema(self.identity(), self._read_schema)
+        return self._schema
+
+    def _read_schema(self) -> list[TableInfo]:
         rows = self._conn.execute(
             "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
             "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
@@ -204,7 +210,6 @@ class SQLiteDatabase(Database):
                 if any(c is None for c in entry.ref_columns):  # REFERENCES t without columns: its PK
                     entry.ref_columns = self._primary_key(entry.ref_table) or entry.ref_columns
             tables.append(TableInfo(name, columns, pk, list(fks.values()), is_view=(kind == "view")))
-        self._schema = tables
         return tables
 
     def _catalogue(self) -> tuple[dict[str, list[tuple]], dict[str, list[tuple]]]:
