@@ -44,6 +44,25 @@ def test_fetch_bounded_stops_at_rows_bytes_and_cuts_a_huge_first_cell():
     assert got[0][0] == 1 and 0 < len(got[0][1]) < 500 and 0 < len(got[0][2]) < 500
 
 
+def test_fetch_bounded_asks_for_no_more_wide_rows_than_the_cap_holds():
+    """A driver builds every row of a fetchmany before returning: the first ask is one row,
+    then as many as the widest row so far says fit in a quarter of the cap, so wide rows are
+    held a few at a time whatever the machine's speed, and narrow ones still come in chunks."""
+    asked = []
+
+    def recording(rows):
+        feed = _feeder(rows)
+        return lambda n: asked.append(n) or feed(n)
+
+    wide = [(i, "x" * MiB) for i in range(100)]  # ~1 MiB a row, a 16 MiB cap
+    got, why = fetch_bounded(recording(wide), max_rows=1000, max_bytes=16 * MiB)
+    assert why == "bytes" and len(got) == 15 and asked == [1, 3, 3, 3, 3, 3]
+    asked.clear()
+    narrow = [(i, "x" * 100) for i in range(5000)]
+    got, why = fetch_bounded(recording(narrow), max_rows=10_000, max_bytes=16 * MiB)
+    assert (len(got), why) == (5000, None) and asked == [1, 1024, 4096, 5001]
+
+
 def test_fetch_bounded_checks_the_deadline_between_chunks():
     def slow(n):
         time.sleep(0.05)

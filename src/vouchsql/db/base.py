@@ -100,17 +100,22 @@ def fetch_bounded(fetchmany: Callable[[int], Sequence[Sequence[Any]]], max_rows:
     """Pull rows from a cursor in chunks until the result ends, ``max_rows`` rows are in,
     or the values reach ``max_bytes``; return (rows, why truncated).
 
-    The byte cap is applied as rows arrive, so with a streaming cursor no more than one
-    chunk past the cap is ever held. A first row that alone is over the cap is kept with its
-    large cells cut (``"cell"``): the user sees the row and is told it was cut. ``deadline``
-    (time.monotonic) is checked between chunks; past it, :class:`QueryTimeout` is raised, so
-    the time limit covers fetching as well as running."""
+    The byte cap is applied as rows arrive, and a streaming cursor is asked for one row
+    first, then for no more rows than the largest row seen so far says fit in a quarter of
+    ``max_bytes``: a driver builds every row of a ``fetchmany`` before returning any, so a
+    chunk of 256 rows of 16 MB each held gigabytes before the cap could look, and how many
+    it held by the time limit depended on the machine's speed. A first row that alone is
+    over the cap is kept with its large cells cut (``"cell"``): the user sees the row and is
+    told it was cut. ``deadline`` (time.monotonic) is checked between chunks; past it,
+    :class:`QueryTimeout` is raised, so the time limit covers fetching as well as running."""
     rows: list[tuple] = []
     used = 0
+    largest = 0
     while True:
         if deadline is not None and time.monotonic() > deadline:
             raise QueryTimeout("the query ran past its time limit while its rows were fetched")
         want = min(chunk, max_rows + 1 - len(rows))
+        want = 1 if largest == 0 else max(1, min(want, max_bytes // (4 * largest)))
         batch = fetchmany(want)
         if not batch:
             return rows, None
@@ -118,6 +123,7 @@ def fetch_bounded(fetchmany: Callable[[int], Sequence[Sequence[Any]]], max_rows:
             if len(rows) == max_rows:
                 return rows, "rows"
             size = _ROW_BYTES + sum(value_bytes(v) for v in row)
+            largest = max(largest, size)
             if used + size > max_bytes:
                 if rows:
                     return rows, "bytes"

@@ -13,13 +13,11 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import math
 import os
 import re
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -27,7 +25,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from ..errors import VouchError
 from ..words import singular
-from .base import Database, TableInfo, jsonable
+from .base import Database, TableInfo
 from .shared import is_shared, keyed_on
 
 PROFILE_FORMAT = 2

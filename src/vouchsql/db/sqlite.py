@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError
 from ..settings import Config
-from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded, value_bytes
+from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
 from .shared import shared_schema
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -117,7 +117,7 @@ class SQLiteDatabase(Database):
         try:
             cur.execute(sql)
             columns = [d[0] for d in cur.description or []]
-            rows, truncated = fetch_bounded(_paced(cur.fetchmany, max_bytes), max_rows, max_bytes, deadline)
+            rows, truncated = fetch_bounded(cur.fetchmany, max_rows, max_bytes, deadline)
         except QueryTimeout:
             raise QueryTimeout(_timeout_message(timeout)) from None
         except sqlite3.OperationalError as exc:
@@ -242,26 +242,6 @@ class SQLiteDatabase(Database):
     def _pragma(self, pragma: str, table: str) -> list[tuple]:
         # Only schema-reading pragmas from _READ_PRAGMAS get here; the name is quoted.
         return self._conn.execute(f"PRAGMA {pragma}({self.quote(table)})").fetchall()
-
-
-def _paced(fetchmany, max_bytes: int):
-    """``fetchmany`` that asks for one row first, then for no more rows than the largest row
-    seen so far says fit in a quarter of ``max_bytes``: SQLite builds each row as it is
-    fetched, so a chunk of 256 rows of 8 MB each held 2 GB before any cap could look."""
-    largest = 0
-
-    def fetch(n: int) -> list:
-        nonlocal largest
-        if largest == 0:
-            n = 1
-        else:
-            n = max(1, min(n, max_bytes // (4 * largest)))
-        batch = fetchmany(n)
-        for row in batch:
-            largest = max(largest, 16 + sum(value_bytes(v) for v in row))
-        return batch
-
-    return fetch
 
 
 def _timeout_message(timeout: float) -> str:
