@@ -395,7 +395,9 @@ def test_the_time_limit_holds_when_the_server_does_not_stop(server, request, tmp
         started = time.monotonic()
         r = db.execute(sleep)
         assert r.error is not None and r.error.kind == "timeout", r.error
-        assert time.monotonic() - started < 2.0
+        # cut at 1.5 s; the margin is for a busy machine (2.2 s seen at load 3), and still
+        # well short of the 5 s the statement would run
+        assert time.monotonic() - started < 3.0
         assert db.execute("SELECT 2 AS b").rows == [[2]]
 
 
