@@ -125,7 +125,8 @@ TARGETS.update({
                     words=("alias_for", "tables_by_alias", "inner_equalities", "group_keys", "driving_alias",
                            "outer_select", "dialect", "join_fanout", "join_drop", "merged_entities")),
     "question_filters": _check("question_filters", words=("question_filters",)),
-    "question_shape": _check("question_shape", words=("question_shape",)),
+    "question_shape": _check("question_shape", words=("question_shape",),
+                             extra=("tests/test_boundaries_question_shape.py",)),
     # Every check reports through base.report and names its evidence model: the cases on
     # which nothing may fire and the protocol tests reach every line of these.
     "base": _check("base", "missing_table"),
