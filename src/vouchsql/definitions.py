@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextvars
 import os
 import re
-import tomllib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -202,6 +201,8 @@ def _load_file(path: str, _mtime: int, _size: int) -> Definitions:
         except yaml.YAMLError as exc:  # its message spans lines; the CLI prints one
             raise UserInputError(f"cannot read definitions file {p}: {' '.join(str(exc).split())}") from None
     else:
+        import tomllib  # only when a definitions file is read: `vouch check` without one never imports it
+
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

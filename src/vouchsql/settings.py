@@ -9,12 +9,9 @@ named by ``VOUCH_CONFIG``), the environment, then an explicit CLI option or keyw
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable
-
-import platformdirs
 
 from .errors import UserInputError
 from .rules import RULE_NAMES
@@ -145,6 +142,8 @@ def _schemas(text: str) -> tuple[str, ...]:
 
 
 def _default_cache_dir() -> str:
+    import platformdirs  # 5 ms at start; only when no cache_dir is set
+
     return platformdirs.user_cache_dir("vouchsql")
 
 
@@ -231,6 +230,8 @@ def _coerce(setting: Setting, value: Any, source: str) -> Any:
 
 
 def _toml_values(path: Path) -> dict[str, Any]:
+    import tomllib  # 9 ms at start; only when there is a config file to read
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

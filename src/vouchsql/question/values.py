@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz, process
-
 from ..db.base import Database
 from ..db.profile import Profile, _is_numeric
 from ..errors import VouchError
@@ -70,6 +68,8 @@ class ValueIndex:
                 if pattern.search(value):
                     hits.extend(Match(t, c, v, "substring") for t, c, v in refs)
         if not hits and len(key) >= 6:
+            from rapidfuzz import fuzz, process  # 25 ms at start: imported by the first fuzzy lookup
+
             best = process.extractOne(key, list(self.exact), scorer=fuzz.ratio, score_cutoff=92)
             if best is not None:
                 hits.extend(Match(t, c, v, "fuzzy") for t, c, v in self.exact[best[0]])
