@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .words import MONTHS, NUMBER_WORDS, Token, number, plain, quoted, tokens
 
@@ -45,7 +46,7 @@ _COMPARATORS: list[tuple[str, str]] = [
     (r"(?:under|below) " + _NUM, "<"),
     (r"exactly " + _NUM, "="),
 ]
-_BETWEEN = re.compile(r"\bbetween " + _NUM + r" and " + _NUM, re.I)
+_BETWEEN = r"\bbetween " + _NUM + r" and " + _NUM  # compiled on first use (_rx)
 # Column-to-column comparisons: "<columns> is less than (or equal to) (the) <Column>".
 _COLUMN_COMPARATORS: list[tuple[str, str]] = [
     (r"(?:is|are) (?:greater|more|higher|larger) than or equal to", ">="),
@@ -59,11 +60,12 @@ _SUPERLATIVE = (r"(?:most|best|highest|largest|biggest|greatest|lowest|least|few
                 r"longest|shortest|worst|latest|earliest|oldest|newest|top|heaviest|lightest|"
                 r"best[- ]selling|most[- ]\w+)")
 _ROWS_N = r"(\d{1,4}|" + "|".join(w for w in NUMBER_WORDS if w not in {"hundred", "dozen"}) + r")"
+# Each holds a number (_ROWS_N); compiled on first use (_rx).
 _ROW_PATTERNS = [
-    re.compile(r"\btop[- ]" + _ROWS_N + r"\b", re.I),
-    re.compile(r"\b(?:the|which|what|list|show|find|give|return|get|display)\s+" + _ROWS_N +
-               r"\s+(?:[\w'-]+\s+){0,4}?" + _SUPERLATIVE + r"\b", re.I),
-    re.compile(r"\b(?:the|which|what)\s+" + _ROWS_N + r"\s+[\w'-]+(?:\s+[\w'-]+){0,2}\s+(?:with|that|who|having|by)\b", re.I),
+    r"\btop[- ]" + _ROWS_N + r"\b",
+    r"\b(?:the|which|what|list|show|find|give|return|get|display)\s+" + _ROWS_N +
+    r"\s+(?:[\w'-]+\s+){0,4}?" + _SUPERLATIVE + r"\b",
+    r"\b(?:the|which|what)\s+" + _ROWS_N + r"\s+[\w'-]+(?:\s+[\w'-]+){0,2}\s+(?:with|that|who|having|by)\b",
 ]
 # "the album with the most songs", "which actor has … the most": one row.
 _ONE_ROW = [
@@ -138,6 +140,22 @@ class QuestionFilters:
     rows: RowCount | None = None
 
 
+@lru_cache(maxsize=None)
+def _rx(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.I)
+
+
+def _may_hold_number(text: str) -> bool:
+    """False only where no pattern holding a number (_NUM, _ROWS_N) can match ``text``, so
+    that a question without one compiles none of them (~5 ms of every check): an ASCII text
+    (where the patterns' case-insensitive match is plain lower-casing) with no digit and no
+    number word. Any other text may."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(c.isdigit() for c in low) or any(w in low for w in NUMBER_WORDS)
+
+
 def _num(text: str) -> float | None:
     return number(text.strip())
 
@@ -158,7 +176,9 @@ def read_numbers(text: str) -> tuple[list[NumberFilter], list[tuple[int, int]]]:
     low = plain(text).lower()
     found: list[NumberFilter] = []
     used: list[tuple[int, int]] = []
-    for m in _BETWEEN.finditer(low):
+    if not _may_hold_number(low):
+        return found, used
+    for m in _rx(_BETWEEN).finditer(low):
         a, b = _num(m.group(1)), _num(m.group(2))
         if a is not None and b is not None:
             found.append(NumberFilter("between", a, b, text[m.start():m.end()], *_around(low, m.start(), m.end())))
@@ -179,6 +199,10 @@ def read_numbers(text: str) -> tuple[list[NumberFilter], list[tuple[int, int]]]:
 def read_column_comparisons(text: str) -> list[ColumnComparison]:
     src = plain(text)
     out = []
+    # Each comparator holds " than" or " or " (matched ignoring case): without either in an
+    # ASCII text none can match, and none is compiled.
+    if src.isascii() and " than" not in src.lower() and " or " not in src.lower():
+        return out
     for pattern, op in _COLUMN_COMPARATORS:
         for m in re.finditer(r"\b" + pattern + r"\s+(?:the\s+)?([A-Za-z_]\w*(?: [A-Za-z_]\w*){0,2})", src, re.I):
             left = src[max(0, m.start() - 60):m.start()]
@@ -249,8 +273,8 @@ def read_years(text: str, skip: list[tuple[int, int]]) -> list[YearFilter]:
 def read_rows(text: str) -> RowCount | None:
     src = plain(text)
     ordinal = bool(_ORDINAL.search(src))
-    for pattern in _ROW_PATTERNS:
-        m = pattern.search(src)
+    for pattern in _ROW_PATTERNS if _may_hold_number(src) else ():
+        m = _rx(pattern).search(src)
         if m:
             raw = m.group(1).lower()
             n = int(raw) if raw.isdigit() else NUMBER_WORDS.get(raw)
