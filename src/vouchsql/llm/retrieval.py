@@ -44,6 +44,7 @@ quotes split into shorter tokens; an estimate, so the budget is a bound on this 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import math
 import re
@@ -76,28 +77,39 @@ VALUE_COLUMNS = 12
 VALUE_CHARS = 40
 VALUE_WORDS = 80
 VALUE_TIMEOUT = 2.0  # seconds for one table's sample; a slow one is left out, not waited for
-# BM25 field weights (FTS5 multiplies a hit's term frequency by its column's weight).
 FIELDS = ("name", "columns", "comments", "sampled")
-# Names and columns alike: a question names a table's columns (freight, discount, quantity)
-# as often as the table; a sampled value is weaker evidence. Chosen on the shipped cases of
-# bench/schema_retrieval.py (see bench/README.md), like the other constants below.
+# BM25 weights of the fields in :meth:`SchemaIndex.scores` (FTS5 multiplies a hit's term
+# frequency by its column's weight); the ranking itself reads the fields apart (below).
 WEIGHTS = (2.0, 2.0, 1.0, 0.5)
 K1, B = 1.2, 0.75  # FTS5's own constants; the Python fallback uses the same
-SEED_POOL = 20  # best-matching tables a group of joined tables grows from
-GROUP_MAX = 4  # tables a group grows to by matching words (lookups come on top)
-LOOKUPS = 2  # tables a group's members reference, added for their names
-MIN_GAIN = 0.1  # of the seed's score: a smaller gain does not grow a group
-HUB = 100  # a table joined by more is no bridge
-STRONG = 200  # best-matching tables a group may take in
-GROUPED = 60  # tables placed by groups; the rest by their plain score
+# How surely a word found in a field names what the question asks about, at best: a table's
+# name, a column's name, a comment, a word inside a sampled value, a whole sampled value.
+Q_NAME, Q_COLUMN, Q_COMMENT, Q_VALUE, Q_CELL = 1.0, 0.8, 0.6, 0.5, 0.9
+# A name (of a table or of the best column) counts in proportion to how much of it the
+# question covers: half at least, all of it when every word of the name is asked for
+# (``rental`` over ``rental_tax`` for "rented"; ``discount_code`` for "each discount code").
+COVERED = 0.5
+VALUE_SCHEMA = 0.3  # a value word that also names tables or columns elsewhere ('Order Administrator')
+VALUE_LOWER = 0.5  # a value word the question neither capitalises nor quotes ('rock' vs 'Rock')
+CELL_TABLES = 50  # a whole value sampled in more tables than this names none of them
+IDF_CAP = 5.0  # a word's weight: min(IDF_CAP, ln(1 + tables / tables matching it))
+CANDIDATES = 30  # best tables per word that a group may reach for
+SEEDS = 25  # best-matching tables a group of joined tables grows from
+GROUP_MAX = 8  # tables a group grows to by matching words (lookups come on top)
+HOPS = 3  # joins from a group to a table it takes in (at most HOPS − 1 tables between)
+EDGE_DECLARED, EDGE_INFERRED = 0.5, 0.8  # a join's cost against the words it answers
+LOOKUPS = 2  # tables a group's members reference by a declared key, added for their names
+HUB = 100  # a table joined by name to more tables than this is no bridge
 NUMBER_WEIGHT = 1 / 3
 STEM_WEIGHT = 0.5
+STEM_MATCH = 0.8  # how surely a name beginning with a word's stem answers the word
 MAX_SHOWN = 40  # tables rendered in full at most, whatever the budget: each is profiled
 MAX_LISTED = 200  # names of further tables listed at most
 MISFITS = 3  # profiled tables that did not fit, after which no more are tried
 
-# English words that say how to ask, not what about. Words that may name data (name, date,
-# total, number, count, first, last, top) are kept: BM25's IDF weighs those.
+# English words that say how to ask, not what about: the question's own verbs and the words
+# for a query's parts (show, provide, column, table, sorted, count). Words that may name data
+# (name, date, total, number, first, last, top) are kept: the IDF weighs those.
 _STOP = frozenset("""
 a about above across after again against all also am an and any are as at be because been before being
 below between both but by can could did do does doing done down during each either else ever every few
@@ -107,7 +119,19 @@ not now of off on once one only or other our ours out over own per please provid
 same shall she should show shows so some such than that the their theirs them then there these they this
 those through to too under until up upon us very via was we were what whatever when where whether which
 while who whom whose why will with within without would yes you your yours
+showing shown display displaying displayed provided providing find finding tell want wants wanted need
+needs see write writing use using called named table tables column columns field fields row rows record
+records result results resultant resulting include includes including included sort sorted sorting
+listed listing count counts counting
 """.split())
+# Past forms no -ed rule reaches, and the noun of a verb where a schema names the noun (sold:
+# sales), for the query's stems: plain English, no schema's words.
+_IRREGULAR = {"paid": "pay", "sold": "sale", "sell": "sale", "sells": "sale", "selling": "sale",
+              "bought": "buy", "spent": "spend", "won": "win", "lost": "lose", "sent": "send", "held": "hold",
+              "took": "take", "taken": "take", "wrote": "write", "written": "write", "ran": "run", "grew": "grow",
+              "grown": "grow", "left": "leave", "met": "meet", "led": "lead", "built": "build", "brought": "bring",
+              "chose": "choose", "chosen": "choose", "flew": "fly", "flown": "fly", "drove": "drive",
+              "driven": "drive", "ate": "eat", "eaten": "eat"}
 
 
 def estimate_tokens(text: str) -> int:
@@ -153,6 +177,26 @@ class SchemaIndex:
         self._lower = {k.lower(): k for k in self.infos}
         self.docs = [_document(info, values.get(info.qualified, [])) for info in infos]
         self.links, self.declared = _links(infos)
+        # The words of each table's name and of each of its column names, for how much of a
+        # name a question covers; the tables by their name's words, for a table the question
+        # names outright; the tables by each whole sampled value ('Iron Maiden', 'Rock').
+        self.name_terms = {i.qualified: tuple(terms(i.name)) for i in infos}
+        self.column_terms = {i.qualified: tuple(dict.fromkeys(tuple(terms(c.name)) for c in i.columns)) for i in infos}
+        self.by_name: dict[tuple[str, ...], list[str]] = {}
+        for key, name in self.name_terms.items():
+            if name:
+                self.by_name.setdefault(name, []).append(key)
+        self.cells: dict[tuple[str, ...], list[str]] = {}
+        for info in infos:
+            for v in values.get(info.qualified, []):
+                cell = tuple(terms(v))
+                if 0 < len(cell) <= 4 and not all(w.isdigit() for w in cell):
+                    owners = self.cells.setdefault(cell, [])
+                    if not owners or owners[-1] != info.qualified:
+                        owners.append(info.qualified)
+        # Joins by name only, per table: a key name hundreds of tables share makes no bridge.
+        self.inferred = {k: sum(1 for n in links if (k, n) not in self.declared and (n, k) not in self.declared)
+                         for k, links in self.links.items()}
         self._fts = _fts_index(self.docs)
         self._python: _PythonBM25 | None = None if self._fts is not None else _PythonBM25(self.docs)
         self._lock = threading.Lock()  # one sqlite3 connection, asked from the server's threads
@@ -164,26 +208,36 @@ class SchemaIndex:
     def key(self, name: str) -> str | None:
         return self._lower.get(name.lower())
 
-    def scores(self, words: Iterable[str]) -> dict[str, dict[str, float]]:
-        """For each of ``words``, the tables it matches with Σ over the fields of weight ×
-        BM25 (higher is better, > 0): one query per word and field, so a ranking can tell
-        which word a table answers. A word ending in ``*`` matches every term it begins."""
+    def joined(self, a: str, b: str) -> bool:
+        """Whether a declared foreign key joins ``a`` and ``b`` (either way)."""
+        return (a, b) in self.declared or (b, a) in self.declared
+
+    def field_scores(self, words: Iterable[str]) -> dict[str, dict[str, list[float]]]:
+        """For each of ``words``, the tables it matches with their BM25 score in each of
+        FIELDS (0.0 where it does not occur; higher is better): one FTS5 query per word and
+        field. A word ending in ``*`` matches every term it begins."""
         query = sorted({w for w in words if w.strip("*")})
         if not query:
             return {}
         if self._fts is None:
-            return self._python.scores(query)
-        out: dict[str, dict[str, float]] = {}
+            return self._python.field_scores(query)
+        out: dict[str, dict[str, list[float]]] = {}
         with self._lock:
             for w in query:
-                hits: dict[str, float] = {}
-                for f, weight in zip(FIELDS, WEIGHTS):
+                hits: dict[str, list[float]] = {}
+                for i, f in enumerate(FIELDS):
                     for key, score in self._fts.execute(f"SELECT key, -bm25({f}) FROM {f} WHERE {f} MATCH ?",
                                                         (_fts_term(w),)):
-                        hits[key] = hits.get(key, 0.0) + weight * score
+                        hits.setdefault(key, [0.0] * len(FIELDS))[i] = score
                 if hits:
                     out[w] = hits
         return out
+
+    def scores(self, words: Iterable[str]) -> dict[str, dict[str, float]]:
+        """For each of ``words``, the tables it matches with Σ over the fields of weight ×
+        BM25 (higher is better, > 0)."""
+        return {w: {k: sum(x * y for x, y in zip(per, WEIGHTS)) for k, per in hits.items()}
+                for w, hits in self.field_scores(words).items()}
 
 
 def _fts_term(word: str) -> str:
@@ -231,13 +285,13 @@ class _PythonBM25:
             avg = sum(len(w) for _, w in rows) / len(rows) if rows else 1.0
             self.fields.append((rows, avg))
 
-    def scores(self, query: list[str]) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
+    def field_scores(self, query: list[str]) -> dict[str, dict[str, list[float]]]:
+        out: dict[str, dict[str, list[float]]] = {}
         for term in query:
             def matches(w: str) -> bool:
                 return w.startswith(term[:-1]) if term.endswith("*") else w == term
 
-            for (rows, avg), weight in zip(self.fields, WEIGHTS):
+            for i, (rows, avg) in enumerate(self.fields):
                 n = len(rows)
                 hit = sum(1 for _, words in rows if any(matches(w) for w in words))
                 if not hit:
@@ -247,15 +301,21 @@ class _PythonBM25:
                     tf = sum(1 for w in words if matches(w))
                     if tf:
                         score = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(words) / avg))
-                        out.setdefault(term, {})[key] = out.get(term, {}).get(key, 0.0) + weight * score
+                        out.setdefault(term, {}).setdefault(key, [0.0] * len(FIELDS))[i] = score
         return out
+
+    def scores(self, query: list[str]) -> dict[str, dict[str, float]]:
+        return {w: {k: sum(x * y for x, y in zip(per, WEIGHTS)) for k, per in hits.items()}
+                for w, hits in self.field_scores(query).items()}
 
 
 def _links(infos: "list[TableInfo]") -> tuple[dict[str, dict[str, str]], set[tuple[str, str]]]:
     """Table → {joined table: "ref" (this table's key points at it) or "back"}: declared
     foreign keys, a column named like another table's single-column primary key, and
     ``<x>_id``/``<x>Id`` → a table whose singular is x's (the profile's join candidates, kept
-    here as a graph, both directions); and the (table, referenced table) pairs declared."""
+    here as a graph, both directions); and the (table, referenced table) pairs declared. A
+    column that a declared foreign key holds joins only where it is declared: the database
+    said where ``customer_id`` points, so the names of other tables do not guess again."""
     by_key = {i.qualified.lower(): i.qualified for i in infos}
     pk_owner: dict[str, list[str]] = {}
     by_singular: dict[str, list[str]] = {}
@@ -272,14 +332,16 @@ def _links(infos: "list[TableInfo]") -> tuple[dict[str, dict[str, str]], set[tup
             links[b].setdefault(a, "back")
 
     for i in infos:
+        held: set[str] = set()
         for fk in i.foreign_keys:
+            held.update(c.lower() for c in fk.columns)
             target = by_key.get(fk.ref_table.lower())
             if target is not None and target != i.qualified:
                 add(i.qualified, target)
                 declared.add((i.qualified, target))
         for c in i.columns:
             low = c.name.lower()
-            if low == "id":
+            if low == "id" or low in held:
                 continue
             for owner in pk_owner.get(low, []):
                 add(i.qualified, owner)
@@ -408,7 +470,10 @@ def _content_terms(text: str) -> list[str]:
 
 def _stem(word: str) -> str | None:
     """The stem of a word ending in -ed or -ing, its last consonant undoubled (``shipped`` →
-    ``ship``), when at least three letters are left; else None."""
+    ``ship``), when at least three letters are left; of an irregular past form, its verb
+    (``paid`` → ``pay``: payment); else None."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
     m = re.fullmatch(r"([a-z]{3,}?)(?:ed|ing)", word)
     if not m:
         return None
@@ -418,12 +483,141 @@ def _stem(word: str) -> str | None:
     return stem
 
 
+# A word the question capitalises inside a sentence or quotes: a value it names ('Rock',
+# "gift-idea", Iron Maiden), read from the question as written.
+_NAMED = re.compile(r"'([^']+)'|\"([^\"]+)\"|(?<![.?!:]\s)(?<!^)\b([A-Z][\w-]*)")
+# A table the question names as one: an identifier written as such (InvoiceLine, order_items),
+# or a word beside "table" (the Employees table, a table called Shippers).
+_IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_)[A-Za-z0-9_]*\b")
+_BESIDE_TABLE = re.compile(r"\b(\w+)\s+tables?\b|\btables?\s+(?:called|named)\s+(\w+)", re.I)
+NAMED_TABLE = "@table"  # the query's pseudo-word that a table named outright answers
+
+
+@dataclass
+class _Query:
+    """What a question asks of the index: each word's weight (IDF) and, per table, how well
+    the table answers each word (0 to 1, :func:`_match`)."""
+
+    weight: dict[str, float]
+    match: dict[str, dict[str, float]]
+
+    def single(self, table: str) -> float:
+        return sum(self.weight[w] * q for w, q in self.match.get(table, {}).items())
+
+
+def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "Definitions | None") -> _Query:
+    """How well each table answers each word of the query, best of its fields:
+
+    * its **name** (FTS5 finds it): Q_NAME × how much of the name the question covers — all of
+      ``Genre`` for "each genre", half of ``rental_tax`` for "rented" (numbers in a name, such
+      as ``_2023``, are not counted);
+    * its best **column name** holding the word, the same way (Q_COLUMN: ``discount_code`` for
+      "each discount code" beats a ``discount`` table for both words);
+    * a **comment**: Q_COMMENT × its BM25 score over the best comment's for the word;
+    * a word inside a **sampled value**: Q_VALUE, less for a word that also names tables or
+      columns elsewhere (VALUE_SCHEMA: the 'order' in 'Order Administrator') and for one the
+      question neither capitalises nor quotes (VALUE_LOWER); a stem never matches a value;
+    * a **whole sampled value** the question names word for word ('Iron Maiden', 'Rock',
+      'West'): Q_CELL, unless CELL_TABLES or more tables hold it;
+    * a table the question **names outright** (the InvoiceLine table, ``order_items``):
+      answers the pseudo-word NAMED_TABLE, weighted IDF_CAP.
+
+    A word's weight is min(IDF_CAP, ln(1 + N / n)), n the tables whose name, columns or
+    comments match it (or, for a value only, those whose sample does), times the query's own
+    weight for it (:func:`question_terms`)."""
+    text = " ".join(x for x in (question, hint) if x)
+    wanted = question_terms(question, hint, definitions)
+    plain = {w for w in wanted if not w.endswith("*")}
+    stems = tuple(w[:-1] for w in wanted if w.endswith("*"))
+    named: set[str] = set()
+    for m in _NAMED.finditer(text):
+        named.update(terms(next(g for g in m.groups() if g)))
+
+    def asked(t: str) -> bool:
+        return t in plain or t.startswith(stems) if stems else t in plain
+
+    def covered(name: tuple[str, ...]) -> float:
+        words = [t for t in name if not t.isdigit()]
+        return sum(1 for t in words if asked(t)) / len(words) if words else 0.0
+
+    n = len(index.infos)
+    weight: dict[str, float] = {}
+    match: dict[str, dict[str, float]] = {}
+
+    def put(table: str, word: str, q: float) -> None:
+        got = match.setdefault(table, {})
+        if q > got.get(word, 0.0):
+            got[word] = q
+
+    scored = index.field_scores(wanted)
+    # A word and its stem are one word of the question: 'rented' answered by a name holding
+    # the word or, STEM_MATCH surely, by one beginning with its stem ('rental').
+    slots: dict[str, list[str]] = {}
+    for w in wanted:
+        stem = None if w.endswith("*") else _stem(w)
+        if stem and stem + "*" in wanted:
+            slots.setdefault(w, []).append(stem + "*")
+        elif not w.endswith("*") or not any(_stem(x) == w[:-1] for x in plain):
+            slots.setdefault(w, [])
+    for slot, extra in slots.items():
+        seen: dict[str, bool] = {}  # the tables whose name, columns or comments match
+        found = False
+        for w in [slot, *extra]:
+            hits = scored.get(w)
+            if not hits:
+                continue
+            found = True
+            sure = 1.0 if w == slot else STEM_MATCH
+            prefix = w.endswith("*")
+            body = w.rstrip("*")
+            schema_word = any(per[0] or per[1] for per in hits.values())
+            best_comment = max(per[2] for per in hits.values())
+            for key, per in hits.items():
+                if per[0] or per[1] or per[2]:
+                    seen[key] = True
+                else:
+                    seen.setdefault(key, False)
+                if per[0]:
+                    put(key, slot, sure * Q_NAME * (COVERED + (1 - COVERED) * covered(index.name_terms[key])))
+                if per[1]:
+                    cover = max((covered(c) for c in index.column_terms[key]
+                                 if any(t.startswith(body) if prefix else t == w for t in c)), default=0.0)
+                    put(key, slot, sure * Q_COLUMN * (COVERED + (1 - COVERED) * cover))
+                if per[2]:
+                    put(key, slot, sure * Q_COMMENT * per[2] / best_comment)
+                if per[3] and not prefix:
+                    put(key, slot, Q_VALUE * (VALUE_SCHEMA if schema_word else 1.0)
+                        * (1.0 if w in named else VALUE_LOWER))
+        if found:
+            df = sum(seen.values()) or len(seen)
+            weight[slot] = min(IDF_CAP, wanted[slot] * math.log(1 + n / df))
+    # Whole values and named tables, by the question's runs of words (stop words out).
+    run = _content_terms(text)
+    for size in range(1, 5):
+        for i in range(len(run) - size + 1):
+            cell = tuple(run[i:i + size])
+            owners = index.cells.get(cell)
+            if owners and len(owners) <= CELL_TABLES:
+                for w in cell:
+                    if w not in weight:
+                        weight[w] = min(IDF_CAP, math.log(1 + n / len(owners)))
+                    for key in owners:
+                        put(key, w, Q_CELL)
+    mentions = _IDENTIFIER.findall(text) + [a or b for a, b in _BESIDE_TABLE.findall(text)]
+    for mention in mentions:
+        for key in index.by_name.get(tuple(terms(mention)), []):
+            weight[NAMED_TABLE] = IDF_CAP
+            put(key, NAMED_TABLE, 1.0)
+    return _Query(weight=weight, match=match)
+
+
 @dataclass
 class _Group:
     seed: str
-    members: list[str]
+    members: list[str]  # the tables that answer words, with the tables between them
     why: dict[str, str]
     score: float
+    lookups: list[str] = field(default_factory=list)
 
 
 def rank_tables(index: SchemaIndex, question: str, *, hint: str | None = None,
@@ -431,25 +625,24 @@ def rank_tables(index: SchemaIndex, question: str, *, hint: str | None = None,
     """Every table, most relevant first, rules-forbidden tables left out:
 
     1. the tables the applying rules require;
-    2. then groups of tables that join: from each of the SEED_POOL best-matching tables, a
-       group grows along the join graph (:func:`_grow`), and the groups come best first by
-       how well they answer the query's words together — each word counts once per group,
-       by its best table. The tables one query reads join each other, so a question about
-       invoices and customers ranks the ``Customer`` that ``Invoice`` references above a
-       ``Customers`` table in another corner of the warehouse that matches *customer* as well;
-    3. then every other table matching a word, by its score, and last the rest, the most
+    2. then groups of tables that join: from each of the SEEDS best-matching tables
+       (:func:`_match`), a group grows along the join graph (:func:`_grow`), and the groups
+       come best first by how well they answer the query's words together — each word counts
+       once per group, by its best table, less the cost of the joins taken. The tables one
+       query reads join each other, so a question about invoices and customers ranks the
+       ``Customer`` that ``Invoice`` references above a ``Customers`` table in another corner
+       of the warehouse that matches *customer* as well. Each group's lookups (the tables its
+       members reference for their names) follow the next group's tables;
+    3. then every other table matching a word, by its own score, and last the rest, the most
        joined first.
     """
     rules = definitions.rules_for(" ".join(x for x in (question, hint) if x)) if definitions else []
     keys = list(index.infos)
     dropped = {k for k in keys if any(_glob(k, p) for r in rules for p in r.must_not_read)}
-    weights = question_terms(question, hint, definitions)
-    gains: dict[str, dict[str, float]] = {}
-    for w, hits in index.scores(weights).items():
-        for k, score in hits.items():
-            if k not in dropped:
-                gains.setdefault(k, {})[w] = score * weights[w]
-    plain = {k: sum(g.values()) for k, g in gains.items()}
+    query = _match(index, question, hint, definitions)
+    for k in dropped:
+        query.match.pop(k, None)
+    single = {k: query.single(k) for k in query.match}
     order: list[str] = []
     why: dict[str, str] = {}
 
@@ -460,81 +653,119 @@ def rank_tables(index: SchemaIndex, question: str, *, hint: str | None = None,
 
     for r in rules:
         for p in r.must_read:
-            for k in sorted((k for k in keys if _glob(k, p)), key=lambda k: (-plain.get(k, 0.0), k)):
+            for k in sorted((k for k in keys if _glob(k, p)), key=lambda k: (-single.get(k, 0.0), k)):
                 put(k, f"rule {r.name}")
-    by_plain = sorted(plain, key=lambda k: (-plain[k], k))
-    # Groups grow only by the STRONG best-matching tables: a word shared by hundreds of
-    # tables matches them all, and the weakest of those never win a place anyway.
-    strong = {k: gains[k] for k in by_plain[:STRONG]}
-    groups = [_grow(index, seed, strong, dropped) for seed in by_plain[:SEED_POOL]]
+    by_single = sorted(single, key=lambda k: (-single[k], k))
+    # The tables a group may reach for: the CANDIDATES best for each word.
+    targets: set[str] = set()
+    for w in query.weight:
+        targets.update(sorted((k for k, m in query.match.items() if w in m),
+                              key=lambda k: (-query.match[k][w], k))[:CANDIDATES])
+    reach: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {}
+    groups = [_grow(index, query, seed, targets, dropped, reach) for seed in by_single[:SEEDS]]
+    pending: list[tuple[str, str]] = []
     for g in sorted(groups, key=lambda g: (-g.score, len(g.members), g.seed)):
-        if len(order) >= GROUPED:
-            break
         for m in g.members:
             put(m, g.why[m])
-    for k in by_plain:
+        for m, reason in pending:
+            put(m, reason)
+        pending = [(m, g.why[m]) for m in g.lookups]
+    for m, reason in pending:
+        put(m, reason)
+    for k in by_single:
         put(k, "matched")
     for k in sorted(keys, key=lambda k: (-len(index.links[k]), k)):
         put(k, "unmatched")
     return Ranking(order=order, why=why, dropped=sorted(dropped))
 
 
-def _grow(index: SchemaIndex, seed: str, gains: dict[str, dict[str, float]], dropped: set[str]) -> _Group:
-    """The tables a query from ``seed`` would likely read: repeatedly the neighbour (or the
-    neighbour of a neighbour, with the table between: a bridge) that most raises the group's
-    score — Σ over the query's words of the best score of a member for it — per table added,
-    while that gain is at least MIN_GAIN of the seed's own score and the group has fewer than
-    GROUP_MAX tables; then the tables the members reference by a declared foreign key (a
-    lookup such as ``Artist`` behind ``Album``: what a query joins to show a name), at most
-    LOOKUPS of them. A table joined by more than HUB tables is no bridge: that is a key name
-    hundreds of staging tables share, not a path between two tables."""
-    links = index.links
+def _paths(index: SchemaIndex, start: str, targets: set[str], dropped: set[str]) -> dict[str, tuple[float, tuple[str, ...]]]:
+    """The cheapest join path from ``start`` to each of ``targets`` within HOPS joins: its
+    cost (EDGE_DECLARED per declared foreign key, EDGE_INFERRED per join by key names) and
+    the tables after ``start`` on it. A table between must not be forbidden, and one joined
+    by name to more than HUB tables is no bridge (a key name hundreds of tables share)."""
+    best: dict[str, float] = {start: 0.0}
+    path: dict[str, tuple[str, ...]] = {start: ()}
+    heap = [(0.0, start)]
+    out: dict[str, tuple[float, tuple[str, ...]]] = {}
+    while heap:
+        cost, table = heapq.heappop(heap)
+        if cost > best[table]:
+            continue
+        if table != start:
+            if table in targets:
+                out[table] = (cost, path[table])
+            if index.inferred[table] > HUB or len(path[table]) >= HOPS:
+                continue
+        for other in index.links[table]:
+            if other in dropped:
+                continue
+            step = cost + (EDGE_DECLARED if index.joined(table, other) else EDGE_INFERRED)
+            if step < best.get(other, math.inf) - 1e-12:
+                best[other] = step
+                path[other] = path[table] + (other,)
+                heapq.heappush(heap, (step, other))
+    return out
+
+
+def _grow(index: SchemaIndex, query: _Query, seed: str, targets: set[str], dropped: set[str],
+          reach: dict[str, dict[str, tuple[float, tuple[str, ...]]]]) -> _Group:
+    """The tables a query from ``seed`` would likely read: repeatedly the table among
+    ``targets`` (with the tables on the join path to it, :func:`_paths`) that most raises the
+    group's score — Σ over the query's words of weight × the best match of a member — less
+    the path's cost, while that is positive and the group has fewer than GROUP_MAX tables
+    (a short approximation of the cheapest tree joining the tables that answer the words);
+    then the tables the members reference by a declared foreign key (a lookup such as
+    ``Artist`` behind ``Album``: what a query joins to show a name), at most LOOKUPS."""
+    match, weight = query.match, query.weight
     members = [seed]
     why = {seed: "matched"}
-    best = dict(gains.get(seed, {}))
-    floor = MIN_GAIN * sum(best.values())
-
-    def delta(tables: list[str]) -> float:
-        total = 0.0
-        for w in {w for t in tables for w in gains.get(t, {})}:
-            top = max(gains.get(t, {}).get(w, 0.0) for t in tables)
-            if top > best.get(w, 0.0):
-                total += top - best.get(w, 0.0)
-        return total
-
+    best = dict(match.get(seed, {}))
+    spent = 0.0
     while len(members) < GROUP_MAX:
         inside = set(members)
-        options: list[tuple[float, list[str], str]] = []
-        frontier = {n: m for m in members for n in links[m] if n not in inside and n not in dropped}
-        for n, via in frontier.items():
-            if n in gains:
-                options.append((delta([n]), [n], via))
-        if len(members) < GROUP_MAX - 1:
-            for b, via in frontier.items():
-                if len(links[b]) > HUB:
+        choice: tuple[float, float, str] | None = None
+        route: tuple[str, ...] = ()
+        via = seed
+        for m in members:
+            if m not in reach:
+                reach[m] = _paths(index, m, targets, dropped)
+            for target, (cost, path) in reach[m].items():
+                if target in inside:
                     continue
-                for t in links[b]:
-                    if t in gains and t not in inside and t not in frontier and t not in dropped:
-                        options.append((delta([b, t]) / 2, [b, t], via))
-        if not options:
+                gain = 0.0
+                top: dict[str, float] = {}
+                for t in path:
+                    for w, q in match.get(t, {}).items():
+                        if q > top.get(w, 0.0):
+                            top[w] = q
+                for w, q in top.items():
+                    if q > best.get(w, 0.0):
+                        gain += weight[w] * (q - best.get(w, 0.0))
+                key = (gain - cost, -cost, target)
+                if choice is None or key > choice:
+                    choice, route, via = key, path, m
+        if choice is None or choice[0] <= 0:
             break
-        gain, add, via = max(options, key=lambda o: (o[0], [-len(links[t]) for t in o[1]], o[1]))
-        if gain <= 0 or gain < floor:
-            break
-        for t in add:
-            members.append(t)
-            why[t] = (f"joins {via}" if len(add) == 1 else f"joins {via} through {add[0]}" if t == add[-1]
-                      else f"joins {add[-1]} to {via}")
-            for w, g in gains.get(t, {}).items():
-                best[w] = max(best.get(w, 0.0), g)
-    lookups = 0
+        spent -= choice[1]
+        before = via
+        for t in route:
+            if t not in inside and len(members) < GROUP_MAX:
+                members.append(t)
+                inside.add(t)
+                why[t] = f"joins {before}" if t == route[-1] or t in match else f"joins {before} to {route[-1]}"
+                for w, q in match.get(t, {}).items():
+                    best[w] = max(best.get(w, 0.0), q)
+            before = t
+    score = sum(weight[w] * q for w, q in best.items()) - spent
+    lookups: list[str] = []
     for m in list(members):
-        for n, kind in links[m].items():
-            if lookups < LOOKUPS and kind == "ref" and (m, n) in index.declared and n not in why and n not in dropped:
-                members.append(n)
+        for n, kind in index.links[m].items():
+            if (len(lookups) < LOOKUPS and kind == "ref" and (m, n) in index.declared and n not in why
+                    and n not in dropped):
+                lookups.append(n)
                 why[n] = f"referenced by {m}"
-                lookups += 1
-    return _Group(seed=seed, members=members, why=why, score=sum(best.values()))
+    return _Group(seed=seed, members=members, why=why, score=score, lookups=lookups)
 
 
 # -- the prompt's schema text --------------------------------------------------------------------
