@@ -311,6 +311,9 @@ def test_report_dumps_the_evidence_set_as_json_and_rounds_terms():
 # merged_entities: a label (name/title column, ≥ 75 % of its rows distinct, not unique)
 # grouped without its table's key, and the groups the query's own rows merge
 # ---------------------------------------------------------------------------------------
+ASKED_Q = "What does the query return?"
+
+
 def labels_db(path: Path) -> Path:
     """tracks: 16 names, 12 distinct (share 0.75), A–D held by two ids each; D's plays are
     the most, A's second. items: short_title 74 of 100 distinct, long_title 75."""
@@ -357,6 +360,16 @@ def labels(tmp_path_factory) -> Path:
     ("SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name HAVING SUM(t.plays) > 50", "name", 2, ["A", "D"]),
     ("SELECT i.long_title, COUNT(*) FROM items i GROUP BY i.long_title", "long_title", 25, ["t0", "t1", "t10"]),
     ("SELECT p.name_, COUNT(*) FROM people p GROUP BY p.name_", "name_", 1, ["x"]),  # a label named name_
+    # The query's own HAVING is kept beside the probe's, not instead of it.
+    ("SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name HAVING COUNT(*) > 0", "name", 4, ["A", "B", "C"]),
+    # The probe shows the label, wherever the query's SELECT puts it.
+    ("SELECT COUNT(*), t.name FROM tracks t GROUP BY t.name", "name", 4, ["A", "B", "C"]),
+    # Grouped expressions that are no column, and columns before the label that are no label
+    # (plays) or whose table has no key (tags), are passed over.
+    ("SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name, UPPER(t.name)", "name", 4, ["A", "B", "C"]),
+    ("SELECT t.plays, t.name, COUNT(*) FROM tracks t GROUP BY t.plays, t.name", "name", 3, ["B", "C", "D"]),
+    ("SELECT g.name, t.name, COUNT(*) FROM tags g JOIN tracks t ON t.name = g.name GROUP BY g.name, t.name", "name",
+     3, ["A", "B", "C"]),
 ])
 def test_merged_entities_fires(labels, sql, label, n, examples):
     check = run_check(labels, "merged_entities", sql)
@@ -379,6 +392,14 @@ def test_merged_entities_fires(labels, sql, label, n, examples):
     ("SELECT n.name, COUNT(*) FROM nobody n GROUP BY n.name", None, "no grouped label without its table's key"),
     ("SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name", "Which track names are shared by more than one track?",
      "no grouped label without its table's key"),
+    # A label of a derived table: no table of the profile, so no key to keep apart.
+    ("SELECT s.name, COUNT(*) FROM (SELECT t.name FROM tracks t) s GROUP BY s.name", None,
+     "no grouped label without its table's key"),
+    # Labels that merge rows, but not in the rows this query keeps (its WHERE) or shows (its LIMIT).
+    ("SELECT t.name, COUNT(*) FROM tracks t WHERE t.name >= 'E' GROUP BY t.name", None,
+     "each grouped label names one row of its table in this result"),
+    ("SELECT t.name, SUM(t.plays) AS total FROM tracks t GROUP BY t.name ORDER BY total LIMIT 1", None,
+     "each grouped label names one row of its table in this result"),
     ("SELECT t.name FROM tracks t UNION SELECT a.title FROM albums a", None, "not measured: not a plain SELECT"),
     ("SELEC 1", None, "not measured: no result or the SQL could not be read"),
     # It parses and reads, but fails as it runs (malformed JSON): no result to judge.
@@ -399,6 +420,53 @@ def test_merged_entities_counts_at_most_1000_merged_groups(tmp_path):
     check = run_check(db, "merged_entities", "SELECT t.name, COUNT(*) FROM tracks t GROUP BY t.name")
     assert check.fired and check.evidence["merged"] == 1000
     assert check.evidence["examples"] == ["n0000", "n0001", "n0002"]
+
+
+def songs_db(path: Path) -> Path:
+    """artists keyed by artist_id; songs: 8 rows, 7 names (share 0.875), the two A's by artist 1;
+    listens: one of each song, and two more of B."""
+    songs = [(i + 1, n, 1 if n == "A" else 1 + i % 2) for i, n in enumerate("AABCDEFG")]
+    return make_db(path, {
+        "artists": ("artist_id INTEGER PRIMARY KEY, name TEXT", [(1, "x"), (2, "y")]),
+        "songs": ("id INTEGER PRIMARY KEY, name TEXT, artist_id INTEGER", songs),
+        "listens": ("id INTEGER PRIMARY KEY, song_id INTEGER", [(i, i) for i in range(1, 9)] + [(9, 3), (10, 3)])})
+
+
+def test_merged_entities_each_label_its_own_key(tmp_path):
+    db = songs_db(tmp_path / "songs.sqlite")
+    # artists.name is grouped with its key, artist_id: passed over; songs.name is not (its key is id).
+    check = run_check(db, "merged_entities", "SELECT a.name, s.name, COUNT(*) FROM artists a JOIN songs s "
+                                             "ON s.artist_id = a.artist_id GROUP BY a.artist_id, a.name, s.name")
+    assert check.fired and check.evidence == {"column": "songs.name", "key": "songs.id", "merged": 1,
+                                              "examples": ["A"]}
+    # A group of several rows of one song (B, listened to three times) merges nothing: the
+    # probe counts distinct keys, not rows.
+    check = run_check(db, "merged_entities",
+                      "SELECT s.name, COUNT(*) FROM songs s JOIN listens l ON l.song_id = s.id GROUP BY s.name")
+    assert check.fired and check.evidence == {"column": "songs.name", "key": "songs.id", "merged": 1,
+                                              "examples": ["A"]}
+
+
+def _camel_tracks(raw, schema: str) -> None:
+    """"Track" ("TrackId" key, "Name": 16 rows, 12 names, A–D twice) on PostgreSQL, which
+    folds an unquoted TrackId to trackid."""
+    raw.execute(f'CREATE TABLE {schema}."Track" ("TrackId" INTEGER PRIMARY KEY, "Name" TEXT, "Credit" INTEGER)')
+    for i, n in enumerate("AABBCCDDEFGHIJKL"):
+        raw.execute(f'INSERT INTO {schema}."Track" VALUES (%s, %s, %s)', (i + 1, n, 10 * (i + 1)))
+
+
+def _pg_check(pg, tmp_path, name: str, sql: str, question: str = ASKED_Q):
+    url, raw, schema = pg
+    _camel_tracks(raw, schema)
+    answer = vouchsql.check(url, question, [sql], cache_dir=str(tmp_path / "cache"))
+    return {c.name: c for c in answer.checks}[name]
+
+
+def test_merged_entities_probe_quotes_a_camel_case_key_on_postgres(pg, tmp_path):
+    check = _pg_check(pg, tmp_path, "merged_entities", 'SELECT t."Name", COUNT(*) FROM "Track" t GROUP BY t."Name"')
+    assert check.fired and (check.evidence["column"], check.evidence["key"], check.evidence["merged"]) == \
+        ("Track.Name", "Track.TrackId", 4)
+    assert len(check.evidence["examples"]) == 3 and set(check.evidence["examples"]) < {"A", "B", "C", "D"}
 
 
 @pytest.mark.parametrize("question, label, asked", [
