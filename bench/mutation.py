@@ -267,6 +267,9 @@ EQUIVALENT: list[tuple[str, ...]] = [
     ("merged_entities", "x__label_asked", r"endswith\(w\)\), \)",
      "unreachable: _label_columns keeps only labels ending in name or title (the profile spells the "
      "column as the SQL does, in any case), so a word is always found"),
+    ("merged_entities", "x__label_columns", r"aliases = tables_by_alias\(select, (None)?\)",
+     "the table is only looked up in the profile (table, entity_key, column: all case-blind) and "
+     "reported by the profile's own spelling, so the table as the SQL spells it finds the same"),
     # joins (_joins.py)
     ("joins", "x_inner_equalities", r'\(join\.side or "XXXX"\)',
      "a join without a side is then 'XXXX', no more LEFT, RIGHT or FULL than ''"),
@@ -322,6 +325,41 @@ EQUIVALENT: list[tuple[str, ...]] = [
      "_z(0.95) is Z95 to 4e-16"),
     ("metrics", "x_wilson", r"min\(2\.0, centre \+ half\)",
      "the Wilson upper bound is below 1 whenever successes < n"),
+    # question_shape (its own block: other modules' entries are edited by other sessions)
+    ("question_shape", "xǁQuestionShapeǁrun", r"if ctx\.inspection is None and ctx\.tree is None:",
+     "the pipeline inspects exactly the trees that parsed, so the tree and the inspection are None together"),
+    ("question_shape", "xǁ_Sqlǁprojection", r"def projection\(self, name: str, depth: int = 1\)",
+     "projection never reads depth"),
+    ("question_shape", "xǁ_Sqlǁcolumn_class", r"def column_class\(.*depth: int = 1\)",
+     "every caller of column_class passes depth"),
+    ("question_shape", "xǁ_Sqlǁcolumn_class", r"ref = scope\.resolve\(col\) if \(scope is not None\) or True else",
+     "every SELECT passed is one of sql.selects, each of which has a scope, so scope is never None"),
+    ("question_shape", "xǁ_Sqlǁexpr_class", r"if isinstance\(node, exp\.Literal\) (or not|and) node\.is_string:",
+     "the branch returns None, as the fall-through below it does"),
+    ("question_shape", "x__type_class", r'\(cp\.type or "XXXX"\)', "'XXXX' holds none of the type words, as '' does not"),
+    ("question_shape", "x__direction", r"^measured = None$", "None is as false as False: run reads it only as a truth value"),
+    ("question_shape", "x__aggregates", r"^measured = None$", "None is as false as False: run reads it only as a truth value"),
+    ("question_shape", "x__entities", r"^findings = _count_unit\(",
+     "findings is empty there (the function returned above when it was not), so = and += give the same list"),
+    ("question_shape", "x__reachable", r"^break$",
+     "every name in the frontier is a profile table's own name, so profile.find never returns None there",
+     r"if t is None:\n-\s+continue"),
+    ("question_shape", "x__entity_names", r'profile\.memo\((None|"XXentity_namesXX"|"ENTITY_NAMES"),',
+     "a memo key only has to differ from the profile's other memo keys"),
+    ("question_shape", "x__holders", r'profile\.memo\(\(("XXholdersXX"|"HOLDERS"), |table\.qualified\.upper\(\)\)',
+     "a memo key only has to differ from the profile's other memo keys (upper() tells the tables apart as lower() does)"),
+    ("question_shape", "x__count_unit",
+     r'first = phrase\.split\(\)\[0\] if \(phrase\.split\(\)\) or True else ""|'
+     r'first = phrase\.split\(\)\[0\] if phrase\.split\(\) else "XXXX"',
+     "a phrase holds one to four words (the pattern that reads it), so the else is never taken"),
+    ("question_shape", "x__count_unit", r"if table\.name in tables and any\(_composed_of",
+     "unreachable: _counts_table has already passed over the phrase if any counting SELECT, under the same "
+     "guards, reads the entity's table or one composed of it, so this test is False whatever its operator"),
+    ("question_shape", "x__count_unit", r"^break$",
+     "unreachable: _counts_table has already passed over the phrase if any counting SELECT, under the same "
+     "guards, reads the entity's table or one composed of it", r"for t in tables\):\n-\s+continue"),
+    ("question_shape", "x__find_holders", r"len\(tw\) <= len\(ent\)",
+     "a table's words as long as the entity's that contain them are the entity's words, which the if above took"),
 ]
 
 for _name, _target in TARGETS.items():

@@ -536,5 +536,4 @@ def test_question_shape_not_measured_without_a_parse(kinds, cache_dir):
 
 def test_question_shape_a_cte_named_as_a_table_is_not_that_table(kinds, cache_dir):
     check = shape(kinds, "Show the notes.", "WITH notes AS (SELECT * FROM owners) SELECT name FROM notes", cache_dir)
-    assert_fires(check, {"part": "entity", "words": "notes",
-                         "sql": "the SQL reads owners, none of which holds notes (no notes table, no column naming it)"})
+    assert_fires(check, entity("notes", "owners", "notes"))
