@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..errors import SQLRejected
 
@@ -76,7 +77,8 @@ PG_DENIED_EXTENSIONS = frozenset({
 })
 
 # Categories refused by name whatever the catalogue says, each with the reason shown.
-_PG_CATEGORIES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), r) for p, r in (
+# Compiled by the first PostgreSQL connection (_pg_categories), not by every start.
+_PG_CATEGORY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"^(lo_\w+|loread|lowrite)$", "it reads or writes large objects and server files"),
     (r"^pg_(read_file|read_binary_file|stat_file|ls_\w+|file_\w+|logdir_\w+)$",
      "it reads or writes the server's files"),
@@ -92,7 +94,12 @@ _PG_CATEGORIES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), r) fo
      r"log_backend_memory_contexts|signal_backend|notify)$", "it signals server processes"),
     (r"^(query_to_xml\w*|cursor_to_xml\w*|ts_stat|ts_rewrite|dblink\w*)$",
      "it runs SQL given as text, out of the reach of these checks"),
-))
+)
+
+
+@lru_cache(maxsize=None)
+def _pg_categories() -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(p), r) for p, r in _PG_CATEGORY_PATTERNS)
 
 # Catalogue relations that hold password hashes, user-mapping secrets, raw statistics of
 # columns the role may not read, other sessions' SQL, or the server's own configuration files.
@@ -161,7 +168,7 @@ def pg_reason(name: str, schema: str, volatility: str, extension: str | None) ->
     """Why a function named ``name`` may not run, or None when it may."""
     if extension in PG_DENIED_EXTENSIONS:
         return f"it belongs to the {extension} extension, which reaches outside the database"
-    for pattern, reason in _PG_CATEGORIES:
+    for pattern, reason in _pg_categories():
         if pattern.match(name):
             return reason
     if volatility == "v" and not (schema == "pg_catalog" and name in PG_VOLATILE_ALLOWED):
@@ -314,14 +321,21 @@ MYSQL_SECRET_WORDS = {
 }
 _SEP = r"(?:\s|`|\"|/\*.*?\*/)*"
 # The same, qualified by the server's own schemas; and the sys schema, whose views show
-# other sessions' SQL and whose functions set session variables.
-_MYSQL_SECRET_TABLES = re.compile(
-    rf"\b(?:mysql{_SEP}\.{_SEP}(?:user|global_priv|general_log|slow_log|password_reuse_check_history)(?![\w$])"
-    rf"|performance_schema{_SEP}\.{_SEP}(?:threads|events_statements_\w+|session_\w+|user_variables_\w+)(?![\w$])"
-    rf"|sys{_SEP}\.)", re.IGNORECASE | re.DOTALL)
+# other sessions' SQL and whose functions set session variables. (This and the next are
+# compiled on first use: only a MariaDB/MySQL connection needs them.)
+@lru_cache(maxsize=None)
+def _mysql_secret_tables() -> re.Pattern:
+    return re.compile(
+        rf"\b(?:mysql{_SEP}\.{_SEP}(?:user|global_priv|general_log|slow_log|password_reuse_check_history)(?![\w$])"
+        rf"|performance_schema{_SEP}\.{_SEP}(?:threads|events_statements_\w+|session_\w+|user_variables_\w+)(?![\w$])"
+        rf"|sys{_SEP}\.)", re.IGNORECASE | re.DOTALL)
+
+
 # A stored function body that sets a session or global variable changes state whatever
 # data access it declares (the declaration is not enforced).
-_MYSQL_BODY_STATE = re.compile(r"\bset\s+(?:global|session|local|persist|@)|:=|\binto\s*@", re.IGNORECASE)
+@lru_cache(maxsize=None)
+def _mysql_body_state() -> re.Pattern:
+    return re.compile(r"\bset\s+(?:global|session|local|persist|@)|:=|\binto\s*@", re.IGNORECASE)
 
 
 @dataclass
@@ -340,7 +354,7 @@ class MySQLPolicy:
             if access in ("MODIFIES SQL DATA", "CONTAINS SQL"):
                 self.refused.setdefault(name, f"the stored function {schema}.{name} is declared to "
                                               f"modify data or run SQL statements")
-            elif body and _MYSQL_BODY_STATE.search(body):
+            elif body and _mysql_body_state().search(body):
                 self.refused.setdefault(name, f"the stored function {schema}.{name} sets a variable, "
                                               f"which changes session or server state")
             else:
@@ -378,7 +392,7 @@ class MySQLPolicy:
             raise forbidden("SELECT … INTO @variable", "it changes session state")
         if re.search(r"\blast_insert_id\s*\(\s*[^)\s]", sql, re.IGNORECASE):
             raise forbidden("LAST_INSERT_ID(expr)", "it sets the session's last insert id")
-        secret = _MYSQL_SECRET_TABLES.search(sql)
+        secret = _mysql_secret_tables().search(sql)
         if secret:
             shown = re.sub(r"/\*.*?\*/|[`\"\s]", "", secret.group(0), flags=re.DOTALL)
             shown = "the sys schema" if shown.lower() == "sys." else shown
@@ -470,9 +484,10 @@ def built_size(node) -> float:
     return 0
 
 
-_PRINTF_SPEC = re.compile(r"%(%|[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?(?:hh|h|ll|l|L|q|j|z|t)?([a-zA-Z]))")
+# Compiled by the first printf/format call checked (re's cache), not by every start.
+_PRINTF_SPEC = r"%(%|[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?(?:hh|h|ll|l|L|q|j|z|t)?([a-zA-Z]))"
 # fmt-style (DuckDB's format): a replacement field whose spec holds another field, {:>{}}.
-_FMT_NESTED = re.compile(r"\{[^{}]*:[^{}]*\{[^{}]*\}[^{}]*\}")
+_FMT_NESTED = r"\{[^{}]*:[^{}]*\{[^{}]*\}[^{}]*\}"
 
 
 def width_from_data(node) -> bool:
@@ -489,10 +504,10 @@ def width_from_data(node) -> bool:
     if not args or not (isinstance(args[0], exp.Literal) and args[0].is_string):
         return False
     fmt, rest = args[0].this, args[1:]
-    if _FMT_NESTED.search(fmt):
+    if re.search(_FMT_NESTED, fmt):
         return any(_constant(a) is None for a in rest if not (isinstance(a, exp.Literal) and a.is_string))
     i = 0
-    for spec in _PRINTF_SPEC.finditer(fmt):
+    for spec in re.finditer(_PRINTF_SPEC, fmt):
         if spec.group(1) == "%":
             continue
         for star in (spec.group(2), spec.group(3)):
