@@ -99,6 +99,8 @@ class Premise(BaseModel):
     """The assess step's verdict on the question itself (PremiseSQL): valid, or one of the
     nine typed flaws (``vouchsql.premise.TAXONOMY``) with a reason and a clarifying question."""
 
+    model_config = ConfigDict(defer_build=True)  # built on first use: `check` never makes one
+
     is_valid: bool
     flaw_code: str | None = None
     reason: str = ""
@@ -110,6 +112,8 @@ class StageUsage(BaseModel):
     ``requests`` counts requests sent to the provider (retries included; 0 when answered from
     the response cache); ``cached`` counts calls answered from the cache or a cassette.
     ``latency_ms`` (summed over calls) and ``wall_ms`` (the stage's elapsed time) are timings."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: `check` never makes one
 
     calls: int = 0
     requests: int = 0
@@ -126,6 +130,8 @@ class Usage(BaseModel):
     """What answering cost: the model, the prompts by content hash, calls per stage
     (``assess``, ``generate``, ``write``) and the number of sequential rounds of calls."""
 
+    model_config = ConfigDict(defer_build=True)  # built on first use: `check` never makes one
+
     model: str
     prompts: dict[str, str] = Field(default_factory=dict)
     stages: dict[str, StageUsage] = Field(default_factory=dict)
@@ -139,6 +145,8 @@ class PromptSchema(BaseModel):
     their profile, most relevant first, ``listed`` by name only, and ``omitted`` more not at
     all (``dropped`` among them: tables an applying routing rule forbids). ``why`` says why
     each shown table was chosen; ``tokens`` is the schema text's estimated size."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: `check` never makes one
 
     full: bool
     tables: list[str] = Field(default_factory=list)
@@ -157,6 +165,8 @@ class Interpretation(BaseModel):
     request, word for word, when the user picks it. ``stated`` and ``assumptions`` come from
     the shown sample. The shown interpretation's answer is the top-level Answer (its
     ``answer`` is null); every other one carries its own checked ``answer``."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: `check` never makes one
 
     text: str
     clause: str = ""
@@ -197,5 +207,3 @@ class Answer(BaseModel):
         self.text = self.answer_text if notice is None else notice
         return self
 
-
-Interpretation.model_rebuild()
