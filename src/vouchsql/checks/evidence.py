@@ -7,7 +7,8 @@ evidence stays an object (``CheckResult.evidence``); the scoring rules never rea
 read the score terms a check feeds (``CheckResult.terms``).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` (see vouchsql/answer.py): pydantic would compile
+# each field's annotation from its string at every start.
 
 from typing import Any, Literal
 
