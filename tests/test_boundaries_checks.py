@@ -679,6 +679,24 @@ def fanout(tmp_path_factory) -> Path:
             "JOIN big b ON b.customer_id = c.id", [_fan("SUM(c.credit)", "sum", rows=4, entities=3)]),
     # It fails as it runs (malformed JSON in its HAVING), which the probe drops: the output's name.
     (ASKED, f"SELECT SUM(c.credit) {FAN} HAVING MAX(o.total) > json('x')", [_fan("_col_0", "sum")]),
+    # The entity named as the profile spells its table, whatever the SQL's case.
+    (ASKED, "SELECT COUNT(*) FROM Customers C JOIN Orders O ON O.customer_id = C.id", [_fan("COUNT(*)", "count")]),
+    ("How many customers have orders?", "SELECT COUNT(*) FROM CUSTOMERS C JOIN ORDERS O ON O.customer_id = C.id",
+     [_fan("COUNT(*)", "count")]),
+    # An output passed over (DISTINCT, SUM of a constant, COUNT(*) grouped by the counted
+    # table, two tables, a table read twice, AVG grouped by its entity, a table without a key)
+    # leaves the outputs after it measured.
+    (ASKED, f"SELECT COUNT(DISTINCT c.id), SUM(c.credit) {FAN}", [_fan("SUM(c.credit)", "sum")]),
+    (ASKED, f"SELECT SUM(1), SUM(c.credit) {FAN}", [_fan("SUM(c.credit)", "sum")]),
+    (ASKED, f"SELECT c.city, COUNT(*), SUM(c.credit) {FAN} GROUP BY c.city", [_fan("SUM(c.credit)", "sum", within=True)]),
+    (ASKED, f"SELECT SUM(c.credit + o.total), SUM(c.credit) {FAN}", [_fan("SUM(c.credit)", "sum")]),
+    (ASKED, "SELECT SUM(a.credit), SUM(o.total) FROM customers a JOIN customers b ON a.city = b.city "
+            "JOIN orders o ON o.customer_id = b.id", [_fan("SUM(o.total)", "sum", rows=10, entities=8, entity="orders")]),
+    (ASKED, f"SELECT c.id, AVG(c.credit), SUM(c.credit) {FAN} GROUP BY c.id", [_fan("SUM(c.credit)", "sum", within=True)]),
+    (ASKED, "SELECT SUM(n.customer_id), SUM(c.credit) FROM notes n JOIN customers c ON c.id = n.customer_id",
+     [_fan("SUM(c.credit)", "sum", rows=3, entities=2)]),
+    ("How many customers have orders?", f"SELECT c.id, COUNT(*), SUM(c.credit) {FAN} GROUP BY c.id",
+     [_fan("SUM(c.credit)", "sum", within=True)]),
 ])
 def test_join_fanout_fires(fanout, question, sql, fanouts):
     check = run_check(fanout, "join_fanout", sql, question=question)
@@ -710,6 +728,10 @@ def test_join_fanout_fires(fanout, question, sql, fanouts):
      "no aggregate over joined rows to measure", None),  # a table twice
     (ASKED, f"SELECT SUM(c.credit + o.total) {FAN}", "no aggregate over joined rows to measure", None),
     (ASKED, f"SELECT SUM(c.credit) {FAN} WHERE c.id > 100", "no aggregate over joined rows to measure", None),
+    # An output whose entity no row carries (the NULL side of a LEFT JOIN) leaves the next measured.
+    (ASKED, "SELECT SUM(o.total), SUM(c.credit) FROM customers c LEFT JOIN orders o ON o.customer_id = c.id "
+            "WHERE o.id IS NULL", "the joins do not repeat the aggregated entity",
+     [_fan("SUM(c.credit)", "sum", rows=1, entities=1)]),
     (ASKED, "SELECT COUNT(*) FROM (SELECT * FROM customers) s JOIN orders o ON o.customer_id = s.id",
      "no aggregate over joined rows to measure", None),
     (ASKED, "SELECT SUM(credit) FROM customers", "no join in the outer query", None),
@@ -734,6 +756,25 @@ def test_join_fanout_probe_drops_what_would_change_the_counts():
         "WITH w AS (SELECT 1 AS k) SELECT SUM(vouch_n), SUM(vouch_d) FROM (SELECT COUNT(c.id) AS vouch_n, "
         "COUNT(DISTINCT c.id) AS vouch_d FROM customers AS c JOIN orders AS o ON o.customer_id = c.id "
         "GROUP BY c.city) AS vouch_groups")
+
+
+def test_join_fanout_names_the_entity_as_the_schema_does(tmp_path):
+    db = make_db(tmp_path / "camel.sqlite", {
+        "Customer": ("CustomerId INTEGER PRIMARY KEY, Credit INTEGER", [(1, 10), (2, 20), (3, 30)]),
+        "Invoice": ("InvoiceId INTEGER PRIMARY KEY, CustomerId INTEGER", [(1, 1), (2, 1), (3, 2), (4, 2), (5, 3)])})
+    check = run_check(db, "join_fanout", "SELECT COUNT(*) FROM customer c JOIN invoice i ON i.customerid = c.customerid")
+    assert check.fired and check.evidence == {"fanouts": [
+        {"output": "COUNT(*)", "aggregate": "count", "entity": "Customer", "key": "CustomerId", "rows": 5,
+         "entities": 3, "factor": 1.667, "within_groups": False}]}
+
+
+def test_join_fanout_probe_quotes_a_camel_case_key_on_postgres(pg, tmp_path):
+    # Each of the 16 tracks meets the 8 pets whose owner_id is its TrackId.
+    check = _pg_check(pg, tmp_path, "join_fanout",
+                      'SELECT SUM(t."Credit") FROM "Track" t JOIN pets p ON p.owner_id = t."TrackId"')
+    assert check.fired
+    assert [{k: f[k] for k in ("entity", "key", "rows", "entities")} for f in check.evidence["fanouts"]] == \
+        [{"entity": "Track", "key": "TrackId", "rows": 128, "entities": 16}]
 
 
 # ---------------------------------------------------------------------------------------
@@ -821,10 +862,112 @@ def dropping(tmp_path_factory) -> Path:
     (ASKED, "SELECT COUNT(*) FROM customers c LEFT JOIN orders o ON o.customer_id = c.id", False,
      "no inner join in the outer query", {}),
     (ASKED, "SELECT COUNT(*) FROM customers", False, "no inner join in the outer query", {}),
+    (ASKED, "SELECT COUNT(*) FROM customers c RIGHT JOIN orders o ON o.customer_id = c.id", False,
+     "no inner join in the outer query", {}),
+    (ASKED, "SELECT COUNT(*) FROM customers c FULL JOIN orders o ON o.customer_id = c.id", False,
+     "no inner join in the outer query", {}),
+    (ASKED, "SELECT COUNT(*) FROM customers c JOIN orders o USING (id)", True, DROPPED, _dropped()),
+    (ASKED, "SELECT COUNT(*) FROM (SELECT * FROM customers) s JOIN orders o ON o.customer_id = s.id", False,
+     "not measured: the driving table has no single-column key", {}),
+    (ASKED, "SELECT COUNT(*) FROM empty e JOIN customers c ON c.id = e.customer_id", False,
+     "not measured: the driving table has no single-column key", {}),  # a key, but no rows
+    # The join's own condition fails as it runs (malformed JSON): the drop probe fails with it.
+    (ASKED, "SELECT COUNT(*) FROM customers c JOIN orders o ON o.customer_id = c.id AND o.total > json('x')", False,
+     "not measured: the probe query failed", {}),
+    # Every WHERE conjunct is read: a driving-table filter after a join equality or after a
+    # subquery still scopes the rows.
+    (ASKED, "SELECT COUNT(*) FROM customers c, orders o WHERE o.customer_id = c.id AND c.region = 'north'", True,
+     "the joins keep 35 of 50 customers rows that pass its filters on them; 30% are dropped before any filter on "
+     "the joined tables", _dropped(rows=50, kept=35)),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE c.id IN (SELECT customer_id FROM visits) AND c.region = 'north'", True,
+     "the joins keep 35 of 50 customers rows that pass its filters on them; 30% are dropped before any filter on "
+     "the joined tables", _dropped(rows=50, kept=35)),
+    # A joined filter under IS, COALESCE or NOT (which may keep the joined side's NULLs) scopes
+    # nothing; another is shown in the engine's dialect (STRFTIME, not TIME_TO_STR).
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE (o.total > 0) IS TRUE", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE COALESCE(o.total, 0) > 0", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE NOT o.total > 40", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE strftime('%Y', o.total) <> ''", False,
+     SCOPE + "the WHERE filters on the joined rows (STRFTIME('%Y', o.total) <> ''), so only customers rows with "
+             "matching rows can answer", _dropped()),
+    # A ranking by an aggregate the SELECT does not show; an ORDER BY name that is no output
+    # (SQLite reads "nosuch" as a string), and LIMITs that are no integer, rank nothing.
+    (ASKED, f"SELECT c.name {DROP} GROUP BY c.id ORDER BY COUNT(*) DESC LIMIT 5", False, RANKS, _dropped()),
+    (ASKED, f'SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY "nosuch" DESC LIMIT 5', True, DROPPED,
+     _dropped()),
+    (ASKED, f"SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY n DESC LIMIT 2 + 3", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY n DESC LIMIT '5'", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT c.name, COUNT(*) AS n {DROP} GROUP BY c.id ORDER BY n DESC LIMIT 5.0", True, DROPPED, _dropped()),
+    # A named value's rows counted among those that pass the query's own filters: 35 north
+    # sales agents, not all 70.
+    ("How many orders per sales agent?", f"SELECT c.name, COUNT(*) {DROP} WHERE c.region = 'north' GROUP BY c.id",
+     False, "the joins keep 35 of 50 customers rows that pass its filters on them; the dropped rows are outside the "
+            "question's scope: the question names title 'Sales Agent', and the joins keep 35 of the 35 customers rows "
+            "with it and no other", _dropped(rows=50, kept=35)),
 ])
 def test_join_drop_at_its_edges(dropping, question, sql, fired, detail, evidence):
     check = run_check(dropping, "join_drop", sql, question=question)
     assert (check.fired, check.kind, check.detail, check.evidence) == (fired, "signal", detail, evidence)
+
+
+def scoped_db(path: Path) -> Path:
+    """200 customers (even ids north; ids < 60 gold, < 86 retail, < 85 web; plan pro for ids
+    < 80, trial to 99, basic after); orders for
+    customers 0–59, which have a channel column of their own."""
+    rows = [(i, "north" if i % 2 == 0 else "south", "gold" if i < 60 else "grey", "retail" if i < 86 else "online",
+             "web" if i < 85 else "shop", "pro" if i < 80 else "trial" if i < 100 else "basic") for i in range(200)]
+    return make_db(path, {
+        "customers": ("id INTEGER PRIMARY KEY, region TEXT, tier TEXT, kind TEXT, channel TEXT, plan TEXT", rows),
+        "orders": ("id INTEGER PRIMARY KEY, customer_id INTEGER, channel TEXT", [(i, i, "post") for i in range(60)])})
+
+
+@pytest.fixture(scope="module")
+def scoped(tmp_path_factory) -> Path:
+    return _shared(tmp_path_factory, "scoped", scoped_db)
+
+
+@pytest.mark.parametrize("question, sql, fired, detail", [
+    # The named value's rows, 30 % of them dropped, fire (60 of the 86 retail ones: 30.2 %);
+    # 29.4 % (60 of the 85 web ones) is a scope. The value's column is read as the driving
+    # table's (orders has a channel too).
+    ("How many orders per retail customer?", f"SELECT COUNT(*) {DROP}", True,
+     "the joins keep 60 of 200 customers rows; 70% are dropped before any filter on the joined tables"),
+    ("How many orders per web customer?", f"SELECT COUNT(*) {DROP}", False,
+     "the joins keep 60 of 200 customers rows; the dropped rows are outside the question's scope: the question names "
+     "channel 'web', and the joins keep 60 of the 85 customers rows with it and no other"),
+    # 'south' has no row that passes the query's own filter: the next named value (gold) is tried.
+    ("How many orders per south gold customer?", f"SELECT COUNT(*) {DROP} WHERE c.region = 'north'", False,
+     "the joins keep 30 of 100 customers rows that pass its filters on them; the dropped rows are outside the "
+     "question's scope: the question names tier 'gold', and the joins keep 30 of the 30 customers rows with it and "
+     "no other"),
+    # Nor has 'basic' (the plan most rows have, tried first): the column's next named value is.
+    ("How many orders per basic pro customer?", f"SELECT COUNT(*) {DROP} WHERE c.id < 100", False,
+     "the joins keep 60 of 100 customers rows that pass its filters on them; the dropped rows are outside the "
+     "question's scope: the question names plan 'pro', and the joins keep 60 of the 80 customers rows with it and "
+     "no other"),
+])
+def test_join_drop_a_named_values_share_at_its_cutoff(scoped, question, sql, fired, detail):
+    check = run_check(scoped, "join_drop", sql, question=question)
+    assert (check.fired, check.detail) == (fired, detail)
+
+
+def test_join_drop_probes_quote_camel_case_names_on_postgres(pg, tmp_path):
+    url, raw, schema = pg
+    # "Track" rows 1–8 are Rock, 9–16 Jazz; "Play" holds plays of tracks 1–8.
+    check = _pg_check(pg, tmp_path, "join_drop", 'SELECT COUNT(*) FROM "Track" t JOIN pets p ON p.id = t."TrackId" '
+                                                 'WHERE t."Credit" > 50')
+    assert (check.fired, check.detail) == (False, "the joins keep 11 of 11 Track rows that pass its filters on them")
+    raw.execute(f'ALTER TABLE {schema}."Track" ADD COLUMN "Genre" TEXT')
+    raw.execute(f'UPDATE {schema}."Track" SET "Genre" = CASE WHEN "TrackId" <= 8 THEN \'Rock\' ELSE \'Jazz\' END')
+    raw.execute(f'CREATE TABLE {schema}."Play" ("PlayId" INTEGER PRIMARY KEY, "TrackId" INTEGER)')
+    raw.execute(f'INSERT INTO {schema}."Play" SELECT i, 1 + i % 8 FROM generate_series(1, 40) i')
+    answer = vouchsql.check(url, "How many plays per rock track?",
+                            ['SELECT t."Name", COUNT(*) FROM "Track" t JOIN "Play" p ON p."TrackId" = t."TrackId" '
+                             'GROUP BY t."TrackId", t."Name"'], cache_dir=str(tmp_path / "cache2"))
+    check = {c.name: c for c in answer.checks}["join_drop"]
+    assert (check.fired, check.detail) == (False, "the joins keep 8 of 16 Track rows; the dropped rows are outside "
+                                                  "the question's scope: the question names Genre 'Rock', and the "
+                                                  "joins keep 8 of the 8 Track rows with it and no other")
 
 
 # ---------------------------------------------------------------------------------------
