@@ -9,8 +9,6 @@ settings come with ``common`` (the settings table); ``--model`` is ask's own opt
 
 from __future__ import annotations
 
-import shlex
-
 from .cli_parsers import add_command
 from .errors import UserInputError
 
@@ -93,6 +91,8 @@ def run_ask(args, config, out: Console) -> int:
         return 0
     print_ask_answer(out, answer, show_all_checks=args.all_checks)
     if len(answer.interpretations) > 1 and args.pick is None:
+        import shlex  # only here: every other command (and `vouch --help`) starts without it
+
         argv = [a for a in getattr(args, "argv", []) if a]
         again = "vouch " + shlex.join(argv) + " --pick N" if argv else "vouch ask … --pick N"
         out.print(Text(f"\nTo answer one interpretation: {again}", style="dim"), highlight=False)
