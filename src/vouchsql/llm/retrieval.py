@@ -99,7 +99,9 @@ GROUP_MAX = 8  # tables a group grows to by matching words (lookups come on top)
 HOPS = 3  # joins from a group to a table it takes in (at most HOPS − 1 tables between)
 EDGE_DECLARED, EDGE_INFERRED = 0.5, 0.8  # a join's cost against the words it answers
 LOOKUPS = 2  # tables a group's members reference by a declared key, added for their names
-HUB = 100  # a table joined by name to more tables than this is no bridge
+# A table joined by name to more tables than this is no bridge: that is a key name hundreds of
+# staging tables share, not a path between two tables (and following it costs the time).
+HUB = 100
 NUMBER_WEIGHT = 1 / 3
 STEM_WEIGHT = 0.5
 STEM_MATCH = 0.8  # how surely a name beginning with a word's stem answers the word
@@ -197,6 +199,10 @@ class SchemaIndex:
         # Joins by name only, per table: a key name hundreds of tables share makes no bridge.
         self.inferred = {k: sum(1 for n in links if (k, n) not in self.declared and (n, k) not in self.declared)
                          for k, links in self.links.items()}
+        # Each table's joins with their cost (EDGE_DECLARED, EDGE_INFERRED), for the paths.
+        self.edges = {k: tuple((n, EDGE_DECLARED if self.joined(k, n) else EDGE_INFERRED) for n in links)
+                      for k, links in self.links.items()}
+        self.by_degree = sorted(self.infos, key=lambda k: (-len(self.links[k]), k))
         self._fts = _fts_index(self.docs)
         self._python: _PythonBM25 | None = None if self._fts is not None else _PythonBM25(self.docs)
         self._lock = threading.Lock()  # one sqlite3 connection, asked from the server's threads
@@ -509,8 +515,8 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
     """How well each table answers each word of the query, best of its fields:
 
     * its **name** (FTS5 finds it): Q_NAME × how much of the name the question covers — all of
-      ``Genre`` for "each genre", half of ``rental_tax`` for "rented" (numbers in a name, such
-      as ``_2023``, are not counted);
+      ``Genre`` for "each genre", half of ``rental_tax`` for "rented", half of
+      ``product_2022`` for "each product" (a yearly copy fits a question without the year less);
     * its best **column name** holding the word, the same way (Q_COLUMN: ``discount_code`` for
       "each discount code" beats a ``discount`` table for both words);
     * a **comment**: Q_COMMENT × its BM25 score over the best comment's for the word;
@@ -537,10 +543,10 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
         return t in plain or t.startswith(stems) if stems else t in plain
 
     def covered(name: tuple[str, ...]) -> float:
-        words = [t for t in name if not t.isdigit()]
-        return sum(1 for t in words if asked(t)) / len(words) if words else 0.0
+        return sum(1 for t in name if asked(t)) / len(name) if name else 0.0
 
     n = len(index.infos)
+    cover_of: dict[tuple[str, ...], float] = {}  # names repeat: customer_id in a thousand tables
     weight: dict[str, float] = {}
     match: dict[str, dict[str, float]] = {}
 
@@ -578,10 +584,19 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
                 else:
                     seen.setdefault(key, False)
                 if per[0]:
-                    put(key, slot, sure * Q_NAME * (COVERED + (1 - COVERED) * covered(index.name_terms[key])))
+                    name = index.name_terms[key]
+                    got = cover_of.get(name)
+                    if got is None:
+                        got = cover_of[name] = covered(name)
+                    put(key, slot, sure * Q_NAME * (COVERED + (1 - COVERED) * got))
                 if per[1]:
-                    cover = max((covered(c) for c in index.column_terms[key]
-                                 if any(t.startswith(body) if prefix else t == w for t in c)), default=0.0)
+                    cover = 0.0
+                    for c in index.column_terms[key]:
+                        if (any(t.startswith(body) for t in c) if prefix else w in c):
+                            got = cover_of.get(c)
+                            if got is None:
+                                got = cover_of[c] = covered(c)
+                            cover = max(cover, got)
                     put(key, slot, sure * Q_COLUMN * (COVERED + (1 - COVERED) * cover))
                 if per[2]:
                     put(key, slot, sure * Q_COMMENT * per[2] / best_comment)
@@ -638,7 +653,8 @@ def rank_tables(index: SchemaIndex, question: str, *, hint: str | None = None,
     """
     rules = definitions.rules_for(" ".join(x for x in (question, hint) if x)) if definitions else []
     keys = list(index.infos)
-    dropped = {k for k in keys if any(_glob(k, p) for r in rules for p in r.must_not_read)}
+    forbidden = [p for r in rules for p in r.must_not_read]
+    dropped = {k for k in keys if any(_glob(k, p) for p in forbidden)} if forbidden else set()
     query = _match(index, question, hint, definitions)
     for k in dropped:
         query.match.pop(k, None)
@@ -657,10 +673,11 @@ def rank_tables(index: SchemaIndex, question: str, *, hint: str | None = None,
                 put(k, f"rule {r.name}")
     by_single = sorted(single, key=lambda k: (-single[k], k))
     # The tables a group may reach for: the CANDIDATES best for each word.
-    targets: set[str] = set()
-    for w in query.weight:
-        targets.update(sorted((k for k, m in query.match.items() if w in m),
-                              key=lambda k: (-query.match[k][w], k))[:CANDIDATES])
+    per_word: dict[str, list[tuple[float, str]]] = {}
+    for k, m in query.match.items():
+        for w, q in m.items():
+            per_word.setdefault(w, []).append((-q, k))
+    targets = {k for hits in per_word.values() for _, k in heapq.nsmallest(CANDIDATES, hits)}
     reach: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {}
     groups = [_grow(index, query, seed, targets, dropped, reach) for seed in by_single[:SEEDS]]
     pending: list[tuple[str, str]] = []
@@ -674,8 +691,9 @@ def rank_tables(index: SchemaIndex, question: str, *, hint: str | None = None,
         put(m, reason)
     for k in by_single:
         put(k, "matched")
-    for k in sorted(keys, key=lambda k: (-len(index.links[k]), k)):
-        put(k, "unmatched")
+    rest = [k for k in index.by_degree if k not in why and k not in dropped]
+    order += rest
+    why.update(dict.fromkeys(rest, "unmatched"))
     return Ranking(order=order, why=why, dropped=sorted(dropped))
 
 
@@ -683,7 +701,8 @@ def _paths(index: SchemaIndex, start: str, targets: set[str], dropped: set[str])
     """The cheapest join path from ``start`` to each of ``targets`` within HOPS joins: its
     cost (EDGE_DECLARED per declared foreign key, EDGE_INFERRED per join by key names) and
     the tables after ``start`` on it. A table between must not be forbidden, and one joined
-    by name to more than HUB tables is no bridge (a key name hundreds of tables share)."""
+    by name to more than HUB tables is no bridge, and from it a join by name leads only to a
+    target."""
     best: dict[str, float] = {start: 0.0}
     path: dict[str, tuple[str, ...]] = {start: ()}
     heap = [(0.0, start)]
@@ -692,15 +711,17 @@ def _paths(index: SchemaIndex, start: str, targets: set[str], dropped: set[str])
         cost, table = heapq.heappop(heap)
         if cost > best[table]:
             continue
+        hub = index.inferred[table] > HUB
         if table != start:
             if table in targets:
                 out[table] = (cost, path[table])
-            if index.inferred[table] > HUB or len(path[table]) >= HOPS:
+            if hub or len(path[table]) >= HOPS:
                 continue
-        for other in index.links[table]:
-            if other in dropped:
+        for other, step in index.edges[table]:
+            # From a table that hundreds join by name, such a join leads only to a target.
+            if other in dropped or (hub and step != EDGE_DECLARED and other not in targets):
                 continue
-            step = cost + (EDGE_DECLARED if index.joined(table, other) else EDGE_INFERRED)
+            step += cost
             if step < best.get(other, math.inf) - 1e-12:
                 best[other] = step
                 path[other] = path[table] + (other,)
