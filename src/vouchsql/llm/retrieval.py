@@ -89,6 +89,9 @@ Q_NAME, Q_COLUMN, Q_COMMENT, Q_VALUE, Q_CELL = 1.0, 0.8, 0.6, 0.5, 0.9
 # question covers: half at least, all of it when every word of the name is asked for
 # (``rental`` over ``rental_tax`` for "rented"; ``discount_code`` for "each discount code").
 COVERED = 0.5
+# A module's prefix (:func:`_without_prefixes`) counts as a quarter of a name word: ``wp_posts``
+# answers "posts" nearly as fully as a ``posts`` table would, and ranks just below it.
+PREFIX_WEIGHT = 0.25
 VALUE_SCHEMA = 0.3  # a value word that also names tables or columns elsewhere ('Order Administrator')
 VALUE_LOWER = 0.5  # a value word the question neither capitalises nor quotes ('rock' vs 'Rock')
 CELL_TABLES = 50  # a whole value sampled in more tables than this names none of them
@@ -110,7 +113,8 @@ MAX_LISTED = 200  # names of further tables listed at most
 MISFITS = 3  # profiled tables that did not fit, after which no more are tried
 
 # English words that say how to ask, not what about: the question's own verbs and the words
-# for a query's parts (show, provide, column, table, sorted, count). Words that may name data
+# for a query's parts and its aggregates (show, provide, column, sorted, count, average,
+# highest). Words that may name data
 # (name, date, total, number, first, last, top) are kept: the IDF weighs those.
 _STOP = frozenset("""
 a about above across after again against all also am an and any are as at be because been before being
@@ -124,7 +128,8 @@ while who whom whose why will with within without would yes you your yours
 showing shown display displaying displayed provided providing find finding tell want wants wanted need
 needs see write writing use using called named table tables column columns field fields row rows record
 records result results resultant resulting include includes including included sort sorted sorting
-listed listing count counts counting
+listed listing count counts counting average averages avg mean sum sums maximum minimum highest lowest
+largest smallest biggest greatest fewest
 """.split())
 # Past forms no -ed rule reaches, and the noun of a verb where a schema names the noun (sold:
 # sales), for the query's stems: plain English, no schema's words.
@@ -184,6 +189,7 @@ class SchemaIndex:
         # names outright; the tables by each whole sampled value ('Iron Maiden', 'Rock').
         self.name_terms = {i.qualified: tuple(terms(i.name)) for i in infos}
         self.column_terms = {i.qualified: tuple(dict.fromkeys(tuple(terms(c.name)) for c in i.columns)) for i in infos}
+        self.cover_terms = _without_prefixes(self.name_terms, self.declared)
         self.by_name: dict[tuple[str, ...], list[str]] = {}
         for key, name in self.name_terms.items():
             if name:
@@ -244,6 +250,20 @@ class SchemaIndex:
         BM25 (higher is better, > 0)."""
         return {w: {k: sum(x * y for x, y in zip(per, WEIGHTS)) for k, per in hits.items()}
                 for w, hits in self.field_scores(words).items()}
+
+
+def _without_prefixes(names: dict[str, tuple[str, ...]], declared: set[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """Each table's name words for coverage, a module's prefix left out: the first word of a
+    name that other tables' names begin with too, where declared foreign keys join them
+    (``wp_posts`` and ``wp_users``, ``auth_user`` and ``auth_group``): a question about posts
+    never says *wp* (it still counts PREFIX_WEIGHT). A first word many unjoined tables share
+    (``stg_``, ``raw_``) stays."""
+    out = dict(names)
+    for a, b in declared:
+        na, nb = names[a], names[b]
+        if len(na) >= 2 and len(nb) >= 2 and na[0] == nb[0]:
+            out[a], out[b] = na[1:], nb[1:]
+    return out
 
 
 def _fts_term(word: str) -> str:
@@ -584,10 +604,12 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
                 else:
                     seen.setdefault(key, False)
                 if per[0]:
-                    name = index.name_terms[key]
+                    name = index.cover_terms[key]
                     got = cover_of.get(name)
                     if got is None:
                         got = cover_of[name] = covered(name)
+                    if len(name) < len(index.name_terms[key]):
+                        got = got * len(name) / (len(name) + PREFIX_WEIGHT)
                     put(key, slot, sure * Q_NAME * (COVERED + (1 - COVERED) * got))
                 if per[1]:
                     cover = 0.0
