@@ -801,13 +801,16 @@ def _grow(index: SchemaIndex, query: _Query, seed: str, targets: set[str], dropp
                     best[w] = max(best.get(w, 0.0), q)
             before = t
     score = sum(weight[w] * q for w, q in best.items()) - spent
-    lookups: list[str] = []
-    for m in list(members):
+    # Lookups that answer a word of their own first ('category' behind film_category), then
+    # in the members' order.
+    refs: dict[str, tuple[float, int, str]] = {}
+    for i, m in enumerate(members):
         for n, kind in index.links[m].items():
-            if (len(lookups) < LOOKUPS and kind == "ref" and (m, n) in index.declared and n not in why
-                    and n not in dropped):
-                lookups.append(n)
-                why[n] = f"referenced by {m}"
+            if kind == "ref" and (m, n) in index.declared and n not in why and n not in dropped and n not in refs:
+                refs[n] = (-query.single(n), i, m)
+    lookups = sorted(refs, key=lambda n: (refs[n][:2], n))[:LOOKUPS]
+    for n in lookups:
+        why[n] = f"referenced by {refs[n][2]}"
     return _Group(seed=seed, members=members, why=why, score=score, lookups=lookups)
 
 
