@@ -971,6 +971,217 @@ def test_join_drop_probes_quote_camel_case_names_on_postgres(pg, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------
+# join_key_meaning: each verdict's words and evidence, the links it names (which first, how
+# many), the table between two unlinked tables, and the size past which no path is searched
+# ---------------------------------------------------------------------------------------
+_SCHOOL = """
+CREATE TABLE students (id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE courses (id INTEGER PRIMARY KEY, title TEXT);
+CREATE TABLE enrollments (id INTEGER PRIMARY KEY, student_id INTEGER REFERENCES students(id),
+                          course_id INTEGER REFERENCES courses(id));
+"""
+LEAGUE = """
+CREATE TABLE Country (CountryId INTEGER PRIMARY KEY, Name TEXT);
+CREATE TABLE Team (TeamId INTEGER PRIMARY KEY, Name TEXT, CountryId INTEGER);
+CREATE TABLE Match (MatchId INTEGER PRIMARY KEY, HomeTeamId INTEGER, AwayTeamId INTEGER, WinnerTeamId INTEGER,
+                    RefereeTeamId INTEGER, CountryId INTEGER);
+CREATE TABLE Invoice (InvoiceId INTEGER PRIMARY KEY, CountryId INTEGER);
+CREATE TABLE Payment (PaymentId INTEGER PRIMARY KEY, CountryId INTEGER);
+""" + _SCHOOL + """
+CREATE TABLE labs (id INTEGER PRIMARY KEY);
+CREATE TABLE lab_courses (id INTEGER PRIMARY KEY, course_id INTEGER REFERENCES courses(id),
+                          lab_id INTEGER REFERENCES labs(id));
+CREATE TABLE profiles (student_id INTEGER PRIMARY KEY REFERENCES students(id), bio TEXT);
+CREATE TABLE reviews (id INTEGER PRIMARY KEY, profile_id INTEGER REFERENCES profiles(student_id));
+CREATE TABLE depots (id INTEGER PRIMARY KEY);
+CREATE TABLE warehouses (id INTEGER PRIMARY KEY);
+CREATE TABLE shipments (id INTEGER PRIMARY KEY, warehouse_id INTEGER REFERENCES depots(id));
+CREATE TABLE returns (id INTEGER PRIMARY KEY, warehouse_id INTEGER REFERENCES warehouses(id));
+CREATE TABLE book (isbn TEXT PRIMARY KEY, title TEXT);
+CREATE TABLE book_detail (isbn TEXT PRIMARY KEY, pages INTEGER);
+CREATE TABLE memos (memo TEXT, other TEXT);
+CREATE TABLE notes (memo TEXT);
+"""
+
+
+def league_db(path: Path) -> Path:
+    """Names place the Team and Country keys (Match has four columns naming Team); the school
+    (students to labs three tables apart), stock and review tables declare theirs; book and book_detail are both keyed by isbn; memos
+    and notes hold no key. Five rows each."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.executescript(LEAGUE)
+    for i in range(1, 6):
+        for table, row in (("Country", (i, f"c{i}")), ("Team", (i, f"t{i}", i)), ("Match", (i, i, 6 - i, i, 1, i)),
+                           ("Invoice", (i, i)), ("Payment", (i, i)), ("students", (i, f"s{i}")),
+                           ("courses", (i, f"k{i}")), ("enrollments", (i, i, i)), ("labs", (i,)),
+                           ("lab_courses", (i, i, i)), ("profiles", (i, "b")),
+                           ("reviews", (i, i)), ("depots", (i,)), ("warehouses", (i,)), ("shipments", (i, i)),
+                           ("returns", (i, i)), ("book", (f"i{i}", "t")), ("book_detail", (f"i{i}", 1)),
+                           ("memos", (f"m{i}", f"m{i}")), ("notes", (f"m{i}",))):
+            con.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(row))})", row)
+    con.commit()
+    con.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory) -> Path:
+    return _shared(tmp_path_factory, "league", league_db)
+
+
+def _pair(left, right, verdict, reason, left_key, right_key, should_take=()):
+    return {"left": left, "right": right, "form": "on", "verdict": verdict, "reason": reason, "left_key": left_key,
+            "right_key": right_key, "should_take": list(should_take)}
+
+
+_BY_NAME = ", by its name"
+_HOME, _AWAY, _WINNER = (f"Match.{c}TeamId references Team.TeamId{_BY_NAME}" for c in ("Home", "Away", "Winner"))
+_THROUGH = ("through enrollments: enrollments.course_id references courses.id; enrollments.student_id references "
+            "students.id")
+_LABS = ("through lab_courses, courses, enrollments: lab_courses.lab_id references labs.id; lab_courses.course_id "
+         "references courses.id; enrollments.course_id references courses.id; enrollments.student_id references "
+         "students.id")
+_STUDENTS_COURSES = "SELECT COUNT(*) FROM students s JOIN courses c ON c.id = s.id"
+_WRONG = "the join keys belong to different entities: "
+
+
+@pytest.mark.parametrize("sql, fired, detail, pairs", [
+    # Two tables linked only through a third: the table between and both its links.
+    (_STUDENTS_COURSES, True,
+     f"{_WRONG}courses.id = students.id joins the key of courses to the key of students; the tables link {_THROUGH}",
+     [_pair("courses.id", "students.id", "different_entities",
+            "courses.id = students.id joins the key of courses to the key of students", "courses.id", "students.id",
+            [_THROUGH])]),
+    # Three tables between, each named once, the pair's own tables not among them.
+    ("SELECT COUNT(*) FROM students s JOIN labs l ON l.id = s.id", True,
+     f"{_WRONG}labs.id = students.id joins the key of labs to the key of students; the tables link {_LABS}",
+     [_pair("labs.id", "students.id", "different_entities",
+            "labs.id = students.id joins the key of labs to the key of students", "labs.id", "students.id", [_LABS])]),
+    # Three links at most, the one that keeps a column of the pair first: the left one …
+    ("SELECT COUNT(*) FROM Match m JOIN Team t ON m.AwayTeamId = t.CountryId", True,
+     f"{_WRONG}Match.AwayTeamId = Team.CountryId joins keys of Team (Match.AwayTeamId references Team.TeamId{_BY_NAME}) "
+     f"to keys of Country (Team.CountryId references Country.CountryId{_BY_NAME}); the join should follow {_AWAY} or "
+     f"{_HOME} or {_WINNER}",
+     [_pair("Match.AwayTeamId", "Team.CountryId", "different_entities",
+            f"Match.AwayTeamId = Team.CountryId joins keys of Team (Match.AwayTeamId references Team.TeamId{_BY_NAME}) "
+            f"to keys of Country (Team.CountryId references Country.CountryId{_BY_NAME})", "Team.TeamId",
+            "Country.CountryId", [_AWAY, _HOME, _WINNER])]),
+    # … or the right one; otherwise the schema's order (RefereeTeamId, the fourth, left out).
+    ("SELECT COUNT(*) FROM Team t JOIN Match m ON t.CountryId = m.AwayTeamId", True,
+     f"{_WRONG}Team.CountryId = Match.AwayTeamId joins keys of Country (Team.CountryId references Country.CountryId"
+     f"{_BY_NAME}) to keys of Team (Match.AwayTeamId references Team.TeamId{_BY_NAME}); the join should follow "
+     f"{_AWAY} or {_HOME} or {_WINNER}",
+     [_pair("Team.CountryId", "Match.AwayTeamId", "different_entities",
+            f"Team.CountryId = Match.AwayTeamId joins keys of Country (Team.CountryId references Country.CountryId"
+            f"{_BY_NAME}) to keys of Team (Match.AwayTeamId references Team.TeamId{_BY_NAME})", "Country.CountryId",
+            "Team.TeamId", [_AWAY, _HOME, _WINNER])]),
+    ("SELECT COUNT(*) FROM Team t JOIN Match m ON t.TeamId = m.MatchId", True,
+     f"{_WRONG}Team.TeamId = Match.MatchId joins the key of Team to the key of Match; the join should follow {_HOME} or "
+     f"{_AWAY} or {_WINNER}",
+     [_pair("Team.TeamId", "Match.MatchId", "different_entities",
+            "Team.TeamId = Match.MatchId joins the key of Team to the key of Match", "Team.TeamId", "Match.MatchId",
+            [_HOME, _AWAY, _WINNER])]),
+    # Match and Team both hold Country keys too, which their direct links (above) hide; with
+    # no direct link, two columns holding one table's keys are the link.
+    ("SELECT COUNT(*) FROM Invoice i JOIN Payment p ON p.PaymentId = i.InvoiceId", True,
+     f"{_WRONG}Payment.PaymentId = Invoice.InvoiceId joins the key of Payment to the key of Invoice; the join should "
+     "follow Payment.CountryId = Invoice.CountryId (both hold Country.CountryId keys)",
+     [_pair("Payment.PaymentId", "Invoice.InvoiceId", "different_entities",
+            "Payment.PaymentId = Invoice.InvoiceId joins the key of Payment to the key of Invoice", "Payment.PaymentId",
+            "Invoice.InvoiceId", ["Payment.CountryId = Invoice.CountryId (both hold Country.CountryId keys)"])]),
+    # One name, two declared targets: different entities, and no link to name.
+    ("SELECT COUNT(*) FROM shipments s JOIN returns r ON r.warehouse_id = s.warehouse_id", True,
+     f"{_WRONG}returns.warehouse_id = shipments.warehouse_id joins keys of warehouses (returns.warehouse_id references "
+     "warehouses.id) to keys of depots (shipments.warehouse_id references depots.id)",
+     [_pair("returns.warehouse_id", "shipments.warehouse_id", "different_entities",
+            "returns.warehouse_id = shipments.warehouse_id joins keys of warehouses (returns.warehouse_id references "
+            "warehouses.id) to keys of depots (shipments.warehouse_id references depots.id)", "warehouses.id",
+            "depots.id")]),
+    # One table's two columns: no link within it, and no path is searched.
+    ("SELECT COUNT(*) FROM enrollments a JOIN enrollments b ON a.student_id = b.course_id", True,
+     f"{_WRONG}enrollments.student_id = enrollments.course_id joins keys of students (enrollments.student_id references "
+     "students.id) to keys of courses (enrollments.course_id references courses.id)",
+     [_pair("enrollments.student_id", "enrollments.course_id", "different_entities",
+            "enrollments.student_id = enrollments.course_id joins keys of students (enrollments.student_id references "
+            "students.id) to keys of courses (enrollments.course_id references courses.id)", "students.id",
+            "courses.id")]),
+    # Two wrong pairs, each with its own advice.
+    ("SELECT COUNT(*) FROM enrollments e JOIN students s ON s.id = e.course_id JOIN courses c ON c.id = e.student_id",
+     True, f"{_WRONG}students.id = enrollments.course_id joins the key of students to keys of courses "
+           "(enrollments.course_id references courses.id); the join should follow enrollments.student_id references "
+           "students.id; courses.id = enrollments.student_id joins the key of courses to keys of students "
+           "(enrollments.student_id references students.id); the join should follow enrollments.course_id references "
+           "courses.id",
+     [_pair("students.id", "enrollments.course_id", "different_entities",
+            "students.id = enrollments.course_id joins the key of students to keys of courses (enrollments.course_id "
+            "references courses.id)", "students.id", "courses.id", ["enrollments.student_id references students.id"]),
+      _pair("courses.id", "enrollments.student_id", "different_entities",
+            "courses.id = enrollments.student_id joins the key of courses to keys of students (enrollments.student_id "
+            "references students.id)", "courses.id", "students.id", ["enrollments.course_id references courses.id"])]),
+    # Both sides follow references (one of them two) to one key.
+    ("SELECT COUNT(*) FROM reviews r JOIN enrollments e ON e.student_id = r.profile_id", False,
+     "1 of 1 join pair(s) follow their keys' meaning",
+     [_pair("enrollments.student_id", "reviews.profile_id", "follows",
+            "enrollments.student_id references students.id; reviews.profile_id references profiles.student_id; "
+            "profiles.student_id references students.id: both hold students.id keys", "students.id", "students.id")]),
+    # Two keys of one non-generic name, none declared: one key domain.
+    ("SELECT COUNT(*) FROM book b JOIN book_detail d ON d.isbn = b.isbn", False,
+     "1 of 1 join pair(s) follow their keys' meaning",
+     [_pair("book_detail.isbn", "book.isbn", "follows", "both columns are named isbn", "book_detail.isbn",
+            "book.isbn")]),
+    ("SELECT COUNT(*) FROM memos a JOIN notes b ON b.memo = a.memo", False,
+     "1 of 1 join pair(s) follow their keys' meaning",
+     [_pair("notes.memo", "memos.memo", "follows", "both columns are named memo (not a key the schema places)", None,
+            None)]),
+    # A pair written twice (either way round) is judged once; the unplaced ones are listed.
+    ("SELECT COUNT(*) FROM enrollments e JOIN students s ON e.student_id = s.id AND s.id = e.student_id "
+     "JOIN courses c ON c.id = e.course_id", False, "2 of 2 join pair(s) follow their keys' meaning",
+     [_pair("enrollments.student_id", "students.id", "follows", "enrollments.student_id references students.id",
+            "students.id", "students.id"),
+      _pair("courses.id", "enrollments.course_id", "follows", "enrollments.course_id references courses.id",
+            "courses.id", "courses.id")]),
+    ("SELECT COUNT(*) FROM enrollments e JOIN students s ON s.id = e.student_id JOIN memos m ON m.memo = e.id "
+     "JOIN notes n ON n.memo = m.other", False,
+     "1 of 3 join pair(s) follow their keys' meaning; not measured (no key the catalogue or the names place): "
+     "memos.memo = enrollments.id, notes.memo = memos.other",
+     [_pair("students.id", "enrollments.student_id", "follows", "enrollments.student_id references students.id",
+            "students.id", "students.id"),
+      _pair("memos.memo", "enrollments.id", "not_measured",
+            "not measured: no declared foreign key or name says what memos.memo identifies", None, "enrollments.id"),
+      _pair("notes.memo", "memos.other", "not_measured",
+            "not measured: no declared foreign key or name says what notes.memo and memos.other identify", None,
+            None)]),
+    ("SELECT COUNT(*) FROM students", False, "no equi-join column pairs", []),
+])
+def test_join_key_meaning_words_and_links(league, sql, fired, detail, pairs):
+    check = run_check(league, "join_key_meaning", sql)
+    assert (check.fired, check.kind, check.detail, check.evidence) == (fired, "veto", detail, {"pairs": pairs})
+
+
+def test_join_key_meaning_not_measured_without_a_parse(league):
+    check = run_check(league, "join_key_meaning", "SELEC 1")
+    assert (check.name, check.kind, check.fired, check.detail, check.evidence) == \
+        ("join_key_meaning", "veto", False, "not measured: the SQL could not be parsed", {})
+
+
+@pytest.mark.parametrize("tables, should_take", [(500, [_THROUGH]), (501, [])])
+def test_join_key_meaning_searches_a_path_up_to_500_tables(tmp_path, tables, should_take):
+    import sqlite3
+
+    path = tmp_path / "wide.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(_SCHOOL)
+    for i in range(tables - 3):
+        con.execute(f"CREATE TABLE filler{i:03d} (v INTEGER)")
+    con.commit()
+    con.close()
+    check = run_check(path, "join_key_meaning", _STUDENTS_COURSES)
+    assert check.fired and check.evidence["pairs"][0]["should_take"] == should_take
+
+
+# ---------------------------------------------------------------------------------------
 # stand_in_value: every column whose code rows could not be counted is named
 # ---------------------------------------------------------------------------------------
 def test_stand_in_names_every_output_it_could_not_measure(tmp_path):
