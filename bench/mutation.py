@@ -270,6 +270,35 @@ EQUIVALENT: list[tuple[str, ...]] = [
     ("merged_entities", "x__label_columns", r"aliases = tables_by_alias\(select, (None)?\)",
      "the table is only looked up in the profile (table, entity_key, column: all case-blind) and "
      "reported by the profile's own spelling, so the table as the SQL spells it finds the same"),
+    # join_key_meaning
+    ("join_key_meaning", "x_judge", r'"reason": _same_root\((None, right|left, None), dl, dr\)',
+     "_same_root reads only the two domains, never the columns passed beside them"),
+    ("join_key_meaning", "x_judge", r"joins \{_holds\(None, dl\)\}|to \{_holds\(None, dr\)\}",
+     "_holds reads only the domain, never the column passed beside it"),
+    ("join_key_meaning", "x_suggestions", r"if left\.table\.(upper\(\) == right\.table\.lower\(\)|lower\(\) == right\.table\.upper\(\)) or",
+     "for one table the path search that follows finds nothing either (KeyMap.path returns None from a table to "
+     "itself), and for two tables an upper-cased name equals a lower-cased one only when neither has a cased letter, "
+     "when the lower-cased names are equal too"),
+    # join_drop
+    ("join_drop", "x__has_inner_join", r'\(join\.side or "XXXX"\)',
+     "a join without a side is then 'XXXX', no more LEFT, RIGHT or FULL than ''"),
+    ("join_drop", "x__has_inner_join", r'join\.args\.get\((None|"XXusingXX"|"USING")\)\)',
+     "the check reads the qualified tree (outer_select), and sqlglot's qualify rewrites every JOIN ... USING "
+     "into ON equalities, so a join there never has a 'using' argument"),
+    ("join_drop", "x__kept", r'where=(None|"XXdropXX"|"DROP")\)',
+     "sql.edit.reshape keeps the WHERE only for 'keep' and its join equalities only for 'joins': any "
+     "other value drops it, as 'drop' does"),
+    ("join_drop", "x__ranks_groups_by_joined_rows", r'question or "XXXX"', "'XXXX' holds no top word, as '' does not"),
+    ("join_drop", "xǁJoinDropǁ_in_scope", r"scope = _count_rows\(ctx, drive, own \+ \[where\]\) if \(own or table\.sampled\) or True",
+     "without filters of its own, on a table the profile read in full (not sampled), the value's count "
+     "among the profile's top values (every value of the column, or named_values returns none) is the "
+     "COUNT(*) the probe would read"),
+    ("join_drop", "xǁJoinDropǁ_in_scope", r"if inside is None and not scope:",
+     "inside counts a subset of scope's rows, so with scope 0 inside is 0, never kept (> 0 here: "
+     "_in_scope returned above otherwise), and inside None never equals kept: the test below is False either way"),
+    ("join_drop", "xǁJoinDropǁ*", r"(1 - inside / scope|share) <= DROP_SHARE",
+     "1 - x is the double 0.30 for no double x (0.3's double is an odd multiple of 2**-54, every double "
+     "in [0.5, 1) a multiple of 2**-53; 1 - 70/100 is 0.30000000000000004), so < and <= agree"),
     # joins (_joins.py)
     ("joins", "x_inner_equalities", r'\(join\.side or "XXXX"\)',
      "a join without a side is then 'XXXX', no more LEFT, RIGHT or FULL than ''"),
