@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -150,6 +151,133 @@ def test_the_python_bm25_scores_as_fts5_does(index):
         assert fts[w].keys() == python[w].keys(), w
         for table, score in fts[w].items():
             assert python[w][table] == pytest.approx(score, rel=1e-6), (w, table)
+
+
+# -- how a table answers a word: coverage, stems, values, named tables, prefixes --------------------
+
+def _info(name, columns, pk=None, fks=(), values=None):
+    from vouchsql.db.base import ColumnInfo, ForeignKeyInfo, TableInfo
+
+    return TableInfo(name=name, columns=[ColumnInfo(c, "TEXT") for c in columns], primary_key=[pk] if pk else [],
+                     foreign_keys=[ForeignKeyInfo([c], t, [k]) for c, t, k in fks])
+
+
+# A rental shop beside staging tables that share its words, all made here.
+SHOP = [
+    _info("customer", ["customer_id", "first_name", "store_id"], pk="customer_id"),
+    _info("language", ["language_id", "name"], pk="language_id"),
+    _info("film", ["film_id", "title", "language_id"], pk="film_id", fks=[("language_id", "language", "language_id")]),
+    _info("category", ["category_id", "name"], pk="category_id"),
+    _info("film_category", ["film_id", "category_id"],
+          fks=[("film_id", "film", "film_id"), ("category_id", "category", "category_id")]),
+    _info("inventory", ["inventory_id", "film_id", "store_id"], pk="inventory_id", fks=[("film_id", "film", "film_id")]),
+    _info("rental", ["rental_id", "rental_date", "inventory_id", "customer_id"], pk="rental_id",
+          fks=[("inventory_id", "inventory", "inventory_id"), ("customer_id", "customer", "customer_id")]),
+    _info("rental_tax", ["id", "rented_on", "amount"], pk="id"),
+    _info("rental_budget", ["id", "rented_on", "budget"], pk="id"),
+    _info("stg_customer_log", ["id", "customer_id", "loaded_at"], pk="id"),
+    _info("wp_posts", ["post_id", "title", "author_id"], pk="post_id", fks=[("author_id", "wp_users", "user_id")]),
+    _info("wp_users", ["user_id", "login"], pk="user_id"),
+    _info("stg_posts", ["id", "title"], pk="id"),
+    _info("stg_users", ["id", "login"], pk="id"),
+    _info("order_items", ["order_item_id", "quantity", "discount_code"], pk="order_item_id"),
+    _info("discount", ["id", "percent"], pk="id"),
+    *[_info(f"audit_{i}", ["id", "status", "amount"], pk="id") for i in range(40)],
+]
+SHOP_VALUES = {"category": ["Horror", "Comedy", "Action"], "film": ["Academy Dinosaur", "Horror Hotel Nights"],
+               "audit_3": ["horror movies"]}
+
+
+@pytest.fixture(scope="module")
+def shop():
+    return retrieval.SchemaIndex(SHOP, SHOP_VALUES)
+
+
+def test_a_declared_key_column_joins_only_where_it_is_declared(shop):
+    # rental.customer_id is declared to point at customer: no guess from its name elsewhere;
+    # the staging log's undeclared customer_id is still joined by its name.
+    assert shop.links["rental"] == {"inventory": "ref", "customer": "ref"}
+    assert shop.links["stg_customer_log"] == {"customer": "ref"}
+    assert shop.joined("rental", "customer") and not shop.joined("stg_customer_log", "customer")
+
+
+def test_a_word_and_its_stem_are_one_word_and_a_fully_covered_name_wins(shop):
+    query = retrieval._match(shop, "How often was each film rented?", None, None)
+    # 'rented' begins 'rental' (the stem, STEM_MATCH sure) and covers all of its name; the
+    # staging tables hold the word in a column named half by it.
+    assert query.match["rental"]["rented"] == pytest.approx(retrieval.STEM_MATCH * retrieval.Q_NAME)
+    assert query.match["rental_tax"]["rented"] == pytest.approx(
+        retrieval.Q_COLUMN * (retrieval.COVERED + (1 - retrieval.COVERED) / 2))
+    assert "rent*" not in query.weight  # folded into its word
+    order = rank_tables(shop, "How often was each film rented?").order
+    assert set(order[:3]) == {"rental", "inventory", "film"}, order[:6]  # the film joins its rentals
+    assert order.index("rental") < order.index("rental_tax")
+
+
+def test_a_whole_value_named_in_the_question_brings_its_table(shop):
+    query = retrieval._match(shop, "How many customers rented a Horror film?", None, None)
+    assert query.match["category"]["horror"] == retrieval.Q_CELL  # the whole value 'Horror'
+    # A word inside a longer value counts less, and less again when the question does not
+    # capitalise it.
+    assert query.match["film"]["horror"] == pytest.approx(retrieval.Q_VALUE)
+    lower = retrieval._match(shop, "how many customers rented a horror film?", None, None)
+    assert lower.match["audit_3"]["horror"] == pytest.approx(retrieval.Q_VALUE * retrieval.VALUE_LOWER)
+    order = rank_tables(shop, "How many customers rented a Horror film?").order
+    assert set(order[:6]) == {"customer", "rental", "inventory", "film", "film_category", "category"}, order[:8]
+
+
+def test_a_column_named_in_full_beats_a_table_named_by_one_of_its_words(shop):
+    query = retrieval._match(shop, "How many items were sold under each discount code?", None, None)
+    assert query.match["order_items"]["discount"] == pytest.approx(retrieval.Q_COLUMN)  # all of discount_code
+    assert rank_tables(shop, "How many items were sold under each discount code?").order[0] == "order_items"
+
+
+def test_a_table_the_question_names_outright_comes_first(shop):
+    ranking = rank_tables(shop, "Looking at the rental_tax table, what is the total amount?")
+    assert ranking.order[0] == "rental_tax", ranking.order[:5]
+    query = retrieval._match(shop, "Show every row of the Discount table.", None, None)
+    assert query.match["discount"][retrieval.NAMED_TABLE] == 1.0
+
+
+def test_a_module_prefix_counts_a_quarter_of_a_word(shop):
+    # wp_ begins two names that a declared key joins: a module; stg_ begins unjoined ones.
+    assert shop.cover_terms["wp_posts"] == ("post",) and shop.cover_terms["wp_users"] == ("user",)
+    assert shop.cover_terms["stg_posts"] == ("stg", "post")
+    query = retrieval._match(shop, "How many posts has each user written?", None, None)
+    quarter = 1 / (1 + retrieval.PREFIX_WEIGHT)
+    assert query.match["wp_posts"]["post"] == pytest.approx(retrieval.COVERED + (1 - retrieval.COVERED) * quarter)
+    assert query.match["stg_posts"]["post"] == pytest.approx(retrieval.COVERED + (1 - retrieval.COVERED) / 2)
+    assert rank_tables(shop, "How many posts has each user written?").order[:2] in (
+        ["wp_posts", "wp_users"], ["wp_users", "wp_posts"])
+
+
+def test_a_lookup_that_answers_a_word_comes_before_one_that_does_not(shop):
+    # film (the seed) references language and film_category references category: category
+    # answers 'category', so it is the first lookup although film comes first in the group.
+    ranking = rank_tables(shop, "How many rentals per film category?")
+    assert ranking.order[:4] == ["film", "film_category", "inventory", "rental"], ranking.order[:8]
+    assert ranking.order[4:6] == ["category", "language"], ranking.order[:8]
+    assert ranking.why["category"] == "referenced by film_category" and ranking.why["language"] == "referenced by film"
+
+
+def test_the_ranking_is_the_same_in_every_process(tmp_path):
+    """No set's iteration order (which the hash seed changes) reaches the ranking."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "rank.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from test_retrieval import SHOP, SHOP_VALUES\n"
+        "from vouchsql.llm import retrieval\n"
+        "index = retrieval.SchemaIndex(SHOP, SHOP_VALUES)\n"
+        "for q in ['How many customers rented a Horror film?', 'How many posts has each user written?']:\n"
+        "    print(retrieval.rank_tables(index, q).order[:20])\n")
+    outs = {subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(outs) == 1 and "rental" in next(iter(outs))
 
 
 # -- the prompt's schema text ------------------------------------------------------------------------
