@@ -182,32 +182,33 @@ class SchemaIndex:
     def __init__(self, infos: "list[TableInfo]", values: dict[str, list[str]]) -> None:
         self.infos = {i.qualified: i for i in infos}
         self._lower = {k.lower(): k for k in self.infos}
-        self.docs = [_document(info, values.get(info.qualified, [])) for info in infos]
+        # Each sampled value's words, once: for the BM25 field and for the whole values.
+        value_terms = {i.qualified: [_terms(v, True) for v in values.get(i.qualified, [])] for i in infos}
+        self.docs = [_document(info, value_terms[info.qualified]) for info in infos]
         self.links, self.declared = _links(infos)
         # The words of each table's name and of each of its column names, for how much of a
         # name a question covers; the tables by their name's words, for a table the question
         # names outright; the tables by each whole sampled value ('Iron Maiden', 'Rock').
-        self.name_terms = {i.qualified: tuple(terms(i.name)) for i in infos}
-        self.column_terms = {i.qualified: tuple(dict.fromkeys(tuple(terms(c.name)) for c in i.columns)) for i in infos}
+        self.name_terms = {i.qualified: _terms(i.name, True) for i in infos}
+        self.column_terms = {i.qualified: tuple(dict.fromkeys(_terms(c.name, True) for c in i.columns)) for i in infos}
         self.cover_terms = _without_prefixes(self.name_terms, self.declared)
         self.by_name: dict[tuple[str, ...], list[str]] = {}
         for key, name in self.name_terms.items():
             if name:
                 self.by_name.setdefault(name, []).append(key)
         self.cells: dict[tuple[str, ...], list[str]] = {}
-        for info in infos:
-            for v in values.get(info.qualified, []):
-                cell = tuple(terms(v))
+        for key, cells in value_terms.items():
+            for cell in cells:
                 if 0 < len(cell) <= 4 and not all(w.isdigit() for w in cell):
                     owners = self.cells.setdefault(cell, [])
-                    if not owners or owners[-1] != info.qualified:
-                        owners.append(info.qualified)
-        # Joins by name only, per table: a key name hundreds of tables share makes no bridge.
-        self.inferred = {k: sum(1 for n in links if (k, n) not in self.declared and (n, k) not in self.declared)
-                         for k, links in self.links.items()}
-        # Each table's joins with their cost (EDGE_DECLARED, EDGE_INFERRED), for the paths.
-        self.edges = {k: tuple((n, EDGE_DECLARED if self.joined(k, n) else EDGE_INFERRED) for n in links)
-                      for k, links in self.links.items()}
+                    if not owners or owners[-1] != key:
+                        owners.append(key)
+        # Each table's joins with their cost (EDGE_DECLARED, EDGE_INFERRED), for the paths;
+        # and how many it has by name only: a key name hundreds of tables share makes no bridge.
+        declared = self.declared
+        self.edges = {k: tuple((n, EDGE_DECLARED if (k, n) in declared or (n, k) in declared else EDGE_INFERRED)
+                               for n in links) for k, links in self.links.items()}
+        self.inferred = {k: sum(1 for _, cost in edges if cost != EDGE_DECLARED) for k, edges in self.edges.items()}
         self.by_degree = sorted(self.infos, key=lambda k: (-len(self.links[k]), k))
         self._fts = _fts_index(self.docs)
         self._python: _PythonBM25 | None = None if self._fts is not None else _PythonBM25(self.docs)
@@ -271,13 +272,14 @@ def _fts_term(word: str) -> str:
     return '"' + body.replace('"', '""') + '"' + ("*" if word.endswith("*") else "")
 
 
-def _document(info: "TableInfo", values: list[str]) -> _Doc:
+def _document(info: "TableInfo", values: list[tuple[str, ...]]) -> _Doc:
+    """The table's four fields; ``values``: the :func:`terms` of each sampled value."""
     name = terms(info.name)
     columns = [w for c in info.columns for w in terms(c.name)]
     comments = terms(info.comment or "", numbers=False) + [
         w for c in info.columns for w in terms(c.comment or "", numbers=False)]
     # Each sampled word once: twenty rows of 'Rock' say no more than one.
-    sampled = list(dict.fromkeys(w for v in values for w in terms(v, numbers=False)))[:VALUE_WORDS]
+    sampled = list(dict.fromkeys(w for v in values for w in v if not w.isdigit()))[:VALUE_WORDS]
     return _Doc(info.qualified, tuple(" ".join(ws) for ws in (name, columns, comments, sampled)))
 
 
