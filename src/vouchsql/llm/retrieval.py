@@ -10,26 +10,32 @@ narrowed in four steps:
    those matching a ``must_not_read`` glob are never shown. The ``definition_rule`` veto
    checks the same rules on the SQL, so showing the model a table a rule forbids would only
    invite a vetoed answer.
-2. **BM25** over one document per table: the words of its name (``InvoiceLine`` → invoice,
-   line; plurals folded to the singular of :func:`vouchsql.words.singular`), of its column
-   names, of the engine's table and column comments, and of a few values sampled from its
-   text columns (one bounded ``SELECT … LIMIT`` per table, cached on disk, never a profile).
-   The query is the question, the evidence given with it, and the recorded meaning of each
-   defined term the question uses (a verb's stem too: *rented* asks for ``rent*``).
-   Scored by SQLite FTS5's ``bm25()``: it ships with the ``sqlite3`` module Vouch already
-   uses (no new dependency), and one FTS5 table per field normalises each field's length on
-   its own and weighs the fields apart (a table's forty columns do not dilute the match on
-   its name; a sampled value counts less than a name), which rank-bm25 and bm25s (one bag of
-   words per document) would need four indexes for as well. Where a Python's SQLite lacks
-   FTS5, the same formula runs in Python (:class:`_PythonBM25`; a test keeps them equal).
-3. **Groups of tables that join.** From each of the best-matching tables a group grows
-   along the join graph (declared foreign keys and key names — ``AlbumId`` →
-   ``Album.AlbumId``, ``customer_id`` → ``customers``, the profile's rules): the neighbour,
-   or the bridge and the table behind it (``enrollments`` between ``students`` and
-   ``courses``), that answers most of the query's words not yet answered, then the tables
-   its members reference for their names (``Artist`` behind ``Album``). Groups come best
-   first by the words they answer together, so the ``Customer`` that ``Invoice`` references
-   outranks a ``customers`` table elsewhere in the warehouse that matches *customer* as well.
+2. **How each table answers each word** (:func:`_match`). Every table is a document of
+   four fields: the words of its name (``InvoiceLine`` → invoice, line; plurals folded to the
+   singular of :func:`vouchsql.words.singular`), of its column names, of the engine's table
+   and column comments, and of a few values sampled from its text columns (one bounded
+   ``SELECT … LIMIT`` per table, cached on disk, never a profile). The query is the question,
+   the evidence given with it, and the recorded meaning of each defined term the question
+   uses, without the words that only say how to ask; a verb's stem is the same word
+   (*rented* is answered by ``rental``, *paid* by ``payment``). SQLite FTS5 finds, per word
+   and field, the tables holding it (it ships with the ``sqlite3`` module Vouch already uses:
+   no new dependency; one FTS5 table per field scores each field's length on its own, which
+   rank-bm25 and bm25s, one bag of words per document, would need four indexes for as well;
+   where a Python's SQLite lacks FTS5, the same BM25 runs in Python, :class:`_PythonBM25`, a
+   test keeps them equal). A table answers a word by its best field, with a trust per field
+   (a name over a column over a comment over a word inside a sampled value) times how much of
+   that name the question covers; a whole sampled value the question names ('Rock') and a
+   table the question names outright are channels of their own. A word weighs its IDF.
+3. **Groups of tables that join** (:func:`_grow`). From each of the best-matching tables a
+   group grows along the join graph (declared foreign keys and key names — ``AlbumId`` →
+   ``Album.AlbumId``, ``customer_id`` → ``customers``, the profile's rules; a column with a
+   declared key joins only where declared): the table, with the tables on the join path to
+   it (up to HOPS joins: ``enrollments`` between ``students`` and ``courses``), that answers
+   most of the query's words not yet answered, less the joins' cost (a declared key costs
+   less than a guess from names); then the tables its members reference for their names
+   (``Artist`` behind ``Album``). Groups come best first by the words they answer together,
+   so the ``Customer`` that ``Invoice`` references outranks a ``customers`` table elsewhere
+   in the warehouse that matches *customer* as well.
 4. **The budget.** Tables are rendered in that order, each with its profile (measured on
    first use through ``profile.table(name)``, so only these tables are profiled), while they
    fit ``schema_tokens``; the names of the next ones fill what is left, and a last line says
@@ -539,6 +545,7 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
     * its **name** (FTS5 finds it): Q_NAME × how much of the name the question covers — all of
       ``Genre`` for "each genre", half of ``rental_tax`` for "rented", half of
       ``product_2022`` for "each product" (a yearly copy fits a question without the year less);
+      a module's prefix (:func:`_without_prefixes`) counts PREFIX_WEIGHT of a word;
     * its best **column name** holding the word, the same way (Q_COLUMN: ``discount_code`` for
       "each discount code" beats a ``discount`` table for both words);
     * a **comment**: Q_COMMENT × its BM25 score over the best comment's for the word;
