@@ -131,8 +131,7 @@ class KeyMap:
     def bare(self, table: str, column: str) -> str:
         """A column's name without the prefix every column of its table carries (TPC-H's
         ``l_orderkey`` is ``orderkey``)."""
-        prefix = self._prefix.get(table.lower(), "")
-        return column[len(prefix):] if prefix and column.lower().startswith(prefix) else column
+        return _strip(column, self._prefix.get(table.lower(), ""))
 
     # -- keys of a table -------------------------------------------------------------
 

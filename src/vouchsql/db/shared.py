@@ -3,8 +3,8 @@
 `vouch serve` opens a connection per request. On a file of 20,000 tables, reading the
 catalogue and building the indexes the checks read over it cost ~2.5 s, which every request
 paid again although nothing had changed. An engine whose identity is cheap to read and
-changes with any write (SQLite's and DuckDB's files: path, size, modification time) reads its
-catalogue through :func:`shared_schema`; the profile's catalogue-wide indexes are then shared
+changes with any write (SQLite's file: path, size, modification time) reads its catalogue
+through :func:`shared_schema`; the profile's catalogue-wide indexes are then shared
 too (``db.profile._Store``), since they are keyed on the very list returned here. A changed
 file has another identity, so it is read anew; the oldest entries are dropped past
 ``KEEP``.
@@ -27,18 +27,7 @@ def shared_schema(key: str, read: Callable[[], list]) -> list:
     """The catalogue ``read()`` returns, read once per ``key`` (the database's identity and
     whatever settings change what is read) and then handed to every caller with that key.
     Callers must not change the list or its tables."""
-    with _LOCK:
-        hit = _SCHEMAS.get(key)
-        if hit is not None:
-            _SCHEMAS.move_to_end(key)
-            return hit
-    tables = read()  # outside the lock: two first readers of one key both read, one is kept
-    with _LOCK:
-        tables = _SCHEMAS.setdefault(key, tables)
-        _SCHEMAS.move_to_end(key)
-        while len(_SCHEMAS) > KEEP:
-            _SCHEMAS.popitem(last=False)
-    return tables
+    return _kept(_SCHEMAS, key, read)
 
 
 def is_shared(tables: list) -> bool:
@@ -50,15 +39,19 @@ def is_shared(tables: list) -> bool:
 def keyed_on(source: list, extra: tuple, build: Callable[[], T], cache: "OrderedDict[tuple, tuple[list, T]]") -> T:
     """``build()``, once per ``source`` list object and ``extra`` key, in ``cache`` (at most
     ``KEEP`` entries). An entry keeps its list alive, so no other list has its id meanwhile."""
-    key = (id(source), *extra)
+    return _kept(cache, (id(source), *extra), lambda: (source, build()))[1]
+
+
+def _kept(cache: OrderedDict, key, build: Callable):
+    """``cache[key]``, built if absent (outside the lock: two first callers of one key both
+    build, one is kept), the oldest entries dropped past ``KEEP``."""
     with _LOCK:
-        hit = cache.get(key)
-        if hit is not None:
+        if key in cache:
             cache.move_to_end(key)
-            return hit[1]
+            return cache[key]
     value = build()
     with _LOCK:
-        value = cache.setdefault(key, (source, value))[1]
+        value = cache.setdefault(key, value)
         cache.move_to_end(key)
         while len(cache) > KEEP:
             cache.popitem(last=False)
