@@ -823,9 +823,19 @@ def dropping(tmp_path_factory) -> Path:
     (ASKED, f"SELECT COUNT(*) {DROP} WHERE o.total > 0", False,
      SCOPE + "the WHERE filters on the joined rows (o.total > 0), so only customers rows with matching rows can "
              "answer", _dropped()),
-    # A filter that keeps NULLs of the joined side (OR, IS) or reads a subquery scopes nothing.
+    # A filter that may keep NULLs of the joined side (OR, IS NULL) or reads a subquery scopes
+    # nothing; IS NOT NULL rejects them as plainly as a comparison (a LEFT JOIN would drop
+    # the same rows), in either spelling.
     (ASKED, f"SELECT COUNT(*) {DROP} WHERE o.total > 0 OR c.credit > 5", True, DROPPED, _dropped()),
-    (ASKED, f"SELECT COUNT(*) {DROP} WHERE o.total IS NOT NULL", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE o.total IS NOT NULL", False,
+     SCOPE + "the WHERE filters on the joined rows (NOT o.total IS NULL), so only customers rows with matching rows "
+             "can answer", _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE NOT o.total IS NULL", False,
+     SCOPE + "the WHERE filters on the joined rows (NOT o.total IS NULL), so only customers rows with matching rows "
+             "can answer", _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE o.total IS NULL", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE NOT o.total IS NOT NULL", True, DROPPED, _dropped()),
+    (ASKED, f"SELECT COUNT(*) {DROP} WHERE COALESCE(o.total, 0) IS NOT NULL", True, DROPPED, _dropped()),
     (ASKED, f"SELECT COUNT(*) {DROP} WHERE c.id IN (SELECT customer_id FROM visits)", True, DROPPED, _dropped()),
     # A ranking of the driving rows by their joined rows, highest first, for its top: the
     # LIMIT filled, or "most" in the question.
@@ -968,6 +978,17 @@ def test_join_drop_probes_quote_camel_case_names_on_postgres(pg, tmp_path):
     assert (check.fired, check.detail) == (False, "the joins keep 8 of 16 Track rows; the dropped rows are outside "
                                                   "the question's scope: the question names Genre 'Rock', and the "
                                                   "joins keep 8 of the 8 Track rows with it and no other")
+
+
+@pytest.mark.parametrize("where, fired", [("", True), (" WHERE p.* IS NOT NULL", False),
+                                          (" WHERE p.nick IS NOT NULL", False), (" WHERE p.* IS NULL", True)])
+def test_join_drop_reads_a_whole_row_test_on_postgres(pg, tmp_path, where, fired):
+    # owners 1–25 of 50 have pets: half are dropped; ``p.*`` names the joined table.
+    url, _, _ = pg
+    answer = vouchsql.check(url, ASKED, [f"SELECT COUNT(*) FROM owners o JOIN pets p ON p.owner_id = o.id{where}"],
+                            cache_dir=str(tmp_path / "cache"))
+    check = {c.name: c for c in answer.checks}["join_drop"]
+    assert check.fired is fired and check.detail.startswith("the joins keep 25 of 50 owners rows"), check.detail
 
 
 # ---------------------------------------------------------------------------------------

@@ -43,9 +43,7 @@ def _aliases(node: exp.Expression) -> set[str] | None:
     """The table aliases a condition reads (``None`` when a column has no table)."""
     out = set()
     for col in node.find_all(exp.Column):
-        if isinstance(col.this, exp.Star):
-            continue
-        if not col.table:
+        if not col.table:  # ``o.*`` reads o like any column of it
             return None
         out.add(col.table.lower())
     return out
@@ -65,9 +63,19 @@ def _split_where(select: exp.Select, drive: str) -> tuple[list, list, list]:
             continue
         if aliases and aliases <= {drive}:
             own.append(part)
-        elif aliases - {drive} and not part.find(exp.Is, exp.Coalesce, exp.Or, exp.Not):
+        elif aliases - {drive} and (_not_null(part) or not part.find(exp.Is, exp.Coalesce, exp.Or, exp.Not)):
             joined.append(part)
     return joins, own, joined
+
+
+def _not_null(part: exp.Expression) -> bool:
+    """``x IS NOT NULL`` (either spelling) on a plain column or ``o.*``: it rejects the
+    joined table's NULLs as plainly as a comparison does, so only matched rows can answer."""
+    if isinstance(part, exp.Not) and isinstance(part.this, exp.Is) and not part.this.args.get("negate"):
+        part = part.this
+    elif not (isinstance(part, exp.Is) and part.args.get("negate")):
+        return False
+    return isinstance(part.expression, exp.Null) and isinstance(part.this, exp.Column)
 
 
 def _ranks_groups_by_joined_rows(ctx: CheckContext, select: exp.Select, drive: str) -> bool:

@@ -102,10 +102,12 @@ class MergedEntities:
         if not labels:
             return report(self, False, "no grouped label without its table's key")
         shown = {str(v) for row in result.rows for v in row}
+        measured = 0
         for col, table, label, key in labels:
             merged = _merged(ctx, select, col, key)
             if merged is None:
                 continue
+            measured += 1
             if select.args.get("limit") is not None:
                 merged = [m for m in merged if str(m) in shown]
             if merged:
@@ -115,4 +117,7 @@ class MergedEntities:
                                           f"(e.g. {examples}); group by {table}.{key} as well to keep them apart",
                               column=f"{table}.{label}", key=f"{table}.{key}", merged=len(merged),
                               examples=[str(m) for m in merged[:_EXAMPLES]])
+        if not measured:
+            # A probe the engine refused says nothing about the groups: not "none merged".
+            return report(self, False, "not measured: the probe query failed")
         return report(self, False, "each grouped label names one row of its table in this result")

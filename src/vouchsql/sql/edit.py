@@ -4,6 +4,9 @@ changed."""
 
 from __future__ import annotations
 
+from contextlib import closing
+from functools import lru_cache
+
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
@@ -91,12 +94,54 @@ def count_distinct(column: exp.Expression) -> exp.Expression:
 def stored_name(name: str, dialect: str | None) -> exp.Identifier:
     """An identifier for a name as the database stores it (a profile's table or column
     name, or an identifier already normalised by sqlglot's qualify): quoted where ``dialect``
-    would otherwise fold it (PostgreSQL reads an unquoted ``CustomerId`` as ``customerid``)
-    or where it is not a plain word; plain otherwise, so the SQL reads as a user writes it."""
+    would otherwise fold it (PostgreSQL reads an unquoted ``CustomerId`` as ``customerid``),
+    where it is not a plain word, or where the dialect would read it as a keyword (a key
+    named ``group`` or ``order``); plain otherwise, so the SQL reads as a user writes it."""
     ident = exp.to_identifier(name)
-    if not ident.quoted and dialect and Dialect.get_or_raise(dialect).case_sensitive(name):
+    if not ident.quoted and _must_quote(name, dialect):
         ident.set("quoted", True)
     return ident
+
+
+@lru_cache(maxsize=4096)
+def _must_quote(name: str, dialect: str | None) -> bool:
+    if dialect and Dialect.get_or_raise(dialect).case_sensitive(name):
+        return True
+    if dialect == "sqlite":
+        return _sqlite_refuses(name)
+    # sqlglot's generators quote reserved words for only some dialects (MySQL, DuckDB and
+    # others; not PostgreSQL or Spark), and its parser takes ``SELECT group FROM group``, so
+    # neither can say what an engine refuses. Where the dialect ships no list, quote every
+    # word some engine reserves: a quoted lower-case name reads the same on each of them.
+    reserved = _reserved(dialect)
+    return name.lower() in reserved
+
+
+@lru_cache(maxsize=None)
+def _reserved(dialect: str | None) -> frozenset[str]:
+    own = Dialect.get_or_raise(dialect).generator_class.RESERVED_KEYWORDS if dialect else set()
+    if own:
+        return frozenset(own)
+    words: set[str] = set()
+    for other in ("mysql", "duckdb", "presto", "bigquery"):
+        words |= Dialect.get_or_raise(other).generator_class.RESERVED_KEYWORDS
+    return frozenset(words)
+
+
+def _sqlite_refuses(name: str) -> bool:
+    """Whether SQLite itself refuses ``name`` bare as a table, an alias and a qualifier: the
+    engine is the authority on its keywords (``group`` and ``order`` are refused, ``key``
+    and ``date`` are not)."""
+    import sqlite3
+
+    quoted = '"' + name.replace('"', '""') + '"'
+    probe = f"SELECT {name}.{name} FROM (SELECT 1 AS {quoted}) AS {name}"
+    with closing(sqlite3.connect(":memory:")) as conn:
+        try:
+            conn.execute("EXPLAIN " + probe)
+        except sqlite3.Error:
+            return True
+    return False
 
 
 def column(table: "str | exp.Identifier | None", name: str, dialect: str | None = None) -> exp.Column:
