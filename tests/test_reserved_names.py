@@ -120,3 +120,15 @@ def test_stored_names_are_quoted_where_the_engine_would_refuse_them(dialect, nam
 def test_a_reserved_table_qualifier_is_quoted_too():
     assert column("order", "id", "sqlite").sql("sqlite") == '"order".id'
     assert stored_name("order", "postgres").sql("postgres") == '"order"'
+
+
+@pytest.mark.parametrize("alias", ["grp", '"group"', '"order"'])
+def test_the_average_of_averages_keeps_a_reserved_output_name(chinook_path, alias):
+    # The detector's outer query names the inner one's outputs: a bare ``group`` there made
+    # SQLite refuse it, and the choice vanished.
+    sql = (f"SELECT c.Country AS {alias}, AVG(i.Total) FROM Invoice i JOIN Customer c "
+           f"ON c.CustomerId = i.CustomerId GROUP BY c.Country ORDER BY 2 DESC")
+    answer = vouchsql.check(chinook_path, "What is the average invoice total per country?", [sql], all_choices=True)
+    levels = [c for c in answer.choices if c.type == "aggregation_level"]
+    assert len(levels) == 1 and levels[0].differs and levels[0].result.row_count == 24
+    assert levels[0].sql.startswith(f"SELECT {alias}, AVG(entity_avg)")

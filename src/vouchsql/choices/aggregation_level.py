@@ -28,8 +28,8 @@ from sqlglot import exp
 from ..answer import Result
 from ..sql.edit import set_from
 from ..sql.scope import Scope
-from ..sql.tree import (edit_copy, expand_key, has_aggregate, limit_value, output_name, own_nodes, projection_for,
-                        selects, unalias)
+from ..sql.tree import (edit_copy, expand_key, has_aggregate, limit_value, output_ident, output_name, own_nodes,
+                        projection_for, selects, unalias)
 from ..words import entity_word, name_forms
 from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon, mentions
@@ -280,7 +280,7 @@ class AggregationLevel:
             if i == avg_index:
                 inner_exprs.append(exp.alias_(avg.copy(), _INNER_VALUE))
             else:
-                inner_exprs.append(exp.alias_(unalias(p).copy(), output_name(p)))
+                inner_exprs.append(exp.alias_(unalias(p).copy(), output_ident(p)))
         inner.set("expressions", inner_exprs)
         inner.set("group", exp.Group(expressions=[g.copy() for g in group.expressions] + [site.entity_column.copy()]))
         for arg in ("order", "limit", "offset"):
@@ -297,11 +297,11 @@ class AggregationLevel:
                     target.replace(new_avg)
                 outer_exprs.append(proj)
             else:
-                outer_exprs.append(exp.column(output_name(p)))
+                outer_exprs.append(exp.Column(this=output_ident(p)))
         outer = exp.Select(expressions=outer_exprs)
         alias = exp.TableAlias(this=exp.to_identifier(_INNER_ALIAS))
         set_from(outer, exp.From(this=exp.Subquery(this=inner, alias=alias)))
-        outer.set("group", exp.Group(expressions=[exp.column(output_name(p)) for i, p in enumerate(select.expressions)
+        outer.set("group", exp.Group(expressions=[exp.Column(this=output_ident(p)) for i, p in enumerate(select.expressions)
                                                   if i != avg_index]))
         if site.order_keys:
             outer.set("order", exp.Order(expressions=[o.copy() for o in site.order_keys]))

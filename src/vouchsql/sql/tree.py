@@ -108,6 +108,16 @@ def output_name(projection: exp.Expression) -> str:
     return projection.alias_or_name
 
 
+def output_ident(projection: exp.Expression) -> exp.Identifier:
+    """A copy of the identifier a projection's output is named by, with the quotes it was
+    written with, for an outer query that reads it (``"group"`` stays quoted; an unquoted
+    ``Country`` stays unquoted, so PostgreSQL folds it the same way on both sides)."""
+    ident = projection.args.get("alias") if isinstance(projection, exp.Alias) else projection.this
+    if isinstance(projection, (exp.Alias, exp.Column)) and isinstance(ident, exp.Identifier):
+        return ident.copy()
+    return exp.to_identifier(output_name(projection))
+
+
 def projection_for(select: exp.Select, key: exp.Expression) -> int | None:
     """Index of the projection an ORDER BY key names: an ordinal, an output alias, or the
     same expression."""
