@@ -124,7 +124,8 @@ TARGETS.update({
     "joins": _check("_joins", "join_fanout", "join_drop", "merged_entities",
                     words=("alias_for", "tables_by_alias", "inner_equalities", "group_keys", "driving_alias",
                            "outer_select", "dialect", "join_fanout", "join_drop", "merged_entities")),
-    "question_filters": _check("question_filters", words=("question_filters",)),
+    "question_filters": _check("question_filters", words=("question_filters",),
+                               extra=("tests/test_boundaries_question_filters.py",)),
     "question_shape": _check("question_shape", words=("question_shape",),
                              extra=("tests/test_boundaries_question_shape.py",)),
     # Every check reports through base.report and names its evidence model: the cases on
