@@ -412,6 +412,16 @@ def test_merged_entities_does_not_fire(labels, sql, question, detail):
     assert (check.fired, check.detail, check.evidence) == (False, detail, {})
 
 
+def test_merged_entities_a_probe_that_fails_is_not_measured(labels, monkeypatch):
+    # Every probe refused (on SQLite only a time limit or an engine quirk gets there since
+    # stored names are quoted): "not measured", never "each grouped label names one row".
+    import vouchsql.checks.merged_entities as me
+
+    monkeypatch.setattr(me, "_merged", lambda *a, **k: None)
+    check = run_check(labels, "merged_entities", "SELECT t.name, SUM(t.plays) FROM tracks t GROUP BY t.name")
+    assert (check.fired, check.detail) == (False, "not measured: the probe query failed")
+
+
 def test_merged_entities_counts_at_most_1000_merged_groups(tmp_path):
     # 1,001 names held by two ids each and 2,002 unique ones: share (1001 + 2002) / 4004 ≥ 0.75.
     names = [f"n{i:04d}" for i in range(1001)] * 2 + [f"u{i:04d}" for i in range(2002)]
