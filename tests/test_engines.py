@@ -350,3 +350,36 @@ def test_unreachable_server_is_a_user_error(tmp_path):
         # Port 9 (discard) is essentially never a PostgreSQL server.
         vouchsql.connect("postgresql+psycopg://nobody@127.0.0.1:9/none?connect_timeout=2", cache_dir=str(tmp_path))
     assert "cannot connect" in info.value.message
+
+
+def _identities(url: str, tmp_path) -> dict[str, str]:
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        return {t.name: db.table_identity(t) for t in db.schema() if t.name in ("owners", "pets")}
+
+
+@pytest.mark.parametrize("engine", ["pg", "mariadb"])
+@pytest.mark.parametrize("at_once", [500, 0])
+def test_a_server_table_identity_follows_its_own_writes(request, tmp_path, monkeypatch, engine, at_once):
+    # at_once 0: the asked table's marks alone, as on a catalogue of more than 500 tables.
+    from vouchsql.db import sqlalchemy as sa_db
+
+    monkeypatch.setattr(sa_db, "MARKS_AT_ONCE", at_once)
+    url, raw, name = request.getfixturevalue(engine)
+
+    def flushed() -> None:  # the fixture's own inserts reach pg_stat_all_tables now, not within a second
+        if engine == "pg":
+            raw.execute("SELECT pg_stat_force_next_flush()")
+            time.sleep(0.1)
+
+    flushed()
+    before = _identities(url, tmp_path)
+    assert before == _identities(url, tmp_path) and before["owners"] != before["pets"]
+    assert all("|" in v for v in before.values())  # each from the table's own marks
+    # TRUNCATE gives the table new storage at once (PostgreSQL's relfilenode; MariaDB's create time
+    # and length), with no wait for the statistics collector.
+    if engine == "mariadb":
+        time.sleep(1.1)  # CREATE_TIME has one-second resolution
+    raw.execute(f"TRUNCATE TABLE {name}.pets")
+    flushed()
+    after = _identities(url, tmp_path)
+    assert after["owners"] == before["owners"] and after["pets"] != before["pets"]
