@@ -136,15 +136,22 @@ class SQLAlchemyDatabase(Database):
                    "pg_stat_get_autoanalyze_count(c.oid) "
                    "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'm', 'f')")
             where = " AND n.nspname = %s AND c.relname = %s"
+            among = " AND n.nspname = ANY(%s)"  # psycopg sends a list as an array
         elif self.engine in ("mysql", "mariadb"):
             sql = ("SELECT TABLE_SCHEMA, TABLE_NAME, CREATE_TIME, UPDATE_TIME, TABLE_ROWS, DATA_LENGTH "
                    "FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
             where = " AND TABLE_SCHEMA = %s AND TABLE_NAME = %s"
+            among = " AND TABLE_SCHEMA IN %s"  # PyMySQL writes a tuple as (a, b)
         else:
             return {}
         try:
             with self._engine.connect() as conn:
-                rows = (conn.exec_driver_sql(sql + where, one) if one else conn.exec_driver_sql(sql)).fetchall()
+                if one:
+                    rows = conn.exec_driver_sql(sql + where, one).fetchall()
+                else:  # only the schemas read: a server's other schemas may hold thousands more
+                    read = tuple(sorted({t.schema or self.default_schema or "" for t in self.schema()}))
+                    arg = list(read) if self._is_postgres else read
+                    rows = conn.exec_driver_sql(sql + among, (arg,)).fetchall() if read else []
                 conn.rollback()
         except self._sa.exc.SQLAlchemyError:
             rows = []  # no access to the statistics: the database's identity serves
