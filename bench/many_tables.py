@@ -54,23 +54,28 @@ def build(n: int) -> Path:
     DATA.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     shutil.copy(CHINOOK, tmp)
-    rng = random.Random(n)
     conn = sqlite3.connect(tmp)
     conn.execute("PRAGMA journal_mode = OFF")
     conn.execute("PRAGMA synchronous = OFF")
+    for name, defs, rows in _generated(n):
+        conn.execute(f"CREATE TABLE {name} ({', '.join(defs)})")
+        conn.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * len(defs))})", rows)
+    conn.commit()
+    conn.close()
+    tmp.replace(path)
+    return path
+
+
+def _generated(n: int):
+    """The ``n`` generated tables, drawn from seed ``n``: (name, column definitions, 20 rows)."""
+    rng = random.Random(n)
     for i in range(n):
         name = f"{rng.choice(_AREAS)}_{rng.choice(_KINDS)}_{i:05d}"
         cols = rng.sample(_COLUMNS, rng.randint(3, 7))
         ref = rng.random() < 0.3  # some refer to an account table of their area
         defs = ["entry_id INTEGER PRIMARY KEY", "account_id INTEGER" if ref else "batch_no INTEGER"]
         defs += [f"{c} {t}" for c, t in cols]
-        conn.execute(f"CREATE TABLE {name} ({', '.join(defs)})")
-        rows = [(j, rng.randint(1, 40), *[_value(t, rng) for _, t in cols]) for j in range(1, 21)]
-        conn.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * (len(cols) + 2))})", rows)
-    conn.commit()
-    conn.close()
-    tmp.replace(path)
-    return path
+        yield name, defs, [(j, rng.randint(1, 40), *[_value(t, rng) for _, t in cols]) for j in range(1, 21)]
 
 
 def _value(type_name: str, rng: random.Random):
@@ -102,20 +107,13 @@ def build_postgres(url: str, n: int) -> str:
                     conn.execute(f'DROP TABLE IF EXISTS {schema}."{t}" CASCADE')
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         copy_to_postgres(read_source(CHINOOK), conn, schema)
-        rng = random.Random(n)
+        tables = list(_generated(n))
         for i in range(0, n, 500):
-            with conn.transaction():
-                for j in range(i, min(n, i + 500)):
-                    name = f"{rng.choice(_AREAS)}_{rng.choice(_KINDS)}_{j:05d}"
-                    cols = rng.sample(_COLUMNS, rng.randint(3, 7))
-                    ref = rng.random() < 0.3
-                    defs = ["entry_id INTEGER PRIMARY KEY", "account_id INTEGER" if ref else "batch_no INTEGER"]
-                    defs += [f"{c} {t.replace('REAL', 'DOUBLE PRECISION')}" for c, t in cols]
-                    conn.execute(f"CREATE TABLE {schema}.{name} ({', '.join(defs)})")
-                    rows = [(k, rng.randint(1, 40), *[_value(t, rng) for _, t in cols]) for k in range(1, 21)]
-                    with conn.cursor() as cur:
-                        cur.executemany(f"INSERT INTO {schema}.{name} VALUES ({', '.join(['%s'] * (len(cols) + 2))})",
-                                        rows)
+            with conn.transaction(), conn.cursor() as cur:
+                for name, defs, rows in tables[i:i + 500]:
+                    defs = [d.replace(" REAL", " DOUBLE PRECISION") for d in defs]
+                    cur.execute(f"CREATE TABLE {schema}.{name} ({', '.join(defs)})")
+                    cur.executemany(f"INSERT INTO {schema}.{name} VALUES ({', '.join(['%s'] * len(defs))})", rows)
         conn.execute("ANALYZE")
     conn.close()
     return f"{url.split('?')[0]}?options=-csearch_path%3D{schema}"
