@@ -56,7 +56,10 @@ def _number(node: exp.Expression) -> float | None:
 
 
 def _like_regex(pattern: str) -> re.Pattern:
-    out = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in fold(pattern))
+    # LIKE's one-character wildcard stands in as NUL while the pattern is folded: fold() reads
+    # '_' as a space, and 'b_a%l' would then match only 'b a…l', never 'Brazil'.
+    folded = fold(pattern.replace("_", "\0"))
+    out = "".join(".*" if ch == "%" else "." if ch == "\0" else re.escape(ch) for ch in folded)
     return re.compile("^" + out + "$")
 
 
