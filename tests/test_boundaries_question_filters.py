@@ -843,3 +843,15 @@ def test_question_filters_a_value_filtered_by_its_key_leaves_the_next_measured(s
                "WHERE e.EmployeeId = 3")
     assert outcome(check) == value_missing("Brazil", "customer.Country", measured=(
         "'Sales Support Agent': the SQL filters on the key instead (e.employeeid = 3)",))
+
+
+def test_question_filters_a_probe_that_fails_is_not_evidence_the_filter_changes_nothing(shop, cache_dir):
+    question = "Which Sales Support Agent has customers?"
+    sql = "SELECT e.FirstName FROM employee e JOIN customer c ON c.SupportRepId = e.EmployeeId"
+    answer = vouchsql.check(shop, question, [sql], cache_dir=cache_dir)
+    check = {c.name: c for c in answer.checks}["question_filters"]
+    assert outcome(check) == unmeasured(AGENTS)
+    # the profile and the values are cached now; the probe alone runs past its time
+    answer = vouchsql.check(shop, question, [sql], cache_dir=cache_dir, profile_timeout=1e-9)
+    check = {c.name: c for c in answer.checks}["question_filters"]
+    assert outcome(check) == value_missing("Sales Support Agent", "employee.Title")
