@@ -390,6 +390,27 @@ EQUIVALENT: list[tuple[str, ...]] = [
      "guards, reads the entity's table or one composed of it", r"for t in tables\):\n-\s+continue"),
     ("question_shape", "x__find_holders", r"len\(tw\) <= len\(ent\)",
      "a table's words as long as the entity's that contain them are the entity's words, which the if above took"),
+    # question_filters (its own block)
+    ("question_filters", "x__filter_changes_nothing", r"^added = 1$|^added \+= 2$|^added -= 1$",
+     "every value's table is one the SQL reads, so a Table of some SELECT of the qualified tree, named as the "
+     "value index names it (its bare name, as Table.name): at least one WHERE is added, and any count but 0 "
+     "is as true as 1"),
+    ("question_filters", "x__filter_changes_nothing", r"^return True$",
+     "unreachable for the same reason: at least one WHERE is added", r"if not added:\n-\s+return False"),
+    ("question_filters", "x__filter_changes_nothing", r'if \(t\.alias\) or True else t\.this',
+     "qualify gives every table an alias (its own name where the SQL wrote none), and the probe is built only "
+     "from a qualified tree"),
+    ("question_filters", "x__filter_changes_nothing", r"copy=None\)$",
+     "None is as false as False: where() edits the SELECT in place either way"),
+    ("question_filters", "x__filter_changes_nothing", r"from_tree=(None|False)\)$|\+ 1, \)$",
+     "from_tree only skips re-parsing Vouch's own probe through the gate, which accepts it"),
+    ("question_filters", "x__filter_changes_nothing",
+     r"probe\.sql\(dialect=ctx\.db\.dialect\), from_tree=True\)|max_rows=len\(result\.rows\) \+ 2,",
+     "the probe's rows are compared with the result's: a probe with more rows than the result differs from it "
+     "whether it is cut at len + 1, at len + 2 or not at all, and one with as many or fewer is never cut"),
+    ("question_filters", "xǁQuestionFiltersǁ_anchored", r"squash\(singular\(w\)\) in tabs or squash\(None\) in tabs",
+     "singular() either leaves a word as it is (then squash(singular(w)) is squash(w), tested first) or takes the "
+     "same plural ending off it as off the table name squash(w) spells, whose singular tabs holds"),
 ]
 
 for _name, _target in TARGETS.items():

@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from ..errors import VouchError
 from ..sql.edit import column as column_ref
-from ..question.filters import QuestionFilters, read_filters
+from ..question.filters import QuestionFilters as FiltersRead, read_filters
 from ..question.values import value_index
 from ..question.words import fold, singular, squash
 from . import evidence as ev
@@ -72,7 +72,6 @@ class _Sql:
         self.strings = [lit.this for lit in tree.find_all(exp.Literal) if lit.is_string]
         self.numbers = [v for v in (_number(lit) for lit in tree.find_all(exp.Literal)) if v is not None]
         self.predicates = [p for p in tree.find_all(*_PREDICATES)]
-        self.likes = [p for p in tree.find_all(exp.Like, exp.ILike)]
         self.inequalities: list[tuple[str, float, exp.Expression]] = []
         for node in tree.find_all(*_INEQ):
             op = _INEQ[type(node)]
@@ -209,7 +208,7 @@ class QuestionFilters:
         return report(self, False, detail, measured=measured, not_measured=not_measured, terms=terms)
 
     # -- values -----------------------------------------------------------------------
-    def _values(self, ctx, read: QuestionFilters, sql: _Sql, names, findings, measured, not_measured):
+    def _values(self, ctx, read: FiltersRead, sql: _Sql, names, findings, measured, not_measured):
         index = None
         consumed: list[tuple[int, int]] = []
         outputs = {fold(o.name) for o in ctx.inspection.outputs}
