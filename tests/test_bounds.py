@@ -210,6 +210,25 @@ def test_postgres_policy_reads_user_functions_from_the_catalogue(pg, tmp_path):
         assert r.rows == [[True, True, True]]
 
 
+def test_postgres_policy_a_column_list_is_no_call(pg, tmp_path):
+    url, raw, schema = pg
+    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+        db.execute("SELECT 1")
+        read = db._policy_cache
+        # A CTE's or an alias's column list is no new function: the catalogue is not read again
+        # (the profile's sampling SQL defines such names in every statement).
+        r = db.execute("WITH digits(d) AS (SELECT 1 UNION ALL SELECT 2) SELECT SUM(d) FROM digits")
+        assert r.rows == [[3]]
+        assert db.execute("SELECT v.x FROM (VALUES (7)) AS v(x)").rows == [[7]]
+        assert db._policy_cache is read
+        # A name so defined and also called is a call: a function created since the catalogue
+        # was read is found and refused.
+        raw.execute(f"CREATE FUNCTION {schema}.later() RETURNS int VOLATILE LANGUAGE sql AS 'SELECT 1'")
+        r = db.execute("WITH later(x) AS (SELECT 1) SELECT later() FROM later")
+        assert r.error is not None and r.error.kind == "forbidden" and f"{schema}.later" in r.error.message
+        assert db._policy_cache is not read
+
+
 # -- MariaDB / MySQL ----------------------------------------------------------------------------
 
 def test_mariadb_everyday_reads_with_percent_signs(mariadb, tmp_path):

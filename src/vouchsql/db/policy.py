@@ -242,8 +242,20 @@ class PostgresPolicy:
 
     def unknown_calls(self, sql: str) -> set[str]:
         """Words written as calls (``name(``) that the loaded catalogue does not hold: a
-        function created since it was read."""
-        return {m.lower() for m in re.findall(r"([^\W\d][\w$]*)\s*\(", sql)} - self.known - _SQL_CALL_KEYWORDS
+        function created since it was read. A name given a column list where it is defined
+        (``WITH digits(d) AS (``, ``AS v(x)``) is no call there: the profile's own sampling
+        SQL defines such names, and each would otherwise read the catalogue again. A name
+        written with ``(`` more often than it is so defined is still a call."""
+        calls: dict[str, int] = {}
+        for m in re.findall(r"([^\W\d][\w$]*)\s*\(", sql):
+            calls[m.lower()] = calls.get(m.lower(), 0) + 1
+        unknown = calls.keys() - self.known - _SQL_CALL_KEYWORDS
+        if unknown:
+            for m in _COLUMN_LISTS.findall(sql):
+                name = (m[0] or m[1]).lower()
+                calls[name] = calls.get(name, 0) - 1
+            unknown = {n for n in unknown if calls[n] > 0}
+        return unknown
 
     def check(self, sql: str) -> None:
         if re.search(r"u&\s*\"", sql, re.IGNORECASE):
@@ -263,6 +275,10 @@ class PostgresPolicy:
                 qualified, reason = self.operators[symbol]
                 raise forbidden(f"the operator {qualified}", reason)
 
+
+# A name defined with a column list: a CTE (``digits(d) AS (``) or an alias (``AS v(x)``).
+_COLUMN_LISTS = re.compile(r"([^\W\d][\w$]*)\s*\([^()]*\)\s*AS\s+(?:NOT\s+)?(?:MATERIALIZED\s+)?\("
+                           r"|\bAS\s+([^\W\d][\w$]*)\s*\(", re.IGNORECASE)
 
 # Keywords that are followed by "(" without being functions: not a sign of a new function.
 _SQL_CALL_KEYWORDS = frozenset({
