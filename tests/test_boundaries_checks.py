@@ -472,6 +472,30 @@ def _pg_check(pg, tmp_path, name: str, sql: str, question: str = ASKED_Q):
     return {c.name: c for c in answer.checks}[name]
 
 
+@pytest.mark.parametrize("sql, fired, detail, tables", [
+    # PostgreSQL reads an unquoted Track as track, which it does not hold: the engine's error,
+    # and the check says why instead of "all tables exist"
+    ('SELECT COUNT(*) FROM Track', True,
+     'PostgreSQL folds an unquoted table name to lower case: Track is read as track, and the table is '
+     '"Track"; write the name in double quotes as the database spells it', ["Track"]),
+    ('SELECT COUNT(*) FROM "Track" t JOIN owners o ON o.id = t."TrackId"', False, "all 2 tables exist",
+     ["Track", "owners"]),
+    # owners is stored in lower case: any spelling of it, unquoted, reads it
+    ('SELECT COUNT(*) FROM OWNERS', False, "all 1 tables exist", ["OWNERS"]),
+])
+def test_missing_table_an_unquoted_name_postgres_folds(pg, tmp_path, sql, fired, detail, tables):
+    check = _pg_check(pg, tmp_path, "missing_table", sql)
+    assert (check.fired, check.detail, check.evidence["tables"]) == (fired, detail, tables)
+
+
+def test_missing_table_both_spellings_on_postgres(pg, tmp_path):
+    # "Track" and track both exist: the unquoted name reads track, which is there
+    url, raw, schema = pg
+    raw.execute(f"CREATE TABLE {schema}.track (id INTEGER)")
+    check = _pg_check(pg, tmp_path, "missing_table", "SELECT COUNT(*) FROM Track")
+    assert (check.fired, check.detail) == (False, "all 1 tables exist")
+
+
 def test_merged_entities_probe_quotes_a_camel_case_key_on_postgres(pg, tmp_path):
     check = _pg_check(pg, tmp_path, "merged_entities", 'SELECT t."Name", COUNT(*) FROM "Track" t GROUP BY t."Name"')
     assert check.fired and (check.evidence["column"], check.evidence["key"], check.evidence["merged"]) == \
