@@ -193,3 +193,42 @@ def test_connections_to_an_unchanged_file_share_its_catalogue(tmp_path):
     changed_catalogue, changed_schema, _ = request()
     assert changed_schema is not first_schema and changed_catalogue is not first_catalogue
     assert "refunds" in changed_catalogue.infos and "refunds" not in first_catalogue.infos
+
+
+def test_postgres_connections_to_an_unchanged_catalogue_share_it(pg, tmp_path):
+    """The same on PostgreSQL, keyed on the catalogue rows of the schemas read: an unchanged
+    catalogue is shared, and each kind of DDL reflection would see makes the next connection
+    read it anew (a table, a column, a column's type, a constraint, a comment, a rename)."""
+    url, raw, schema = pg
+
+    def schema_of():
+        with vouchsql.connect(url, cache_dir=str(tmp_path / "c")) as db:
+            answer = vouchsql.check(db, "How many pets per owner?",
+                                    ["SELECT o.name, COUNT(*) FROM pets p JOIN owners o ON o.id = p.owner_id "
+                                     "GROUP BY o.name"])
+            assert answer.shown.result.error is None
+            return db.schema(), db._profile_store.catalogue
+
+    first, first_catalogue = schema_of()
+    again, again_catalogue = schema_of()
+    assert again is first and again_catalogue is first_catalogue
+    seen = first
+    for ddl, sees in [
+        (f"CREATE TABLE {schema}.refunds (id INTEGER PRIMARY KEY, pet_id INTEGER)", lambda s: "refunds" in s),
+        (f"ALTER TABLE {schema}.refunds ADD COLUMN amount NUMERIC(8, 2)",
+         lambda s: [c.name for c in s["refunds"].columns] == ["id", "pet_id", "amount"]),
+        (f"ALTER TABLE {schema}.refunds ALTER COLUMN amount TYPE BIGINT",
+         lambda s: s["refunds"].columns[2].type == "BIGINT"),
+        (f"ALTER TABLE {schema}.refunds ADD FOREIGN KEY (pet_id) REFERENCES {schema}.pets(id)",
+         lambda s: [f.ref_table for f in s["refunds"].foreign_keys] == ["pets"]),
+        (f"COMMENT ON COLUMN {schema}.refunds.amount IS 'paid back'",
+         lambda s: s["refunds"].columns[2].comment == "paid back"),
+        (f"ALTER TABLE {schema}.refunds RENAME COLUMN amount TO paid", lambda s: s["refunds"].columns[2].name == "paid"),
+        (f"DROP TABLE {schema}.refunds", lambda s: "refunds" not in s),
+    ]:
+        raw.execute(ddl)
+        now, _ = schema_of()
+        assert now is not seen, ddl
+        assert sees({t.name: t for t in now}), ddl
+        seen = now
+    assert schema_of()[0] is seen  # and unchanged again, shared again
