@@ -383,3 +383,12 @@ def test_a_server_table_identity_follows_its_own_writes(request, tmp_path, monke
     flushed()
     after = _identities(url, tmp_path)
     assert after["owners"] == before["owners"] and after["pets"] != before["pets"]
+
+
+@pytest.mark.parametrize("scheme", ["postgres://", "postgres+psycopg://"])
+def test_the_postgres_spelling_of_the_url_is_postgresql(pg, tmp_path, scheme):
+    # libpq and Heroku write postgres://; SQLAlchemy knows only postgresql
+    url, _, _ = pg
+    with vouchsql.connect(scheme + url.split("://", 1)[1], cache_dir=str(tmp_path)) as db:
+        assert db.engine == "postgresql"
+        assert db.execute("SELECT COUNT(*) FROM owners").rows == [[50]]

@@ -374,3 +374,22 @@ def test_demo_rebuilds_its_own_database_in_place(capsys, tmp_path, file_digest):
     code, out, err = run(capsys, "demo", "--no-examples")
     assert code == 0, err
     assert file_digest(tmp_path / "cache" / "demo" / "vouch_demo.sqlite") == first
+
+
+@pytest.mark.parametrize("sql, dialect, kind, message", [
+    ("TRUNCATE t", "postgres", "not_select", "TRUNCATE TABLE statement is not allowed"),
+    ("SELECT * FROM t FOR UPDATE", "postgres", "not_select", "SELECT … FOR UPDATE / FOR SHARE (a locking read)"),
+    ("SELECT * FROM t LOCK IN SHARE MODE", "mysql", "not_select", "SELECT … FOR UPDATE / FOR SHARE (a locking read)"),
+    # statements the MySQL parser does not read are refused for what they are, not as typos
+    ("SELECT * FROM genre INTO OUTFILE '/tmp/x.txt'", "mysql", "not_select", "SELECT INTO OUTFILE statement"),
+    ("SELECT 'a' INTO DUMPFILE '/tmp/x'", "mysql", "not_select", "SELECT INTO DUMPFILE statement"),
+    ("HANDLER genre OPEN", "mysql", "not_select", "HANDLER statement is not allowed"),
+    ("DO SLEEP(5)", "mysql", "not_select", "DO statement is not allowed"),
+    # a malformed query is still a parse error
+    ("SELEC 1", "sqlite", "parse", "could not parse the SQL"),
+    ("SELECT FROM WHERE", "mysql", "parse", "could not parse the SQL"),
+])
+def test_refusals_name_the_statement(sql, dialect, kind, message):
+    with pytest.raises(SQLRejected) as caught:
+        parse_one_select(sql, dialect)
+    assert caught.value.kind == kind and message in str(caught.value), str(caught.value)

@@ -57,6 +57,10 @@ class SQLAlchemyDatabase(Database):
             self._url = sa.engine.make_url(url)
         except sa.exc.ArgumentError:
             raise UserInputError(f"{url!r} is not a database URL") from None
+        backend, plus, driver = self._url.drivername.partition("+")
+        if backend == "postgres":
+            # The libpq and Heroku spelling, which SQLAlchemy no longer takes as a name.
+            self._url = self._url.set(drivername="postgresql" + plus + driver)
         try:
             self._engine = sa.create_engine(self._url, pool_pre_ping=True)
         except sa.exc.NoSuchModuleError:

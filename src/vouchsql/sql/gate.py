@@ -6,6 +6,8 @@ protections (read-only connections, authorizers, read-only transactions) are the
 
 from __future__ import annotations
 
+import re
+
 import logging
 
 import sqlglot
@@ -59,7 +61,11 @@ def statement_kind(node: exp.Expression) -> str:
         return f"{node.key.upper()} {str(what).upper()}".strip()
     if isinstance(node, exp.Into):
         return "SELECT INTO"
-    return node.key.upper()
+    if type(node).__name__ == "Lock":
+        # FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE: a SELECT that takes row locks
+        return "SELECT … FOR UPDATE / FOR SHARE (a locking read)"
+    # the node's class in words: TruncateTable -> TRUNCATE TABLE, LoadData -> LOAD DATA
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", type(node).__name__).upper()
 
 
 def parse_one_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
@@ -88,6 +94,12 @@ def _parse_one_select(sql: str, dialect: str | None) -> exp.Expression:
         _check_nesting(tokens)
         statements = [s for s in reader.parser().parse(tokens, sql) if s is not None]
     except (ParseError, TokenError) as exc:
+        refused = _unparsed_write(sql, dialect)
+        if refused:
+            # A statement this dialect's parser does not read (MySQL's HANDLER, a SELECT …
+            # INTO OUTFILE) is refused for what it is, not as a typo.
+            raise SQLRejected(f"{refused} statement is not allowed: Vouch only runs read-only SELECT queries",
+                              kind="not_select") from None
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise SQLRejected(f"could not parse the SQL ({first}); give one SELECT statement",
                           kind="parse") from None
@@ -125,6 +137,31 @@ def _check_nesting(tokens: list[Token]) -> None:
     if deepest > MAX_NESTING:
         raise SQLRejected(f"the SQL nests {deepest} levels deep (parentheses and CASE); Vouch reads at most "
                           f"{MAX_NESTING}: flatten it, e.g. with a CTE", kind="rejected")
+
+
+# Keywords a query may begin with: any other first word names a statement that is no query.
+_QUERY_STARTS = {"SELECT", "WITH", "(", "VALUES", "TABLE", "FROM"}
+# Statements the tokenizer reads as plain words (so a typo such as SELEC is not named one).
+_STATEMENTS = {"HANDLER", "DO", "CALL", "FLUSH", "KILL", "RESET", "PURGE", "INSTALL", "UNINSTALL",
+               "SHUTDOWN", "RENAME", "PREPARE", "DEALLOCATE", "LISTEN", "NOTIFY", "UNLISTEN", "DISCARD",
+               "CLUSTER", "REINDEX", "CHECKPOINT", "IMPORT", "REFRESH", "BACKUP", "RESTORE", "BINLOG"}
+
+
+def _unparsed_write(sql: str, dialect: str | None) -> str:
+    """What SQL the parser refused is, where it is no query: its first keyword (HANDLER), or
+    SELECT INTO OUTFILE / DUMPFILE; "" where it reads as a malformed query."""
+    try:
+        tokens = sqlglot.tokenize(sql, read=dialect)
+    except (ParseError, TokenError):
+        return ""
+    words = [t.text.upper() for t in tokens]
+    for i, word in enumerate(words[:-1]):
+        if word == "INTO" and words[i + 1] in ("OUTFILE", "DUMPFILE"):
+            return f"SELECT INTO {words[i + 1]}"
+    if words and words[0] not in _QUERY_STARTS and (
+            words[0] in _STATEMENTS or tokens[0].token_type not in (TokenType.VAR, TokenType.STRING)):
+        return words[0]
+    return ""
 
 
 def _first_keyword(sql: str, dialect: str | None) -> str:
