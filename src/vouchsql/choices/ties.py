@@ -9,6 +9,12 @@ Forms read:
   (an integer or a string), else a subquery ``(SELECT key … ORDER BY key LIMIT 1 OFFSET k-1)``.
   Trailing ORDER BY keys that only break ties (a text column or a unique key) are ignored:
   the question ranks by the first key, and a name order is the silent choice itself.
+  Values tie when they are equal after the normalisation results are compared by
+  (:func:`vouchsql.agreement.normalise_value`: a float or decimal rounded to 4 decimals), so
+  SQLite's REAL sums 43.62 and 43.61999999999999 tie as PostgreSQL's NUMERIC 43.62 do. When a
+  cut-off ties only after that rounding, its bound is the edge of the range of values that round
+  to the same value (``key >= 43.61995`` for 43.62, ``<= 43.62005`` ascending), a plain numeric
+  literal in every dialect; an exact tie keeps the bound above.
 - ``ORDER BY key LIMIT k OFFSET m`` (also ``LIMIT m, k``): a page of the ranking has two
   cut-offs, and a tie at either one is a tie. When the (m+1)-th row ties with the m-th, or the
   (m+k)-th with the next, the alternative drops LIMIT and OFFSET and keeps every row whose key
@@ -30,10 +36,12 @@ returns more rows than the shown query.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Iterator
 
 from sqlglot import exp
 
+from ..agreement import _QUANTUM, NAN, normalise_value
 from ..answer import Result
 from ..sql.edit import conjuncts
 from ..sql.scope import Scope
@@ -144,7 +152,7 @@ class Ties:
             return None
         if isinstance(key, exp.Column) and not select.args.get("group"):
             ref = scope.resolve(key)
-            if ref is not None and ctx.profile.is_unique(ref.table, ref.column) and not scope.fans_out(ref.alias):
+            if ref is not None and _cannot_tie(ctx.profile, ref.table, ref.column) and not scope.fans_out(ref.alias):
                 return None  # a unique key cannot tie
         desc = bool(ordered.args.get("desc"))
         if m:
@@ -164,19 +172,23 @@ class Ties:
                 value = result.rows[k - 1][index]
                 if value is None:
                     return None  # NULL at the cut-off: not a tie on a value
-        exact = _exact(value)
+        exact, rounded = _exact(value), False
         if not exact:
             # The k-th value is not in the shown result, or is a float that is not exact as a
             # literal: one probe, LIMIT k + 1, says whether the row past the cut ties.
             probed = self._probe(ctx, select, key, k)
             if probed is None:
                 return None
-            value, tied = probed
+            value, tied, rounded = probed
             if not tied:
                 return None
             exact = _exact(value)
-        bound = _literal(value) if exact else _kth(select, key, desc, k - 1)
-        cond = (exp.GTE if desc else exp.LTE)(this=key.copy(), expression=bound)
+        compare = exp.GTE if desc else exp.LTE
+        if rounded:
+            bound = _rounded_bound(value, compare)
+        else:
+            bound = _literal(value) if exact else _kth(select, key, desc, k - 1)
+        cond = compare(this=key.copy(), expression=bound)
         return ctx.site("limit", key, select, compare="more_rows" if is_root else "result", conds=[cond],
                         aggregate=aggregate, k=k, desc=desc, is_root=is_root, index=index, value=value,
                         key_sql=key.sql(dialect=ctx.dialect))
@@ -185,7 +197,7 @@ class Ties:
     def _describe_limit(site: Site, shown: Result, alt: Result) -> str:
         k, value, index, key_sql = site.k, site.value, site.index, site.key_sql
         if site.is_root and index is not None and value is not None:
-            tied = sum(1 for r in alt.rows if index < len(r) and r[index] == value)
+            tied = sum(1 for r in alt.rows if index < len(r) and _same(r[index], value))
             extreme = "highest" if site.desc else "lowest"
             if tied <= 1 and alt.row_count <= k:
                 return f"no other row ties with the {_ordinal(k)} at {key_sql} = {show(value)}"
@@ -222,17 +234,23 @@ class Ties:
         if any(v is None for v in page):
             return None
         first, last = page[0], page[-1]
-        top_tie = values[0] == first
-        bottom_tie = len(values) > k + 1 and values[k + 1] == last
+        top_tie = _same(values[0], first)
+        bottom_tie = len(values) > k + 1 and _same(values[k + 1], last)
         if not (top_tie or bottom_tie):
             return None
 
-        def bound(value, position: int) -> exp.Expression:
-            return _literal(value) if _exact(value) else _kth(select, key, desc, position)
+        def cond(compare, value, outside, position: int) -> exp.Expression:
+            # A cut-off tied only after rounding (``outside``: the row past it) takes the
+            # rounded range's edge; else the value itself, as a literal or a subquery.
+            if outside is not None and outside != value and _same(outside, value):
+                bound = _rounded_bound(value, compare)
+            else:
+                bound = _literal(value) if _exact(value) else _kth(select, key, desc, position)
+            return compare(this=key.copy(), expression=bound)
 
         upper, lower = (exp.LTE, exp.GTE) if desc else (exp.GTE, exp.LTE)
-        conds = [upper(this=key.copy(), expression=bound(first, m)),
-                 lower(this=key.copy(), expression=bound(last, m + len(page) - 1))]
+        conds = [cond(upper, first, values[0], m),
+                 cond(lower, last, values[k + 1] if len(values) > k + 1 else None, m + len(page) - 1)]
         is_root = select is ctx.tree
         return ctx.site("page", key, select, compare="more_rows" if is_root else "result", conds=conds,
                         aggregate=aggregate, k=k, m=m, page=page, top_tie=top_tie, bottom_tie=bottom_tie,
@@ -254,10 +272,10 @@ class Ties:
 
     @staticmethod
     def _probe(ctx: ChoiceContext, select: exp.Select, key: exp.Expression, k: int) -> tuple | None:
-        """(the k-th key value, whether the row past the cut ties with it), from the fact
-        ``cutoff_rows``: the SELECT with its key as an extra column and LIMIT k + 1; ``None``
-        when nothing was cut, the k-th value is NULL or the probe cannot run (a correlated
-        subquery)."""
+        """(the k-th key value, whether the row past the cut ties with it, whether only after
+        rounding), from the fact ``cutoff_rows``: the SELECT with its key as an extra column and
+        LIMIT k + 1; ``None`` when nothing was cut, the k-th value is NULL or the probe cannot
+        run (a correlated subquery)."""
         if select is ctx.tree:
             probe_root, probe = edit_copy(ctx.tree, select)
         else:
@@ -270,7 +288,12 @@ class Ties:
         value = res.rows[k - 1][-1]
         if value is None:
             return None
-        return value, res.row_count > k and res.rows[k][-1] == value
+        if res.row_count <= k:
+            return value, False, False
+        past = res.rows[k][-1]
+        if past == value:
+            return value, True, False
+        return value, _same(past, value), True
 
     # -- SELECT name, MAX(x) without GROUP BY -----------------------------------------------
     def _bare_extreme(self, ctx: ChoiceContext, select: exp.Select) -> Site | None:
@@ -302,6 +325,47 @@ class Ties:
 def _exact(value) -> bool:
     """A cut-off value a literal states exactly (an integer or a string, not a float)."""
     return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _same(a, b) -> bool:
+    """Two key values tie: equal, or two numbers, one of them a float or decimal, equal after
+    the normalisation results are compared by (:func:`normalise_value`, 4 decimals). Integers
+    and text compare as they are; NULL and NaN tie with nothing."""
+    if a is None or b is None:
+        return False
+    if a == b:
+        return True
+    if not (_rounds(a) or _rounds(b)) or not (_numeric(a) and _numeric(b)):
+        return False
+    na, nb = normalise_value(a), normalise_value(b)
+    return na is not NAN and na == nb
+
+
+def _cannot_tie(profile, table: str, column: str) -> bool:
+    """A unique key cannot tie: a unique column of integers or text. Distinct floats or
+    decimals (43.62 and 43.620000000000005) may still tie once rounded."""
+    cp = profile.column(table, column)
+    if cp is not None and cp.is_number() and not cp.is_integer():
+        return False
+    return profile.is_unique(table, column)
+
+
+def _rounds(value) -> bool:
+    return isinstance(value, (float, Decimal))
+
+
+def _numeric(value) -> bool:
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def _rounded_bound(value, compare) -> exp.Expression:
+    """The edge of the range of values that normalise as ``value`` does (its 4-decimal rounding
+    ± half a unit): the lower edge for ``key >= …``, the upper one for ``key <= …``; a numeric
+    literal, written in full."""
+    centre = Decimal(repr(normalise_value(value)))
+    half = _QUANTUM / 2
+    edge = centre - half if compare is exp.GTE else centre + half
+    return exp.Literal.number(format(edge, "f"))
 
 
 def _literal(value) -> exp.Expression:
