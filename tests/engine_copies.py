@@ -221,6 +221,13 @@ def to_dialect(sql: str, dialect: str, source: Source) -> str:
     if dialect == "sqlite":
         return sql
     tree = sqlglot.parse_one(sql, read="sqlite")
+    if not any(t.token_type == sqlglot.tokens.TokenType.CROSS for t in sqlglot.tokenize(sql, read="sqlite")):
+        # sqlglot's SQLite parser reads a comma join as CROSS JOIN; written as a comma, it
+        # stays one (a user of the other engine writes the comma, and unjoined_table reads
+        # an explicit CROSS JOIN as meant)
+        for join in tree.find_all(exp.Join):
+            if (join.args.get("kind") or "").upper() == "CROSS":
+                join.set("kind", None)
     tables, columns = source.names()
     for ident in tree.find_all(exp.Identifier):
         low = ident.name.lower()

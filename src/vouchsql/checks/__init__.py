@@ -11,17 +11,20 @@ from .join_fanout import JoinFanout
 from .join_key_meaning import JoinKeyMeaning
 from .merged_entities import MergedEntities
 from .missing_table import MissingTable
+from .null_comparison import NullComparison
 from .question_filters import QuestionFilters
 from .question_shape import QuestionShape
 from .reads_no_table import ReadsNoTable
 from .result_shape import EmptyResult, NoResult, ThinEvidence, TruncatedResult
 from .stand_in import StandInValue
 from .uncited_number import UncitedNumber
+from .unjoined_table import UnjoinedTable
 
 CHECKS: tuple[Check, ...] = (
     NoResult(),
     MissingTable(),
     ReadsNoTable(),
+    NullComparison(),
     BadJoin(),
     JoinKeyMeaning(),
     StandInValue(),
@@ -30,6 +33,7 @@ CHECKS: tuple[Check, ...] = (
     EmptyResult(),
     TruncatedResult(),
     JoinFanout(),
+    UnjoinedTable(),
     JoinDrop(),
     DefinitionRule(),
     QuestionShape(),

@@ -114,6 +114,15 @@ class JoinKeyMeaningEvidence(Evidence):
     pairs: list[JoinKeyPair] = []  # every distinct equi-join pair with its verdict
 
 
+class UnjoinedTableEvidence(Evidence):
+    unjoined: list[str] = []  # tables joined to the rest by no condition, as written
+
+
+class NullComparisonEvidence(Evidence):
+    comparisons: list[str] = []  # the comparisons that can never be true, as SQL
+    not_measured: list[str] = []  # NOT IN subqueries that could not be probed
+
+
 class ReadsNoTableEvidence(Evidence):
     tables: list[str] = []  # the database's tables the SQL reads
 

@@ -38,8 +38,12 @@ _COMPARATORS: list[tuple[str, str]] = [
     (r"(?:less|fewer|lower|smaller) than or equal to " + _NUM, "<="),
     (r"(?:at least|no less than|no fewer than|not less than|not fewer than|a minimum of|minimum of) " + _NUM, ">="),
     (r"(?:at most|no more than|not more than|no greater than|a maximum of|maximum of) " + _NUM, "<="),
-    (_NUM + r"(?: \w+)? or (?:more|greater|higher|above|over|larger)", ">="),
-    (r"(?:equal to |equals )?" + _NUM + r"(?: \w+)? or (?:less|fewer|lower|below|under|smaller)", "<="),
+    # "120 or more", "120 minutes or longer", "120 minutes long or more": up to two words
+    # between, none a number (the number the phrase bounds is the one nearest to it)
+    (_NUM + r"(?: (?!\d)\w+){0,2} or (?:more|greater|higher|above|over|larger|longer|older|"
+            r"bigger|heavier)", ">="),
+    (r"(?:equal to |equals )?" + _NUM + r"(?: (?!\d)\w+){0,2} or (?:less|fewer|lower|below|under|smaller|"
+                                          r"shorter|younger|lighter)", "<="),
     (r"(?:more|greater|higher|larger|bigger|longer|older|later|heavier|costlier|pricier) than " + _NUM, ">"),
     (r"(?:less|fewer|lower|smaller|shorter|younger|earlier|lighter|cheaper) than " + _NUM, "<"),
     (r"(?:over|above|exceeding|exceeds|exceed) " + _NUM, ">"),
