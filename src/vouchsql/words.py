@@ -47,15 +47,23 @@ def words_of(name: str) -> str:
     return " ".join(spaced.lower().split())
 
 
+def _own_name(name: str) -> str:
+    """A table's own name: ``sales.orders`` → ``orders`` (the profile keys a table outside the
+    default schema ``schema.table``)."""
+    return name.rpartition(".")[2]
+
+
 def entity_word(table: str) -> str:
-    """How a description names one row of a table: ``order_items`` → ``order item``."""
-    parts = words_of(table).split()
+    """How a description names one row of a table: ``order_items`` → ``order item`` (a
+    qualified name by the table's own: ``sales.order_items`` → ``order item``)."""
+    parts = words_of(_own_name(table)).split()
     return " ".join(parts[:-1] + [singular(parts[-1])]) if parts else table
 
 
 def name_forms(name: str) -> set[str]:
-    """Ways a question may name a table or column: its words, singular and plural."""
-    parts = words_of(name).split()
+    """Ways a question may name a table or column: its words, singular and plural (a
+    qualified table name, ``sales.orders``, by the table's own name)."""
+    parts = words_of(_own_name(name)).split()
     if not parts:
         return set()
     one = " ".join(parts[:-1] + [singular(parts[-1])])

@@ -7,6 +7,7 @@ from sqlglot import exp
 
 from ..errors import VouchError
 from ..sql.edit import base_tables, conjuncts, from_node
+from ..sql.inspect import table_key
 from .base import CheckContext
 
 
@@ -18,19 +19,23 @@ def outer_select(ctx: CheckContext) -> exp.Select | None:
     return select if select.args.get("joins") else None
 
 
-def alias_for(select: exp.Select, table: str) -> str | None:
-    """The alias of ``table`` in this SELECT, when it appears exactly once."""
-    hits = [t for t in base_tables(select) if t.name.lower() == table.lower()]
+def alias_for(select: exp.Select, table: str, profile=None) -> str | None:
+    """The alias of ``table`` (the profile's key: ``schema.table`` outside the default schema)
+    in this SELECT, when it appears exactly once."""
+    keys = tables_by_alias(select, profile)
+    hits = [t for t in base_tables(select) if keys[t.alias_or_name.lower()].lower() == table.lower()]
     return hits[0].alias_or_name if len(hits) == 1 else None
 
 
 def tables_by_alias(select: exp.Select, profile=None) -> dict[str, str]:
-    """Alias (lower case) → table name (as the profile spells it, when it knows the table),
-    for the plain tables of this SELECT."""
+    """Alias (lower case) → the table's key (as the profile keys it, when it knows the table:
+    ``schema.table`` outside the default schema), for the plain tables of this SELECT."""
     out = {}
+    schema = profile.default_schema if profile is not None else None
     for t in base_tables(select):
-        known = profile.table(t.name) if profile is not None else None
-        out[t.alias_or_name.lower()] = known.name if known is not None else t.name
+        key = table_key(t, schema)
+        known = profile.find(key) if profile is not None else None
+        out[t.alias_or_name.lower()] = known.qualified if known is not None else key
     return out
 
 

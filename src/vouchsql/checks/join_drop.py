@@ -20,6 +20,7 @@ import re
 from sqlglot import exp
 
 from ..sql.edit import column, conjuncts, count_distinct, driving_table, join_equalities, reshape
+from ..sql.inspect import table_key
 from ._joins import group_keys, outer_select, run_counts
 from . import evidence as ev
 from .base import CheckContext, report
@@ -137,8 +138,9 @@ class JoinDrop:
         if select is None or not _has_inner_join(select):
             return report(self, False, "no inner join in the outer query")
         drive = driving_table(select)
-        key = ctx.profile.entity_key(drive.name) if drive is not None else None
-        table = ctx.profile.table(drive.name) if drive is not None else None
+        name = table_key(drive, ctx.profile.default_schema) if drive is not None else None
+        key = ctx.profile.entity_key(name) if name is not None else None
+        table = ctx.profile.table(name) if name is not None else None
         if key is None or table is None or not table.row_count:
             return report(self, False, "not measured: the driving table has no single-column key")
         alias = drive.alias_or_name
@@ -166,7 +168,7 @@ class JoinDrop:
         from ..words import named_values
 
         alias = drive.alias_or_name
-        table = ctx.profile.table(drive.name)
+        table = ctx.profile.table(table_key(drive, ctx.profile.default_schema))
         if not kept:
             return None  # every row dropped: no scope explains an empty answer
         if joined:

@@ -70,7 +70,7 @@ class JoinFanout:
                 else:
                     drive = driving_alias(select)
                     table = tables.get(drive.lower()) if drive else None
-                alias = alias_for(select, table) if table else None
+                alias = alias_for(select, table, ctx.profile) if table else None
                 # Grouped by the counted table, COUNT(*) counts its related rows: what it means.
                 if alias is None or (counted is None and any(a == alias.lower() for a, _ in grouped)):
                     continue
@@ -79,7 +79,7 @@ class JoinFanout:
                 if len(names) != 1:
                     continue
                 table = names.pop()
-                alias = alias_for(select, table)
+                alias = alias_for(select, table, ctx.profile)
                 if alias is None:
                     continue
                 # Grouped by the entity itself, COUNT(t.col) counts its related rows and AVG

@@ -51,7 +51,7 @@ def _label_columns(select: exp.Select, ctx: CheckContext) -> list[tuple[exp.Colu
             continue  # grouped by the key too (or a column of that name): entities stay apart
         share = column.distinct_count / profile.row_count
         if MIN_LABEL_SHARE <= share < 1:
-            out.append((col, profile.name, column.name, key))
+            out.append((col, profile.qualified, column.name, key))
     return out
 
 

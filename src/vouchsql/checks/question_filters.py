@@ -24,6 +24,7 @@ from sqlglot import exp
 
 from ..errors import VouchError
 from ..sql.edit import column as column_ref
+from ..sql.inspect import table_key
 from ..question.filters import QuestionFilters as FiltersRead, read_filters
 from ..question.values import value_index
 from ..question.words import fold, singular, squash
@@ -133,11 +134,12 @@ def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
         by_table.setdefault(table.lower(), {}).setdefault(column, set()).add(value)
     for select in list(probe.find_all(exp.Select)):
         for t in select.find_all(exp.Table):
-            if t.parent_select is not select or t.name.lower() not in by_table:
+            key = table_key(t, ctx.profile.default_schema).lower()  # the profile's key, as the values are
+            if t.parent_select is not select or key not in by_table:
                 continue
             ref = t.args["alias"].this if t.alias else t.this  # as written, quotes included
             conds = [column_ref(ref, col, ctx.db.dialect).isin(*[exp.Literal.string(v) for v in sorted(vals)])
-                     for col, vals in sorted(by_table[t.name.lower()].items())]
+                     for col, vals in sorted(by_table[key].items())]
             select.where(exp.or_(*conds), copy=False)
             added += 1
     if not added:

@@ -34,6 +34,7 @@ import re
 
 from sqlglot import exp
 
+from ..sql.inspect import table_key
 from ..sql.scope import Scope
 from ..sql.tree import limit_value, own_nodes, selects
 from ..words import singular, words_of
@@ -103,7 +104,8 @@ class _Sql:
         self.scopes = {id(s): Scope(s, profile, self.ctes) for s in self.selects}
         self.read: list[TableProfile] = []
         for t in tree.find_all(exp.Table):
-            tp = profile.table(t.name) if t.name and t.name.lower() not in self.ctes else None
+            tp = (profile.table(table_key(t, profile.default_schema))
+                  if t.name and not (t.name.lower() in self.ctes and not t.db) else None)
             if tp is not None and tp not in self.read:
                 self.read.append(tp)
         self.aggs = {a.key.lower() for a in tree.find_all(exp.AggFunc)}
@@ -129,7 +131,7 @@ class _Sql:
         inner = self.projection(col.name)
         if inner is not None and depth < 4 and not (isinstance(inner, exp.Column) and inner.name == col.name):
             return self.expr_class(inner, select, depth + 1)
-        classes = {_type_class(self.profile, t.name, col.name) for t in self.read if t.column(col.name)}
+        classes = {_type_class(self.profile, t.qualified, col.name) for t in self.read if t.column(col.name)}
         return classes.pop() if len(classes) == 1 else None
 
     def expr_class(self, node: exp.Expression, select: exp.Select, depth: int = 0) -> str | None:
@@ -359,7 +361,7 @@ def _measure_column(sql: _Sql, text: str, claim: Claim) -> bool:
         for t in sql.read:
             for c in t.columns:
                 cw = [singular(x) for x in words_of(c.name).split()]
-                if cw and cw[-1] == w and _type_class(sql.profile, t.name, c.name) == "size":
+                if cw and cw[-1] == w and _type_class(sql.profile, t.qualified, c.name) == "size":
                     return True
     return False
 
@@ -400,12 +402,12 @@ def _entities(shape: Shape, sql: _Sql, ctx: CheckContext):
     linked = entity_tables(text, sql.profile)
     read = {t.name for t in sql.read}
     measured = bool(linked)
-    reachable = _reachable(sql.profile, read, hops=2)
+    reachable = _reachable(sql.profile, {t.qualified for t in sql.read}, hops=2)
     first = min(linked, key=lambda f: text.find(f" {f} ")) if linked else None
     for form, table in linked.items():
         # the question's first entity must be held by a table read; another one ("customers
         # who rented films") may also be reached through the references of the tables read
-        if form != first and table.name in reachable:
+        if form != first and table.qualified in reachable:
             continue
         if not read & _holders(sql.profile, table):
             findings.append({"part": "entity", "words": form,
@@ -418,8 +420,8 @@ def _entities(shape: Shape, sql: _Sql, ctx: CheckContext):
 
 
 def _reachable(profile: Profile, tables: set[str], hops: int) -> set[str]:
-    """The tables the references of ``tables`` lead to (a declared foreign key, or a column
-    naming a table), within ``hops`` steps. Reads the catalogue only."""
+    """The tables (by the profile's keys) the references of ``tables`` lead to (a declared
+    foreign key, or a column naming a table), within ``hops`` steps. Reads the catalogue only."""
     seen = set(tables)
     frontier = set(tables)
     for _ in range(hops):
@@ -431,9 +433,9 @@ def _reachable(profile: Profile, tables: set[str], hops: int) -> set[str]:
             targets = {fk.ref_table for fk in t.foreign_keys} | _named_tables(profile, t)
             for target in targets:
                 tp = profile.find(target)
-                if tp is not None and tp.name not in seen:
-                    seen.add(tp.name)
-                    nxt.add(tp.name)
+                if tp is not None and tp.qualified not in seen:
+                    seen.add(tp.qualified)
+                    nxt.add(tp.qualified)
         frontier = nxt
     return seen
 

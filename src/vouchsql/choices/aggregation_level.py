@@ -173,7 +173,7 @@ class AggregationLevel:
             return None
         p_alias = entity_aliases.pop()
         p_table = scope.table(p_alias)
-        p_key = ctx.profile.entity_key(p_table.name)
+        p_key = ctx.profile.entity_key(p_table.qualified)
         if p_key is None or not scope.fans_out(p_alias):
             return None
         # "the highest order value" names one order: the row is the unit

@@ -40,7 +40,7 @@ from ..answer import Choice, Result
 from ..db.base import Database
 from ..db.profile import Profile
 from ..errors import VouchError
-from ..sql.inspect import Inspection
+from ..sql.inspect import Inspection, table_key
 from ..words import show
 from .lexicon import Lexicon
 
@@ -62,7 +62,7 @@ def rows_read(tree: exp.Expression, profile: Profile) -> int:
     tables inside them are counted where they are read."""
     total = 0
     for table in tree.find_all(exp.Table):
-        known = profile.table(table.name) if table.name else None
+        known = profile.table(table_key(table, profile.default_schema)) if table.name else None
         total += known.row_count if known is not None else 0
     return total
 

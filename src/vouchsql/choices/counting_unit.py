@@ -94,12 +94,12 @@ class CountingUnit:
         candidates = []
         for alias in scope.order:
             tp = scope.table(alias)
-            key = ctx.profile.entity_key(tp.name)
+            key = ctx.profile.entity_key(tp.qualified)
             if key and (alias, key.lower()) not in grouped:
-                candidates.append((alias, tp.name, key))
+                candidates.append((alias, tp.qualified, key))
         if not candidates:
             return None
-        counted = counted_table(ctx.question, sorted({tp.name for _, tp in scope.by_alias.values()}))
+        counted = counted_table(ctx.question, sorted({tp.qualified for _, tp in scope.by_alias.values()}))
         if counted is not None:
             # The question says what it counts: a table the joins repeat is the choice; the
             # many side (or a grouped table) is counted right by counting rows.
@@ -124,8 +124,11 @@ class CountingUnit:
         refs = []
         for alias, (_, tp) in scope.by_alias.items():
             for cp in tp.columns:
-                ref = Ref(scope.written_alias(alias), tp.name, cp.name)
-                if (ctx.profile.referenced_table(ref.table, ref.column) or "").lower() == asked.lower():
+                ref = Ref(scope.written_alias(alias), tp.qualified, cp.name)
+                # The referenced table by its own name, as the question names it (a foreign
+                # key's table is keyed ``schema.table`` outside the default schema).
+                target = ctx.profile.find(ctx.profile.referenced_table(ref.table, ref.column) or "")
+                if target is not None and target.name.lower() == asked.lower():
                     refs.append(ref)
         if len(refs) != 1:
             return None  # none, or several roads to the counted table: do not guess
@@ -152,7 +155,7 @@ class CountingUnit:
             forms = name_forms(target) if target else name_forms(_stem(ref.column))
             if not any(mentions(ctx.question, f) for f in forms):
                 return None  # the question does not speak of the referenced entity: rows are what it counts
-            counted = counted_table(ctx.question, sorted({tp.name for _, tp in scope.by_alias.values()}))
+            counted = counted_table(ctx.question, sorted({tp.qualified for _, tp in scope.by_alias.values()}))
             if counted is not None and counted.lower() == ref.table.lower():
                 return None  # "how many invoice lines": the rows are the counted entity
             what = (f"{count.sql(dialect=ctx.dialect)} counts {ref.table} rows, so the same {ref.column} is "

@@ -205,7 +205,7 @@ class PopulationScope:
         """The question names a value of a P column, and the kept entities are exactly the
         ones with it."""
         tp = scope.table(p_alias)
-        key = ctx.profile.entity_key(tp.name) if tp is not None else None
+        key = ctx.profile.entity_key(tp.qualified) if tp is not None else None
         if tp is None or key is None or tp.sampled:
             return False
         named = [(cp, v, n) for cp in tp.columns for v, n in named_values(ctx.question, cp, tp.row_count)]

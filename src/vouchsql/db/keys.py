@@ -10,6 +10,13 @@ place) has no domain, and nothing is guessed about it.
 
 Names are compared case- and separator-insensitively (``CustomerId``, ``customer_id`` and
 ``customerid`` are one name) and table names singular (``customers`` is ``customer``).
+
+Tables are keyed as the profile keys them (:attr:`TableProfile.qualified`: ``schema.table``
+outside the default schema), so ``sales.orders`` and ``orders`` are two tables, and every
+:class:`Col` names its table that way. A name given to the map is read as the profile reads it
+(:meth:`Profile.find`: ``public.track`` in the default schema is ``track``; a bare name is the
+default schema's table, else the one table of that name). A ``<table>_id`` name places its
+column in the table of that name in the column's own schema first, then in the default schema.
 """
 
 from __future__ import annotations
@@ -106,7 +113,8 @@ class KeyMap:
         # The index took every table at its catalogue key; a measured table without a declared
         # key may have another (or none) once its uniqueness is known.
         self._pk_owner = dict(index.pk_owner)
-        # (Tables of one name in several schemas share the first one's key, as own_key keeps it.)
+        # (Tables whose qualified names differ only in case share the first one's key, as
+        # own_key keeps it.)
         for low, at in index.first.items():
             t = tables[at]
             if not t.measured or t.primary_key:
@@ -121,8 +129,26 @@ class KeyMap:
                 self._pk_owner[now] = sorted([*self._pk_owner.get(now, []), *same])
 
     def table(self, name: str) -> TableProfile | None:
+        """The table ``name`` names: a key of the profile (``sweep.track``, ``track``), or any
+        name :meth:`Profile.find` reads (``public.track`` for the default schema's ``track``)."""
         i = self._index.first.get(name.lower())
+        if i is not None:
+            return self.profile.tables[i]
+        t = self.profile.find(name)
+        if t is None:
+            return None
+        i = self._index.first.get(t.qualified.lower())
         return None if i is None else self.profile.tables[i]
+
+    def _tiers(self, t: TableProfile, positions) -> list[list[TableProfile]]:
+        """The tables at ``positions`` in the order a name places a column of ``t``: those of
+        ``t``'s own schema, then the default schema's, then every schema's. Tables of one
+        schema: one tier, all of them."""
+        tables = self._tables_at(positions)
+        own = [u for u in tables if u.schema_name == t.schema_name]
+        if len(own) == len(tables):
+            return [tables]
+        return [own, [u for u in tables if u.schema_name is None], tables]
 
     def _tables_at(self, positions) -> list[TableProfile]:
         tables = self.profile.tables
@@ -131,7 +157,9 @@ class KeyMap:
     def bare(self, table: str, column: str) -> str:
         """A column's name without the prefix every column of its table carries (TPC-H's
         ``l_orderkey`` is ``orderkey``)."""
-        return _strip(column, self._prefix.get(table.lower(), ""))
+        t = self.table(table)
+        key = t.qualified.lower() if t is not None else table.lower()
+        return _strip(column, self._prefix.get(key, ""))
 
     # -- keys of a table -------------------------------------------------------------
 
@@ -140,13 +168,13 @@ class KeyMap:
         key, or, with none declared, a column named ``id`` or ``<table>_id`` whose values the
         profile found unique and never NULL (on a table the profile holds measured; on one
         known from the catalogue only, the name alone)."""
-        low = t.name.lower()
+        low = t.qualified.lower()
         if low not in self._own:
             self._own[low] = self._find_own_key(t)
         return self._own[low]
 
     def _find_own_key(self, t: TableProfile) -> str | None:
-        return _own_key(t, self._prefix.get(t.name.lower(), ""), by_name=not t.measured)
+        return _own_key(t, self._prefix.get(t.qualified.lower(), ""), by_name=not t.measured)
 
     # -- what a column refers to -----------------------------------------------------
 
@@ -158,36 +186,38 @@ class KeyMap:
                     ref = self.table(fk.ref_table)
                     col = ref.column(fk.ref_columns[i]) if ref is not None else None
                     if col is not None:
-                        return Col(ref.name, col.name)
+                        return Col(ref.qualified, col.name)
         return None
 
     def _named(self, t: TableProfile, column: str) -> Col | None:
         """The key another table's name and key imply: ``<entity><suffix>`` where a table
         ``entity`` (singular or plural) has a key ending in the same suffix, tried on the whole
         stem, then without leading role words (``manager_staff_id`` → ``staff``); or, failing
-        that, exactly the name of one other table's key (``SupplierID`` → ``Suppliers.SupplierID``)."""
-        ws = ref_words(self.bare(t.name, column))
+        that, exactly the name of one other table's key (``SupplierID`` → ``Suppliers.SupplierID``).
+        Each is looked for in the column's own schema, then the default schema, then any
+        (:meth:`_tiers`): the first that has tables of the name decides."""
+        ws = ref_words(self.bare(t.qualified, column))
         if len(ws) >= 2 and ws[-1] in _SUFFIXES:
             suffix = ws[-1]
             for start in range(len(ws) - 1):
                 stem = "".join(ws[start:-1])
-                named = self._index.by_singular.get(singular(stem), [])
-                owners = [u for u in self._tables_at(named) if u.name != t.name]
-                hits = []
-                for u in owners:
-                    key = self.own_key(u)
-                    if key is not None and norm(self.bare(u.name, key)).endswith(suffix):
-                        hits.append(Col(u.name, key))
-                if len(hits) == 1:
-                    return hits[0]
-                if hits or named:
-                    return None  # the stem names a table (maybe this one) but not one key: no guess
-        n = norm(self.bare(t.name, column))
+                for tier in self._tiers(t, self._index.by_singular.get(singular(stem), [])):
+                    if not tier:
+                        continue
+                    hits = []
+                    for u in tier:
+                        key = self.own_key(u) if u is not t else None
+                        if key is not None and norm(self.bare(u.qualified, key)).endswith(suffix):
+                            hits.append(Col(u.qualified, key))
+                    # The stem names a table (maybe this one) but not one key: no guess.
+                    return hits[0] if len(hits) == 1 else None
+        n = norm(self.bare(t.qualified, column))
         if n in GENERIC:
             return None
-        owners = [u for u in self._tables_at(self._pk_owner.get(n, [])) if u.name != t.name]
-        if len(owners) == 1:
-            return Col(owners[0].name, self.own_key(owners[0]))
+        for tier in self._tiers(t, self._pk_owner.get(n, [])):
+            owners = [u for u in tier if u is not t]
+            if owners:
+                return Col(owners[0].qualified, self.own_key(owners[0])) if len(owners) == 1 else None
         return None
 
     def domain(self, table: str, column: str) -> Domain | None:
@@ -198,13 +228,13 @@ class KeyMap:
         return self._domain(t, col, frozenset())
 
     def _domain(self, t: TableProfile, col: ColumnProfile, seen: frozenset) -> Domain | None:
-        here = (t.name.lower(), col.name.lower())
+        here = (t.qualified.lower(), col.name.lower())
         if here in self._domains:
             return self._domains[here]
         if here in seen:
             return None
         seen = seen | {here}
-        me = Col(t.name, col.name)
+        me = Col(t.qualified, col.name)
         found: Domain | None = None
         declared = self._declared(t, col.name)
         own = self.own_key(t)
@@ -215,7 +245,7 @@ class KeyMap:
         elif is_own:
             # A table's key is its own root, unless its name places it in another table
             # (``film_text.film_id`` is a film's key): then it is that table's key.
-            if named is not None and _names_other(self.bare(t.name, col.name), t.name):
+            if named is not None and _names_other(self.bare(t.qualified, col.name), t.name):
                 found = self._follow(me, named, "name", seen)
             found = found or Domain(me, (), "primary key" if t.primary_key else "unique id")
         elif here in self._referenced:
@@ -230,8 +260,8 @@ class KeyMap:
         col = u.column(target.column) if u is not None else None
         if col is None:
             return None
-        inner = self._domain(u, col, seen) or Domain(Col(u.name, col.name), (), "referenced")
-        return Domain(inner.root, (Step(me, Col(u.name, col.name), how),) + inner.steps, inner.how)
+        inner = self._domain(u, col, seen) or Domain(Col(u.qualified, col.name), (), "referenced")
+        return Domain(inner.root, (Step(me, Col(u.qualified, col.name), how),) + inner.steps, inner.how)
 
     # -- links between two tables ----------------------------------------------------
 
@@ -245,15 +275,15 @@ class KeyMap:
         for cb in tb.columns:
             db = self._domain(tb, cb, frozenset())
             if db is not None:
-                by_root.setdefault(db.root, []).append((Col(tb.name, cb.name), db))
+                by_root.setdefault(db.root, []).append((Col(tb.qualified, cb.name), db))
         out = []
         for ca in ta.columns:
             da = self._domain(ta, ca, frozenset())
             if da is None:
                 continue
             for b, db in by_root.get(da.root, []):
-                if not (ta.name == tb.name and ca.name == b.column):
-                    out.append((Col(ta.name, ca.name), b, da, db))
+                if not (ta is tb and ca.name == b.column):
+                    out.append((Col(ta.qualified, ca.name), b, da, db))
         # Declared links first, then the shorter ones; the order of the columns otherwise.
         return sorted(out, key=lambda x: (any(s.how != "declared" for s in x[2].steps + x[3].steps),
                                           len(x[2].steps) + len(x[3].steps)))
@@ -263,7 +293,10 @@ class KeyMap:
         column's reference to another table's key, either way round), or None. Ties go to the
         tables in the profile's order, so the answer is the same every time."""
         graph = self._graph()
-        start, goal = a.lower(), b.lower()
+        ta, tb = self.table(a), self.table(b)
+        if ta is None or tb is None:
+            return None
+        start, goal = ta.qualified.lower(), tb.qualified.lower()
         if start not in graph or goal not in graph or start == goal:
             return None
         back: dict[str, tuple[str, Step] | None] = {start: None}
@@ -287,18 +320,18 @@ class KeyMap:
 
     def _graph(self) -> dict[str, list[tuple[str, Step]]]:
         if self._edges is None:
-            edges: dict[str, list[tuple[str, Step]]] = {t.name.lower(): [] for t in self.profile.tables}
+            edges: dict[str, list[tuple[str, Step]]] = {t.qualified.lower(): [] for t in self.profile.tables}
             for t in self.profile.tables:
                 for c in t.columns:
                     d = self._domain(t, c, frozenset())
                     if d is None or not d.steps:
                         continue
                     step = d.steps[0]
-                    other = step.target.table.lower()
-                    if other == t.name.lower() or other not in edges:
+                    here, other = t.qualified.lower(), step.target.table.lower()
+                    if other == here or other not in edges:
                         continue
-                    edges[t.name.lower()].append((other, step))
-                    edges[other].append((t.name.lower(), step))
+                    edges[here].append((other, step))
+                    edges[other].append((here, step))
             self._edges = edges
         return self._edges
 
@@ -307,23 +340,24 @@ class _KeyIndex:
     """What a key map reads of the catalogue alone, by table position: built once per
     database (``Profile.memo``) and shared by every profile of it, which lists the same tables
     in the same order; a 20,000-table catalogue is read once, not once per check. Each table's
-    own key is taken as the catalogue gives it (see :meth:`KeyMap._find_own_key`)."""
+    own key is taken as the catalogue gives it (see :meth:`KeyMap._find_own_key`). Tables are
+    keyed by their qualified names, lower case, as a foreign key's ``ref_table`` names them."""
 
     def __init__(self, tables: list[TableProfile]) -> None:
-        self.names = [t.name.lower() for t in tables]
+        self.names = [t.qualified.lower() for t in tables]
         self.first: dict[str, int] = {}  # the first table of each lower-case name
         self.named: dict[str, list[int]] = {}  # every table of it
         for i, low in enumerate(self.names):
             self.first.setdefault(low, i)
             self.named.setdefault(low, []).append(i)
-        self.prefix = {t.name.lower(): _column_prefix(t) for t in tables}
+        self.prefix = {t.qualified.lower(): _column_prefix(t) for t in tables}
         self.by_singular: dict[str, list[int]] = {}
         self.referenced: set[tuple[str, str]] = set()
         self.pk_owner: dict[str, list[int]] = {}
         self.catalogue_key: list[str | None] = []  # each table's own key at its name, normalised
         own: dict[str, str | None] = {}  # by lower-case name, as KeyMap.own_key keeps them
         for i, t in enumerate(tables):
-            low = t.name.lower()
+            low = self.names[i]
             self.by_singular.setdefault(singular(t.name), []).append(i)
             for fk in t.foreign_keys:
                 at = self.first.get(fk.ref_table.lower())
@@ -331,7 +365,7 @@ class _KeyIndex:
                 for rc in fk.ref_columns:
                     col = ref.column(rc) if ref is not None and rc else None
                     if col is not None:
-                        self.referenced.add((ref.name.lower(), col.name.lower()))
+                        self.referenced.add((ref.qualified.lower(), col.name.lower()))
             if low not in own:
                 own[low] = _own_key(t, self.prefix.get(low, ""), by_name=True)
             n = _owner_name(own[low], self.prefix.get(low, ""))
@@ -341,7 +375,7 @@ class _KeyIndex:
 
     def lists(self, tables: list[TableProfile]) -> bool:
         return len(tables) == len(self.names) and all(
-            tables[i].name.lower() == self.names[i] for i in (0, len(tables) // 2, len(tables) - 1) if tables)
+            tables[i].qualified.lower() == self.names[i] for i in (0, len(tables) // 2, len(tables) - 1) if tables)
 
 
 def _own_key(t: TableProfile, prefix: str, by_name: bool) -> str | None:

@@ -309,7 +309,9 @@ class EntityNames:
                 if len(tw) == 1:
                     self.one_word.setdefault(tw[0][:3], []).append((tw[0], t.name))
             for fk in t.foreign_keys:
-                self.referrers.setdefault(fk.ref_table.lower(), set()).add(t.name)
+                # by the referenced table's own name, as every other index here (a foreign
+                # key names a table outside the default schema ``schema.table``)
+                self.referrers.setdefault(fk.ref_table.rpartition(".")[2].lower(), set()).add(t.name)
         for column, owners in profile.column_owners().items():
             key = _column_key(column)
             if key is None:

@@ -98,7 +98,7 @@ def value_index(db: Database, profile: Profile, question: str | None = None) -> 
                 break
             columns += 1
             for v in values:
-                index.add(table.name, col, v)
+                index.add(table.qualified, col, v)  # as the profile keys it: schema.table outside the default
     return index
 
 

@@ -9,13 +9,14 @@ from sqlglot import exp
 
 from ..db.profile import ColumnProfile, Profile, TableProfile
 from .edit import column, conjuncts, from_node
+from .inspect import table_key
 from .tree import own_nodes, written_ident
 
 
 @dataclass(frozen=True)
 class Ref:
     alias: str  # as written (or the table name when not aliased)
-    table: str  # the profile's table name
+    table: str  # the profile's key of the table (``schema.table`` outside the default schema)
     column: str  # the profile's column name
 
 
@@ -45,7 +46,8 @@ class Scope:
         for node in nodes:
             if (isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier)
                     and not (node.name.lower() in ctes and not node.db)):
-                tp = profile.table(node.name)
+                # by the profile's key: ``sales.orders`` is not the default schema's ``orders``
+                tp = profile.table(table_key(node, profile.default_schema))
                 if tp is None:
                     self.other_sources = True
                     continue
@@ -62,7 +64,8 @@ class Scope:
         return hit[1] if hit else None
 
     def alias_of(self, table: str) -> str | None:
-        hits = [a for a, (_, tp) in self.by_alias.items() if tp.name.lower() == table.lower()]
+        want = self.profile.find(table)
+        hits = [a for a, (_, tp) in self.by_alias.items() if want is not None and tp.qualified == want.qualified]
         return hits[0] if len(hits) == 1 else None
 
     def written_alias(self, alias: str) -> str:
@@ -88,12 +91,12 @@ class Scope:
                 return None
             node, tp = hit
             cp = tp.column(col.name)
-            return Ref(node.alias_or_name, tp.name, cp.name) if cp else None
+            return Ref(node.alias_or_name, tp.qualified, cp.name) if cp else None
         found = []
         for node, tp in self.by_alias.values():
             cp = tp.column(col.name)
             if cp is not None:
-                found.append(Ref(node.alias_or_name, tp.name, cp.name))
+                found.append(Ref(node.alias_or_name, tp.qualified, cp.name))
         if len(found) == 1 and not self.other_sources:
             return found[0]
         if len(found) == 1 and self.other_sources:
