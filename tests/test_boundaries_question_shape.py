@@ -105,10 +105,28 @@ def test_question_shape_count_unit_fires(shop, cache_dir, sql, finding):
     "SELECT COUNT(DISTINCT customer_id) FROM orders",
     # a SELECT that also reads a derived table is not read
     "SELECT COUNT(*) FROM orders o JOIN (SELECT id FROM products) p ON p.id = o.product_id",
-    "SELECT COUNT(*) FROM customers c JOIN orders o ON o.customer_id = c.id",
+    # orders reached on their own key: one order per customer row
+    "SELECT COUNT(*) FROM customers c JOIN orders o ON o.id = c.id",
+    # within each group of one order, one customer
+    "SELECT o.id, COUNT(*) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY o.id",
 ])
 def test_question_shape_count_unit_silent(shop, cache_dir, sql):
     assert_silent(shape(shop, ASKED, sql, cache_dir))
+
+
+REPEATED = {"part": "count_unit", "words": "how many customers",
+            "sql": "COUNT(*) counts rows of the join, where orders holds several rows for one customers, "
+                   "not customers (no DISTINCT on its key)"}
+
+
+@pytest.mark.parametrize("sql", [
+    # the customers are read, but each stands in the join once per order: COUNT(*) counts orders
+    "SELECT COUNT(*) FROM customers c JOIN orders o ON o.customer_id = c.id",
+    "SELECT COUNT(*) FROM orders o, customers c WHERE c.id = o.customer_id",
+    "SELECT c.id, COUNT(*) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id",
+])
+def test_question_shape_count_unit_a_join_that_repeats_the_entity(shop, cache_dir, sql):
+    assert_fires(shape(shop, ASKED, sql, cache_dir), REPEATED)
 
 
 def test_question_shape_count_unit_a_select_with_a_derived_table_counts_nothing(shop, cache_dir):
@@ -124,8 +142,27 @@ def test_question_shape_count_unit_a_select_with_a_derived_table_counts_nothing(
 # A table composed of the entity's words ("film_category" of "film") counts it
 # ---------------------------------------------------------------------------------------
 def test_question_shape_a_link_table_counts_its_entity(sakila_path, cache_dir):
+    # each film has one category in Sakila: film_category holds one row per film
     assert_silent(shape(sakila_path, "How many films are there?", "SELECT COUNT(*) FROM film_category",
                         cache_dir))
+    # and one row per film within a category
+    assert_silent(shape(sakila_path, "How many films are in each category?",
+                        "SELECT c.name, COUNT(*) FROM film_category fc JOIN category c "
+                        "ON c.category_id = fc.category_id GROUP BY c.category_id", cache_dir))
+
+
+def test_question_shape_a_link_table_that_repeats_its_entity(sakila_path, cache_dir):
+    # an actor plays in many films: film_actor's rows are pairs, not actors
+    assert_fires(shape(sakila_path, "How many actors appear in Action films?",
+                       "SELECT COUNT(*) FROM film_actor fa JOIN film_category fc ON fc.film_id = fa.film_id "
+                       "JOIN category c ON c.category_id = fc.category_id WHERE c.name = 'Action'", cache_dir),
+                 {"part": "count_unit", "words": "how many actors",
+                  "sql": "COUNT(*) counts rows of the join, where film_actor holds several rows for one actor, "
+                         "not actor (no DISTINCT on its key)"})
+    assert_silent(shape(sakila_path, "How many actors appear in Action films?",
+                        "SELECT COUNT(DISTINCT fa.actor_id) FROM film_actor fa JOIN film_category fc "
+                        "ON fc.film_id = fa.film_id JOIN category c ON c.category_id = fc.category_id "
+                        "WHERE c.name = 'Action'", cache_dir))
 
 
 def test_question_shape_composed_of(sakila_path, cache_dir):

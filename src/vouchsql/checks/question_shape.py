@@ -34,6 +34,8 @@ import re
 
 from sqlglot import exp
 
+from ..errors import VouchError
+from ..sql.edit import conjuncts
 from ..sql.inspect import table_key
 from ..sql.scope import Scope
 from ..sql.tree import limit_value, own_nodes, selects
@@ -472,7 +474,7 @@ def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
         if len(linked) != 1:
             continue
         table = next(iter(linked.values()))
-        if any(_counts_table(sql, s, table) for s in sql.selects):
+        if any(_counts_table(sql, s, table, ctx) for s in sql.selects):
             continue  # some COUNT of the SQL does count this entity ("tracks minus albums")
         for s in sql.selects:
             scope = sql.scopes[id(s)]
@@ -482,15 +484,17 @@ def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
             if not counts:
                 continue
             tables = {tp.name for _, tp in scope.by_alias.values()}
-            if table.name in tables or any(_composed_of(t, table) for t in tables):
+            repeats = _repeats(sql, s, table, ctx)
+            if repeats is None and (table.name in tables or any(_composed_of(t, table) for t in tables)):
                 continue
             for c in counts:
                 arg = c.this
                 if isinstance(arg, exp.Distinct):
                     continue
+                what = (f"rows of the join, where {repeats} holds several rows for one {table.name}" if repeats
+                        else f"rows of {', '.join(sorted(tables))}")
                 out.append({"part": "count_unit", "words": f"how many {first}",
-                            "sql": f"{c.sql()} counts rows of {', '.join(sorted(tables))}, not {table.name} "
-                                   f"(no DISTINCT on its key)"})
+                            "sql": f"{c.sql()} counts {what}, not {table.name} (no DISTINCT on its key)"})
                 break
     if shape.events is not None:
         for s in sql.selects:
@@ -511,14 +515,123 @@ def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
     return out
 
 
-def _counts_table(sql: _Sql, s: exp.Select, table: TableProfile) -> bool:
+def _counts_table(sql: _Sql, s: exp.Select, table: TableProfile, ctx: CheckContext) -> bool:
     scope = sql.scopes[id(s)]
     if scope.other_sources or not scope.by_alias:
         return False
     if not any(True for p in s.expressions for _ in own_nodes(p, exp.Count)):
         return False
     tables = {tp.name for _, tp in scope.by_alias.values()}
-    return table.name in tables or any(_composed_of(t, table) for t in tables)
+    return (table.name in tables or any(_composed_of(t, table) for t in tables)) and _repeats(sql, s, table, ctx) is None
+
+
+def _repeats(sql: _Sql, s: exp.Select, table: TableProfile, ctx: CheckContext) -> str | None:
+    """A table of ``s`` that holds several rows for one ``table`` row within one group of
+    ``s``, so COUNT(*) counts those rows, not ``table``'s: ``rental r JOIN customer c ON
+    c.customer_id = r.customer_id`` (rentals, for "how many customers"), or the link table
+    ``film_actor`` alone (pairs, for "how many actors"). None where the join keeps one row per
+    ``table`` row in each group, or where that cannot be told.
+
+    The counted rows start at ``table`` (all its columns fixed), or at a link table named after
+    it, with its column naming ``table`` fixed. A table reached from them by an equality is one
+    row per counted row where its fixed columns (equated with a fixed column, a GROUP BY column
+    or a constant) hold its primary key or a column unique in its data; its columns are then
+    fixed in turn. ``PlaylistTrack`` per ``Track`` within a GROUP BY of the playlist is one row;
+    ``film_category`` per film is one row where each film has one category. A table reached by
+    no equality is unjoined_table's case, not judged here. A table the structure cannot
+    clear is confirmed on the data: some group of ``s`` holds more rows than distinct keys of
+    ``table`` (one actor named by first and last name clears film_actor that way)."""
+    scope = sql.scopes[id(s)]
+    if scope.other_sources:
+        return None
+    aliases = {a: tp for a, (_, tp) in scope.by_alias.items()}
+    start = [a for a, tp in aliases.items() if tp.qualified == table.qualified]
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def root(ref):
+        parent.setdefault(ref, ref)
+        while parent[ref] != ref:
+            parent[ref] = parent[parent[ref]]
+            ref = parent[ref]
+        return ref
+
+    def ref(col: exp.Expression):
+        r = scope.resolve(col) if isinstance(col, exp.Column) else None
+        return None if r is None else (r.alias.lower(), r.column.lower())
+
+    fixed_refs = []
+    parts = conjuncts(s.args.get("where")) + [p for j in s.args.get("joins") or [] for p in conjuncts(j.args.get("on"))]
+    for part in parts:
+        if isinstance(part, exp.EQ):
+            left, right = ref(part.this), ref(part.expression)
+            if left and right:
+                parent[root(left)] = root(right)
+            elif (left or right) and isinstance(part.expression if left else part.this, exp.Literal):
+                fixed_refs.append(left or right)
+    group = s.args.get("group")
+    fixed_refs += [r for r in (ref(g) for g in (group.expressions if group else [])) if r]
+    if len(start) == 1:
+        if len(aliases[start[0]].primary_key) != 1:
+            return None
+        counted = (start[0], aliases[start[0]].primary_key[0])
+        visited = {start[0]}
+        fixed = {root(r) for r in fixed_refs} | {root((start[0], c.name.lower())) for c in aliases[start[0]].columns}
+    else:
+        links = [a for a, tp in aliases.items() if _composed_of(tp.name, table)
+                 and any(names_entity(c.name, table) for c in tp.columns)]
+        if len(links) != 1:
+            return None
+        link = aliases[links[0]]
+        named = next(c.name for c in link.columns if names_entity(c.name, table))
+        counted = (links[0], named)
+        fixed = {root(r) for r in fixed_refs} | {root((links[0], named.lower()))}
+        if not _one_row(sql, link, links[0], fixed, root):
+            return link.name if _counted_twice(ctx, s, scope, counted) else None
+        visited = {links[0]}
+        fixed |= {root((links[0], c.name.lower())) for c in link.columns}
+    while True:
+        reached = [a for a in sorted(aliases) if a not in visited
+                   and any(root((a, c.name.lower())) in fixed for c in aliases[a].columns)]
+        ok = [a for a in reached if _one_row(sql, aliases[a], a, fixed, root)]
+        if not ok:
+            if reached and _counted_twice(ctx, s, scope, counted):
+                return aliases[reached[0]].name
+            return None
+        for a in ok:
+            visited.add(a)
+            fixed |= {root((a, c.name.lower())) for c in aliases[a].columns}
+
+
+def _counted_twice(ctx: CheckContext, s: exp.Select, scope: Scope, counted: tuple[str, str]) -> bool:
+    """Whether some group of ``s`` (its FROM, joins, WHERE and GROUP BY) holds more rows than
+    distinct values of the counted key; False where the probe cannot run."""
+    alias, key = counted
+    probe = s.copy()
+    for arg in ("order", "limit", "offset", "having", "distinct", "with_"):
+        probe.set(arg, None)
+    probe.set("expressions", [exp.alias_(exp.Count(this=exp.Star()), "vouch_n"),
+                              exp.alias_(exp.Count(this=exp.Distinct(
+                                  expressions=[scope.column(alias, key, ctx.db.dialect)])), "vouch_d")])
+    outer = (exp.select(exp.Literal.number(1))
+             .from_(exp.Subquery(this=probe, alias=exp.TableAlias(this=exp.to_identifier("vouch_g"))))
+             .where(exp.GT(this=exp.column("vouch_n", "vouch_g"), expression=exp.column("vouch_d", "vouch_g")))
+             .limit(1))
+    if s.args.get("with_") is not None:  # the query's CTEs, which the probe's FROM may read
+        outer.set("with_", s.args["with_"].copy())
+    try:
+        return bool(ctx.db.query(outer.sql(dialect=ctx.db.dialect), max_rows=1, from_tree=True))
+    except VouchError:
+        return False
+
+
+def _one_row(sql: _Sql, tp: TableProfile, alias: str, fixed: set, root) -> bool:
+    """Whether the fixed columns of ``tp`` (as ``alias``) pick at most one of its rows: they
+    hold its primary key, or one of them is unique in its data."""
+    cols = {c.name.lower() for c in tp.columns if root((alias, c.name.lower())) in fixed}
+    pk = {k.lower() for k in tp.primary_key}
+    if pk and pk <= cols:
+        return True
+    return any(sql.profile.is_unique(tp.qualified, c) for c in sorted(cols))
 
 
 _DISTINCT_WORDS = re.compile(r" (distinct|different|unique|once) ")
