@@ -18,14 +18,14 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from ..errors import VouchError
-from ..sql.edit import conjuncts
+from ..sql.edit import conditions, from_node
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
 
 def _sources(select: exp.Select) -> dict[str, exp.Expression]:
     """The FROM and JOIN sources of ``select`` by alias (lower case)."""
-    from_ = select.args.get("from_") or select.args.get("from")
+    from_ = from_node(select)
     items = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
     return {item.alias_or_name.lower(): item for item in items}
 
@@ -56,18 +56,12 @@ def _deliberate(tree: exp.Expression, sql: str, dialect: str | None) -> set[str]
     return out
 
 
-def _conditions(select: exp.Select) -> list[exp.Expression]:
-    """The conjuncts of ``select``'s WHERE and of each of its ONs."""
-    conditions = [select.args.get("where")] + [j.args.get("on") for j in select.args.get("joins") or []]
-    return [part for cond in conditions for part in conjuncts(cond)]
-
-
 def _links(select: exp.Select, names: set[str]) -> list[tuple[str, str]]:
     """Pairs of sources one condition of ``select`` reads columns of: each conjunct of its
     WHERE and of each ON, subqueries inside it included (``EXISTS (SELECT … WHERE b.x = a.x
     AND b.y = c.y)`` links a and c)."""
     pairs = []
-    for part in _conditions(select):
+    for part in conditions(select):
         tables = sorted({c.table.lower() for c in part.find_all(exp.Column) if c.table.lower() in names})
         pairs += [(a, b) for i, a in enumerate(tables) for b in tables[i + 1:]]
     return pairs
@@ -153,7 +147,7 @@ def _group_rows(ctx: CheckContext, select: exp.Select, group: set[str], tables: 
     """How many rows the group's tables give under the conditions of ``select`` that read
     only them (0, 1 or 2: at most two are fetched); None if the probe fails."""
     names = set(_sources(select))
-    own = [part.copy() for part in _conditions(select)
+    own = [part.copy() for part in conditions(select)
            if {c.table.lower() for c in part.find_all(exp.Column) if c.table.lower() in names} <= group]
     probe = exp.select(exp.Literal.number(1)).from_(tables[0].copy())
     for t in tables[1:]:

@@ -27,6 +27,14 @@ def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     return [node]
 
 
+def conditions(select: exp.Select) -> list[exp.Expression]:
+    """The conjuncts of ``select``'s WHERE and of each of its joins' ON."""
+    parts = conjuncts(select.args.get("where"))
+    for j in select.args.get("joins") or []:
+        parts += conjuncts(j.args.get("on"))
+    return parts
+
+
 def from_node(select: exp.Select) -> exp.From | None:
     """The FROM clause: newer sqlglot names the argument ``from_``, older ``from``."""
     return select.args.get("from_") or select.args.get("from")
