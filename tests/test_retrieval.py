@@ -337,3 +337,63 @@ def test_vouch_ask_sends_only_the_retrieved_tables(many_tables, cache_dir, capsy
             assert shown == held["tables"]
             assert "NOT SHOWN: " in call.user and "TABLE albums" not in call.user
     assert answer["shown"]["result"]["rows"] == [["Brazil", 12.5], ["Norway", 3.0]]
+
+
+# -- synonyms and units: the schema's words for the question's --------------------------------------
+
+TRADE = [
+    _info("order_items", ["order_item_id", "order_id", "quantity", "unit_price"], pk="order_item_id",
+          fks=[("order_id", "orders", "order_id")]),
+    _info("orders", ["order_id", "order_date"], pk="order_id"),
+    _info("products", ["product_id", "name", "weight_kg"], pk="product_id"),
+    _info("product_log", ["id", "weight", "loaded_at"], pk="id"),
+    _info("product_history", ["id", "product_name", "weighted_score"], pk="id"),
+    _info("staff", ["staff_id", "first_name"], pk="staff_id"),
+    _info("employee", ["employee_id", "first_name", "title"], pk="employee_id"),
+    _info("track", ["track_id", "name", "milliseconds"], pk="track_id"),
+    _info("songbook_log", ["id", "loaded_at"], pk="id"),
+    *[_info(f"stg_{i}", ["id", "status", "amount", "quantity"], pk="id") for i in range(30)],
+]
+
+
+@pytest.fixture(scope="module")
+def trade():
+    return retrieval.SchemaIndex(TRADE, {"stg_1": ["track of the week"]})
+
+
+def test_a_word_is_answered_by_its_synonym_in_a_name(trade):
+    # "order lines" are order_items here: 'line' is answered, SYNONYM_MATCH surely, by the
+    # name's 'item', and the name counts as covered in full.
+    query = retrieval._match(trade, "How many order lines have a quantity over 10?", None, None)
+    assert query.match["order_items"]["line"] == pytest.approx(retrieval.SYNONYM_MATCH * retrieval.Q_NAME)
+    assert query.match["order_items"]["order"] == pytest.approx(retrieval.Q_NAME)
+    assert rank_tables(trade, "How many order lines have a quantity over 10?").order[0] == "order_items"
+    # 'songs' are tracks; a synonym never matches a sampled value ('track of the week').
+    songs = retrieval._match(trade, "How long is the longest song?", None, None)
+    assert songs.match["track"]["song"] == pytest.approx(retrieval.SYNONYM_MATCH * retrieval.Q_NAME)
+    assert "stg_1" not in songs.match
+    assert retrieval._match(trade, "Which Track is listed?", None, None).match["stg_1"]  # the plain word does
+    assert rank_tables(trade, "How long is the longest song?").order[0] == "track"
+
+
+def test_a_word_a_table_is_named_by_is_not_translated(trade):
+    # A 'staff' table answers "staff": its synonym 'employee' is not searched for.
+    query = retrieval._match(trade, "How many staff are there?", None, None)
+    assert "employee" not in query.match
+    assert rank_tables(trade, "How many staff are there?").order[0] == "staff"
+    # Without such a table, "sales agents" reach the employee table through 'agent'.
+    agents = retrieval._match(trade, "How many sales agents are there?", None, None)
+    assert agents.match["employee"]["agent"] == pytest.approx(retrieval.SYNONYM_MATCH * retrieval.Q_NAME)
+
+
+def test_a_trailing_unit_needs_no_cover(trade):
+    # weight_kg answers "weight" in full, as a weight column does; weighted_score does not
+    # hold the word 'weight' at all (and _for_cover keeps a one-word name whole).
+    query = retrieval._match(trade, "What is the average product weight?", None, None)
+    assert query.match["products"]["weight"] == pytest.approx(retrieval.Q_COLUMN)
+    assert query.match["product_log"]["weight"] == pytest.approx(retrieval.Q_COLUMN)
+    assert "weight" not in query.match.get("product_history", {})
+    assert query.match["products"]["product"] > query.match["product_log"]["product"]
+    assert rank_tables(trade, "What is the average product weight?").order[0] == "products"
+    assert retrieval._for_cover(("kg",)) == ("kg",) and retrieval._for_cover(("price", "usd")) == ("price",)
+    assert retrieval._for_cover(("kg", "price")) == ("kg", "price")  # only a trailing unit

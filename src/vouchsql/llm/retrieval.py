@@ -114,6 +114,7 @@ HUB = 100
 NUMBER_WEIGHT = 1 / 3
 STEM_WEIGHT = 0.5
 STEM_MATCH = 0.8  # how surely a name beginning with a word's stem answers the word
+SYNONYM_MATCH = 0.8  # how surely a name holding a word's synonym (SYNONYMS) answers the word
 MAX_SHOWN = 40  # tables rendered in full at most, whatever the budget: each is profiled
 MAX_LISTED = 200  # names of further tables listed at most
 MISFITS = 3  # profiled tables that did not fit, after which no more are tried
@@ -145,6 +146,20 @@ _IRREGULAR = {"paid": "pay", "sold": "sale", "sell": "sale", "sells": "sale", "s
               "grown": "grow", "left": "leave", "met": "meet", "led": "lead", "built": "build", "brought": "bring",
               "chose": "choose", "chosen": "choose", "flew": "fly", "flown": "fly", "drove": "drive",
               "driven": "drive", "ate": "eat", "eaten": "eat"}
+# The words schemas use for what questions call otherwise: plain English, the data-modelling
+# names of common business entities (a song is a track, a sale an invoice or an order, an
+# order line an order item or an order detail). A word some table is named outright is not
+# translated (:func:`_match`): a 'staff' table answers "staff" before an Employee does.
+SYNONYMS = {
+    "song": ("track",), "tune": ("track",), "movie": ("film",), "client": ("customer",), "buyer": ("customer",),
+    "shopper": ("customer",), "purchase": ("order", "invoice"), "sale": ("invoice", "order"),
+    "seller": ("employee",), "salesperson": ("employee",), "salespeople": ("employee",), "agent": ("employee",), "rep": ("employee",),
+    "representative": ("employee",), "worker": ("employee",), "staff": ("employee",), "employee": ("staff",),
+    "line": ("item", "detail"), "item": ("line", "product"), "vendor": ("supplier",), "supplier": ("vendor",),
+    "shop": ("store",), "band": ("artist",), "singer": ("artist",), "musician": ("artist",),
+    "writer": ("author",), "nation": ("country",), "town": ("city",), "carrier": ("shipper",),
+    "shipper": ("carrier",),
+}
 
 
 def estimate_tokens(text: str) -> int:
@@ -257,6 +272,16 @@ class SchemaIndex:
         BM25 (higher is better, > 0)."""
         return {w: {k: sum(x * y for x, y in zip(per, WEIGHTS)) for k, per in hits.items()}
                 for w, hits in self.field_scores(words).items()}
+
+
+UNITS = frozenset("""kg kgs g gram grams lb lbs oz km m cm mm mi ms sec secs second seconds min mins minute minutes
+hr hrs hour hours day days usd eur gbp jpy cad pct percent mb gb kb""".split())
+
+
+def _for_cover(column: tuple[str, ...]) -> tuple[str, ...]:
+    """A column name's words that a question must cover: a trailing unit left out
+    (``weight_kg`` answers "weight" in full, ``price_usd`` "price")."""
+    return column[:-1] if len(column) > 1 and column[-1] in UNITS else column
 
 
 def _without_prefixes(names: dict[str, tuple[str, ...]], declared: set[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
@@ -547,7 +572,8 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
       ``product_2022`` for "each product" (a yearly copy fits a question without the year less);
       a module's prefix (:func:`_without_prefixes`) counts PREFIX_WEIGHT of a word;
     * its best **column name** holding the word, the same way (Q_COLUMN: ``discount_code`` for
-      "each discount code" beats a ``discount`` table for both words);
+      "each discount code" beats a ``discount`` table for both words), a trailing unit
+      (UNITS) needing no cover (``weight_kg`` answers "weight" in full);
     * a **comment**: Q_COMMENT × its BM25 score over the best comment's for the word;
     * a word inside a **sampled value**: Q_VALUE, less for a word that also names tables or
       columns elsewhere (VALUE_SCHEMA: the 'order' in 'Order Administrator') and for one the
@@ -556,6 +582,11 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
       'West'): Q_CELL, unless CELL_TABLES or more tables hold it;
     * a table the question **names outright** (the InvoiceLine table, ``order_items``):
       answers the pseudo-word NAMED_TABLE, weighted IDF_CAP.
+
+    A word is also answered, STEM_MATCH surely, by a name beginning with its stem ('rented':
+    ``rental``) and, SYNONYM_MATCH surely, by the names, columns and comments holding one of
+    its SYNONYMS ('songs': ``Track``; never by sampled values), unless a table is named by the
+    word itself.
 
     A word's weight is min(IDF_CAP, ln(1 + N / n)), n the tables whose name, columns or
     comments match it (or, for a value only, those whose sample does), times the query's own
@@ -569,13 +600,14 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
         named.update(terms(next(g for g in m.groups() if g)))
 
     def asked(t: str) -> bool:
-        return t in plain or t.startswith(stems) if stems else t in plain
+        return t in plain or t in synonyms or (t.startswith(stems) if stems else False)
 
     def covered(name: tuple[str, ...]) -> float:
         return sum(1 for t in name if asked(t)) / len(name) if name else 0.0
 
     n = len(index.infos)
     cover_of: dict[tuple[str, ...], float] = {}  # names repeat: customer_id in a thousand tables
+    column_cover: dict[tuple[str, ...], float] = {}
     weight: dict[str, float] = {}
     match: dict[str, dict[str, float]] = {}
 
@@ -584,16 +616,24 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
         if q > got.get(word, 0.0):
             got[word] = q
 
-    scored = index.field_scores(wanted)
     # A word and its stem are one word of the question: 'rented' answered by a name holding
-    # the word or, STEM_MATCH surely, by one beginning with its stem ('rental').
+    # the word or, STEM_MATCH surely, by one beginning with its stem ('rental'); and so are
+    # a word and the words a schema says it with (SYNONYMS: 'songs' answered by Track).
     slots: dict[str, list[str]] = {}
+    synonyms: set[str] = set()
     for w in wanted:
         stem = None if w.endswith("*") else _stem(w)
         if stem and stem + "*" in wanted:
             slots.setdefault(w, []).append(stem + "*")
         elif not w.endswith("*") or not any(_stem(x) == w[:-1] for x in plain):
             slots.setdefault(w, [])
+        # A word some table is named outright needs no translation (a 'staff' table for "staff").
+        if not w.endswith("*") and w in slots and (w,) not in index.by_name:
+            for x in (*SYNONYMS.get(w, ()), *SYNONYMS.get(_IRREGULAR.get(w, ""), ())):
+                if x not in plain and x not in slots[w]:
+                    slots[w].append(x)
+                    synonyms.add(x)
+    scored = index.field_scores([*wanted, *synonyms])
     for slot, extra in slots.items():
         seen: dict[str, bool] = {}  # the tables whose name, columns or comments match
         found = False
@@ -602,7 +642,7 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
             if not hits:
                 continue
             found = True
-            sure = 1.0 if w == slot else STEM_MATCH
+            sure = 1.0 if w == slot else SYNONYM_MATCH if w in synonyms else STEM_MATCH
             prefix = w.endswith("*")
             body = w.rstrip("*")
             schema_word = any(per[0] or per[1] for per in hits.values())
@@ -624,14 +664,14 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
                     cover = 0.0
                     for c in index.column_terms[key]:
                         if (any(t.startswith(body) for t in c) if prefix else w in c):
-                            got = cover_of.get(c)
+                            got = column_cover.get(c)
                             if got is None:
-                                got = cover_of[c] = covered(c)
+                                got = column_cover[c] = covered(_for_cover(c))
                             cover = max(cover, got)
                     put(key, slot, sure * Q_COLUMN * (COVERED + (1 - COVERED) * cover))
                 if per[2]:
                     put(key, slot, sure * Q_COMMENT * per[2] / best_comment)
-                if per[3] and not prefix:
+                if per[3] and not prefix and w not in synonyms:
                     put(key, slot, Q_VALUE * (VALUE_SCHEMA if schema_word else 1.0)
                         * (1.0 if w in named else VALUE_LOWER))
         if found:
