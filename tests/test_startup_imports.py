@@ -116,3 +116,31 @@ def test_a_question_compiles_only_the_patterns_it_can_match():
     # A text beyond ASCII matches case-insensitively in ways lower() does not: every phrase is tried.
     assert lexicon.Lexicon(phrases=("distinct",)).match("DIſTINCT names") == "diſtinct"
     assert lexicon.mentions("Ünïcödé ALL", "all") and not lexicon.mentions("tall", "all")
+
+
+PLUGINS = """
+import contextlib, io, json, os, sys
+from vouchsql.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    rc = main(sys.argv[2:], process=sys.argv[1] == "process")
+from pydantic.plugin import _loader
+print(json.dumps({"rc": rc, "scanned": _loader._plugins is not None, "env": os.environ.get("PYDANTIC_DISABLE_PLUGINS")}))
+"""
+
+
+@pytest.mark.parametrize("mode, user, scanned, env", [
+    ("process", None, False, "__all__"),  # the `vouch` executable: no entry-point scan
+    ("process", "logfire", True, "logfire"),  # the user's own setting stands
+    ("library", None, True, None),  # main() called by a program that goes on: its plugins stay on
+])
+def test_a_one_request_command_skips_the_pydantic_plugin_scan(demo_db, tmp_path, mode, user, scanned, env):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("VOUCH_") and k != "PYDANTIC_DISABLE_PLUGINS"}
+    environ["VOUCH_CACHE_DIR"] = str(tmp_path)
+    if user:
+        environ["PYDANTIC_DISABLE_PLUGINS"] = user
+    done = subprocess.run([sys.executable, "-c", PLUGINS, mode, "check", "--db", str(demo_db), "-q",
+                           "How many stores are there?", "--sql", "SELECT COUNT(*) FROM stores", "--json"],
+                          capture_output=True, text=True, env=environ, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (got["rc"], got["scanned"], got["env"]) == (0, scanned, env)

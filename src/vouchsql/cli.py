@@ -143,6 +143,10 @@ def main(argv: list[str] | None = None, *, process: bool = False) -> int:
         # the catalogue it built (0.4 s on 20,000 tables), and what one check leaves behind
         # is freed with the process. Commands that go through many requests keep collecting.
         gc.disable()
+        # pydantic looks for plugins (an entry-point scan of every installed distribution,
+        # ~10 ms of `vouch check`) before its first model: plugins observe validation, and
+        # in this process only Vouch's own models are validated. A value the user set stands.
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     args.argv = list(sys.argv[1:] if argv is None else argv)
     out = _LazyConsole()
     err = _LazyConsole(stderr=True, soft_wrap=True)  # errors stay one line
