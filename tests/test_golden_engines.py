@@ -192,6 +192,13 @@ for _engine in ("postgresql", "mariadb"):
 # ORDER BY n LIMIT 1 among the tied empty playlists: SQLite keeps 'Movies' (rowid order); the
 # servers keep any of them ('Audiobooks' on PostgreSQL, either on MariaDB from run to run), so
 # only the one row is asked for.
+# Northwind's dates are text in SQLite ('1997-12-31 00:00:00.000' sorts after '1997-12-31') and
+# timestamps on the copies, where midnight equals the date-only bound: no row on the wrong side.
+for _engine in ENGINES:
+    OVERRIDES[(_engine, "checks", "date_only_bound", "northwind: orders of 1997 with BETWEEN '1997-01-01' AND "
+               "'1997-12-31' leave out 31 December's (text dates)")] = {"fired": False, "evidence": {"bounds": []}}
+    OVERRIDES[(_engine, "checks", "date_only_bound", "northwind: the lost rows of 31 December do not reach the "
+               "top 3: the same answer, silent")] = {"fired": False, "evidence": {"bounds": [], "same_answer": []}}
 for _engine in ("postgresql", "mariadb"):
     OVERRIDES[(_engine, "choices", "population_scope",
                "chinook: the playlists with the fewest tracks: the empty ones are the answer")] = \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .bad_join import BadJoin
 from .complete_judge import CompleteJudge
+from .date_only_bound import DateOnlyBound
 from .base import Check, CheckContext
 from .definition_rule import DefinitionRule
 from .join_drop import JoinDrop
@@ -34,6 +35,7 @@ CHECKS: tuple[Check, ...] = (
     TruncatedResult(),
     JoinFanout(),
     UnjoinedTable(),
+    DateOnlyBound(),
     JoinDrop(),
     DefinitionRule(),
     QuestionShape(),

@@ -123,6 +123,21 @@ class NullComparisonEvidence(Evidence):
     not_measured: list[str] = []  # NOT IN subqueries that could not be probed
 
 
+class DateOnlyBound(Evidence):
+    sql: str  # the condition as written
+    column: str
+    day: str  # the bound's day, YYYY-MM-DD
+    effect: Literal["leaves out", "keeps", "misses"]  # what the bound does to that day's rows after midnight
+    rows: int  # how many such rows the query's other conditions keep
+    fix: str  # the half-open form that means the day
+
+
+class DateOnlyBoundEvidence(Evidence):
+    bounds: list[DateOnlyBound] = []
+    not_measured: list[str] = []  # bounds whose probe could not run, as SQL
+    same_answer: list[str] = []  # bounds that put rows on the wrong side without changing the answer
+
+
 class ReadsNoTableEvidence(Evidence):
     tables: list[str] = []  # the database's tables the SQL reads
 
