@@ -128,6 +128,10 @@ TARGETS.update({
                                extra=("tests/test_boundaries_question_filters.py",)),
     "question_shape": _check("question_shape", words=("question_shape",),
                              extra=("tests/test_boundaries_question_shape.py",)),
+    "date_only_bound": _check("date_only_bound", words=("date_only_bound",),
+                              extra=("tests/test_date_only_bound.py",)),
+    "unmatched_literal": _check("unmatched_literal", words=("unmatched_literal",),
+                                extra=("tests/test_unmatched_literal.py",)),
     # Every check reports through base.report and names its evidence model: the cases on
     # which nothing may fire and the protocol tests reach every line of these.
     "base": _check("base", "missing_table"),

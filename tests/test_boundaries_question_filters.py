@@ -174,8 +174,27 @@ def test_question_filters_a_join_on_the_key_is_no_filter(shop, cache_dir):
 
 
 def test_question_filters_a_value_of_a_table_the_sql_does_not_read(shop, cache_dir):
+    # customer is not read, but orders holds its key: filtering through it changes the answer
     check = qf(shop, cache_dir, "Show the orders of customers from Brazil.", "SELECT OrderId FROM orders")
-    assert outcome(check) == unmeasured("'Brazil': a value of customer.Country, a table the SQL does not read")
+    problem = ("the question names 'Brazil' (customer.Country) but the SQL reads no customer and does not filter "
+               "orders.CustomerId on it; with that filter the answer changes")
+    assert outcome(check) == finding("value", "'Brazil'", "a filter on customer.Country", None, problem)
+    # the key compared with constants is the filter
+    check = qf(shop, cache_dir, "Show the orders of customers from Brazil.",
+               "SELECT OrderId FROM orders WHERE CustomerId IN (1, 5)")
+    assert outcome(check) == measured("'Brazil' (customer.Country): the SQL filters on orders.CustomerId instead "
+                                      "(orders.customerid IN (1, 5))")
+    # every customer's rep is a Sales Support Agent: the filter through SupportRepId changes nothing
+    check = qf(shop, cache_dir, "Show the customers whose rep is a Sales Support Agent.", "SELECT Name FROM customer")
+    assert outcome(check) == unmeasured("'Sales Support Agent' (employee.Title): every row the SQL reads already "
+                                        "holds it through customer.SupportRepId (adding the filter changes nothing)")
+    # no table the SQL reads holds the value's table's key: nothing to filter through
+    check = qf(shop, cache_dir, "Show the orders of the 'talk' events.", "SELECT OrderId FROM orders")
+    assert outcome(check) == unmeasured("'talk': a value of event.Kind, a table the SQL does not read, and no "
+                                        "table it reads holds event's key")
+    # a near spelling in the other table is no evidence
+    check = qf(shop, cache_dir, "Show the orders of customers from Brazill.", "SELECT OrderId FROM orders")
+    assert outcome(check) == unmeasured("'Brazill': a value of customer.Country, a table the SQL does not read")
 
 
 def test_question_filters_two_values_of_one_column_are_one_filter(shop, cache_dir):
@@ -796,9 +815,17 @@ def test_question_filters_a_query_that_cannot_be_qualified_is_never_tried(shop, 
 
 
 def test_question_filters_a_value_of_a_table_not_read_leaves_the_next_value_measured(shop, cache_dir):
+    # No customer's rep is the Sales Manager: the filter through SupportRepId changes the answer,
+    # and Brazil, a value of the table read, is still read after it.
     check = qf(shop, cache_dir, "Which Sales Manager's customers are in Brazil?", "SELECT Name FROM customer")
-    assert outcome(check) == value_missing("Brazil", "customer.Country", not_measured=(
-        "'Sales Manager': a value of employee.Title, a table the SQL does not read",))
+    manager = ("the question names 'Sales Manager' (employee.Title) but the SQL reads no employee and does not "
+               "filter customer.SupportRepId on it; with that filter the answer changes")
+    brazil = "the question names 'Brazil' (customer.Country) but the SQL has no filter on it"
+    assert outcome(check) == (True, f"{manager}; {brazil}", {"findings": [
+        {"kind": "value", "words": "'Sales Manager'", "expected": "a filter on employee.Title", "sql": None,
+         "problem": manager},
+        {"kind": "value", "words": "'Brazil'", "expected": "a filter on customer.Country", "sql": None,
+         "problem": brazil}], "measured": [], "not_measured": []}, {"complete": 0.0})
 
 
 @pytest.mark.parametrize("sql, expected", [
@@ -851,7 +878,8 @@ def test_question_filters_no_part_of_a_value_found_is_read_again(shop, cache_dir
 def test_question_filters_values_of_the_tables_the_question_names(shop, cache_dir):
     # employee is neither read nor a neighbour of launch: the question's 'employees' adds it to the index
     check = qf(shop, cache_dir, "Show the launches of the Sales employees.", "SELECT LaunchId FROM launch")
-    assert outcome(check) == unmeasured("'Sales': a value of employee.Department, a table the SQL does not read")
+    assert outcome(check) == unmeasured("'Sales': a value of employee.Department, a table the SQL does not read, "
+                                        "and no table it reads holds employee's key")
 
 
 def test_question_filters_a_value_held_by_two_columns_names_both(shop, cache_dir):

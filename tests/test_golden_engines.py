@@ -199,6 +199,15 @@ for _engine in ENGINES:
                "'1997-12-31' leave out 31 December's (text dates)")] = {"fired": False, "evidence": {"bounds": []}}
     OVERRIDES[(_engine, "checks", "date_only_bound", "northwind: the lost rows of 31 December do not reach the "
                "top 3: the same answer, silent")] = {"fired": False, "evidence": {"bounds": [], "same_answer": []}}
+# A padded CHAR(20) equals 'English' on PostgreSQL (char(n) compares without trailing spaces) and
+# on MariaDB (PAD SPACE), whose default collation also ignores case: the filter keeps its rows
+# there, and unmatched_literal rightly stays silent.
+for _engine, _titles in [("postgresql", ["sakila: a CHAR(20) name stored padded is never equal to 'English' on SQLite"]),
+                         ("mariadb", ["sakila: a CHAR(20) name stored padded is never equal to 'English' on SQLite",
+                                      "chinook: 'rock' in lower case where the genre is 'Rock'",
+                                      "chinook: IN ('usa') where the country is 'USA', the literal on the right of IN"])]:
+    for _title in _titles:
+        OVERRIDES[(_engine, "checks", "unmatched_literal", _title)] = {"fired": False, "evidence": {"literals": []}}
 for _engine in ("postgresql", "mariadb"):
     OVERRIDES[(_engine, "choices", "population_scope",
                "chinook: the playlists with the fewest tracks: the empty ones are the answer")] = \

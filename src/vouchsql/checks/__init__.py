@@ -20,6 +20,7 @@ from .result_shape import EmptyResult, NoResult, ThinEvidence, TruncatedResult
 from .stand_in import StandInValue
 from .uncited_number import UncitedNumber
 from .unjoined_table import UnjoinedTable
+from .unmatched_literal import UnmatchedLiteral
 
 CHECKS: tuple[Check, ...] = (
     NoResult(),
@@ -36,6 +37,7 @@ CHECKS: tuple[Check, ...] = (
     JoinFanout(),
     UnjoinedTable(),
     DateOnlyBound(),
+    UnmatchedLiteral(),
     JoinDrop(),
     DefinitionRule(),
     QuestionShape(),

@@ -49,17 +49,16 @@ _WHY = {_UPPER: "the rows of {day} itself fall after the bound and are left out"
         _EQUAL: "the rows of {day} do not equal it and are missed"}
 
 
-
 def _day(node: exp.Expression | None) -> str | None:
     """The day of a date-only literal (``'1997-12-31'``, ``DATE '1997-12-31'``), if valid."""
     if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE):
         node = node.this
     if isinstance(node, exp.Literal) and node.is_string and _DAY.fullmatch(node.this):
         try:
-            dt.date.fromisoformat(node.this)
+            day = dt.date.fromisoformat(node.this)
         except ValueError:
             return None
-        return node.this
+        return node.this if day < dt.date.max else None  # the day after must exist
     return None
 
 

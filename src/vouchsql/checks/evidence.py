@@ -138,6 +138,19 @@ class DateOnlyBoundEvidence(Evidence):
     same_answer: list[str] = []  # bounds that put rows on the wrong side without changing the answer
 
 
+class UnmatchedLiteral(Evidence):
+    sql: str  # the comparison, as SQL
+    column: str  # table.column
+    literal: str  # the string as the SQL writes it
+    stored: str  # one value equal to it once case and surrounding spaces are set aside
+    rows: int  # how many rows hold such a value
+
+
+class UnmatchedLiteralEvidence(Evidence):
+    literals: list[UnmatchedLiteral] = []
+    not_measured: list[str] = []  # comparisons whose probe the engine refused
+
+
 class ReadsNoTableEvidence(Evidence):
     tables: list[str] = []  # the database's tables the SQL reads
 

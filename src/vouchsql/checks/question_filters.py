@@ -9,6 +9,12 @@ column names) and checked against the SQL's tree:
 - a named value held by a column of a table the SQL reads must be filtered on: a literal that
   matches it (``=``, ``IN``, ``LIKE``), or any condition on a column holding it, or on the key
   of its table (``EmployeeId = 5`` for "Steven Buchanan");
+- a named value only a table the SQL does not read holds, exactly ('Rock', a ``Genre.Name``,
+  for ``SELECT COUNT(*) FROM Track``), is looked for through a table the SQL reads that holds
+  that table's key (``Track.GenreId``): a constant compared with that key is the filter; with
+  none, the filter is added as ``GenreId IN (SELECT GenreId FROM Genre WHERE Name = 'Rock')``
+  and fires only if the answer changes (the index covers the tables the SQL reads, one join
+  away, and those the question names: a value two joins away is not looked for);
 - a year (and month) inside the range of a date column the SQL reads must appear as a literal;
 - "more than N", "at least N", … against the operator used with N (``>`` vs ``>=``);
 - "top 5", "the 10 … with the most", "the album with the most …" against LIMIT and OFFSET.
@@ -22,6 +28,7 @@ import re
 
 from sqlglot import exp
 
+from ..db.keys import key_map
 from ..errors import VouchError
 from ..sql.edit import column as column_ref
 from ..sql.inspect import table_key
@@ -152,6 +159,92 @@ def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
     return key(rows) == key(result.rows)
 
 
+def _link_to(ctx, sql: "_Sql", table: str) -> tuple[str, str, str] | None:
+    """(read table, its column, ``table``'s key) for a table the SQL reads whose column holds
+    the key of ``table`` (``Track.GenreId`` for ``Genre``), declared links first; None if none."""
+    km = key_map(ctx.profile)
+    target = km.table(table)
+    key = km.own_key(target) if target is not None else None
+    if key is None:
+        return None
+    for read in sorted(sql.tables):
+        for mine, theirs, _, _ in km.links(read, table):
+            if theirs.table.lower() == target.qualified.lower() and theirs.column.lower() == key.lower() \
+                    and mine.table.lower() != target.qualified.lower():
+                return mine.table, mine.column, key
+    return None
+
+
+def _with_link_filter(ctx, link: tuple[str, str, str], table: str, column: str, values: list[str]) -> bool | None:
+    """Whether the answer changes once every SELECT that reads the linked table keeps only the
+    rows whose key is one of ``table``'s rows holding ``values`` (``t.GenreId IN (SELECT GenreId
+    FROM Genre WHERE Name IN ('Rock'))``); None where that cannot be told."""
+    result, insp = ctx.result, ctx.inspection
+    if result.error is not None or result.truncated or insp is None or not insp.qualified_ok:
+        return None
+    read, col, key = link
+    target = ctx.profile.table(table)
+    dialect = ctx.db.dialect
+    inner = (exp.select(column_ref(None, key, dialect))
+             .from_(exp.to_table(ctx.db.table_sql(target.name, target.schema_name), dialect=dialect))
+             .where(column_ref(None, column, dialect).isin(*[exp.Literal.string(v) for v in values])))
+    probe = insp.qualified.copy()
+    added = 0
+    for select in list(probe.find_all(exp.Select)):
+        for t in select.find_all(exp.Table):
+            if t.parent_select is not select or table_key(t, ctx.profile.default_schema).lower() != read.lower():
+                continue
+            ref = t.args["alias"].this if t.alias else t.this
+            select.where(column_ref(ref, col, dialect).isin(query=inner.copy()), copy=False)
+            added += 1
+    if not added:
+        return None
+    try:
+        rows = ctx.db.query(probe.sql(dialect=dialect), max_rows=len(result.rows) + 1, from_tree=True)
+    except VouchError:
+        return None
+    key_of = lambda rs: sorted(repr(tuple(r)) for r in rs)  # noqa: E731
+    return key_of(rows) != key_of(result.rows)
+
+
+def _unread_table(ctx, sql: "_Sql", m, matches, findings, measured, not_measured) -> None:
+    """A value the question names that only a table the SQL does not read holds ('Rock', a
+    Genre.Name, for ``SELECT COUNT(*) FROM Track``). A finding when a table the SQL reads holds
+    that table's key (``Track.GenreId``), the SQL compares that key with no constant, and
+    keeping only the rows that hold the value changes the answer; "not measured" otherwise.
+    Only an exact (or singular) match counts: a near spelling in another table is no evidence."""
+    first = matches[0]
+    where = f"'{m.text}': a value of {first.table}.{first.column}, a table the SQL does not read"
+    strong = [x for x in matches if x.how in ("exact", "singular")]
+    tables = sorted({x.table for x in strong}, key=str.lower)
+    if len(tables) != 1:  # a near spelling, or several tables hold it: which one is meant is not read
+        not_measured.append(where)
+        return
+    table = tables[0]
+    columns = sorted({x.column for x in strong})
+    link = _link_to(ctx, sql, table) if len(columns) == 1 else None
+    if link is None:
+        not_measured.append(where + (f", and no table it reads holds {table}'s key" if len(columns) == 1 else ""))
+        return
+    read, col, key = link
+    on_key = sql.predicate_on({col.lower()}, with_literal=True)
+    if on_key is not None:
+        measured.append(f"'{m.text}' ({table}.{columns[0]}): the SQL filters on {read}.{col} instead ({_sql(on_key)})")
+        return
+    changes = _with_link_filter(ctx, link, table, columns[0], sorted({x.value for x in strong}))
+    if changes is None:
+        not_measured.append(where + " (the filter through its key could not be tried)")
+    elif not changes:
+        not_measured.append(f"'{m.text}' ({table}.{columns[0]}): every row the SQL reads already holds it "
+                            f"through {read}.{col} (adding the filter changes nothing)")
+    else:
+        ref = f"{table}.{columns[0]}"
+        findings.append({"kind": "value", "words": f"'{m.text}'", "expected": f"a filter on {ref}",
+                         "sql": None,
+                         "problem": f"the question names '{m.text}' ({ref}) but the SQL reads no {table} and "
+                                    f"does not filter {read}.{col} on it; with that filter the answer changes"})
+
+
 def _schema_names(profile) -> set[str]:
     names = {squash(c) for c in profile.column_owners()}
     for t in profile.tables:
@@ -229,8 +322,7 @@ class QuestionFilters:
             consumed.append(span)
             here = [x for x in matches if x.table.lower() in sql.tables]
             if not here:
-                not_measured.append(f"'{m.text}': a value of {matches[0].table}.{matches[0].column}, "
-                                    f"a table the SQL does not read")
+                _unread_table(ctx, sql, m, matches, findings, measured, not_measured)
                 continue
             columns = frozenset(x.column.lower() for x in here)
             g = groups.setdefault(columns, {"mentions": [], "values": set(), "tables": set(), "refs": set()})

@@ -462,6 +462,20 @@ _CONTAINED = {"on", "in", "per", "of", "for", "at", "from", "by", "with", "acros
               "inside", "under"}
 
 
+def _counted_entity(phrase: str, profile) -> tuple[str, TableProfile | None]:
+    """The entity a count phrase begins with, and its table: the longest table name its first
+    words spell ("invoice lines are …" is InvoiceLine, not Invoice), else its first word's."""
+    ws = phrase.split()
+    for n in range(min(3, len(ws)), 1, -1):
+        head = " ".join(ws[:n])
+        hit = (entity_tables(head, profile) or {}).get(words(head).strip())
+        if hit is not None:
+            return head, hit
+    first = ws[0] if ws else ""
+    linked = entity_tables(first, profile) or {}
+    return first, (next(iter(linked.values())) if len(linked) == 1 else None)
+
+
 def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
     out = []
     for phrase in shape.count_phrases:
@@ -469,11 +483,9 @@ def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
             continue
         if len(phrase.split()) > 1 and phrase.split()[1] in _CONTAINED:
             continue
-        first = phrase.split()[0] if phrase.split() else ""
-        linked = entity_tables(first, sql.profile) or {}
-        if len(linked) != 1:
+        first, table = _counted_entity(phrase, sql.profile)
+        if table is None:
             continue
-        table = next(iter(linked.values()))
         if any(_counts_table(sql, s, table, ctx) for s in sql.selects):
             continue  # some COUNT of the SQL does count this entity ("tracks minus albums")
         for s in sql.selects:
