@@ -415,7 +415,46 @@ EQUIVALENT: list[tuple[str, ...]] = [
     ("question_filters", "xǁQuestionFiltersǁ_anchored", r"squash\(singular\(w\)\) in tabs or squash\(None\) in tabs",
      "singular() either leaves a word as it is (then squash(singular(w)) is squash(w), tested first) or takes the "
      "same plural ending off it as off the table name squash(w) spells, whose singular tabs holds"),
+    # date_only_bound and unmatched_literal (4 December)
+    ("date_only_bound", "xǁDateOnlyBoundǁ_rows_on_the_day", r"max_rows=2, from_tree|\), from_tree=True\)$|"
+     r"if \(rows\) or True else 0|if rows else 1$",
+     "a COUNT(*) without GROUP BY returns exactly one row: a cap of 1, 2 or none and the empty case are the same"),
+    ("date_only_bound", "xǁDateOnlyBoundǁ_answer_changes", r"shown is None and shown\.error",
+     "ctx.result is never None, and where the shown SQL failed the fixed one (the same SQL, one bound "
+     "rewritten) fails too, which returns None one line later"),
+    ("date_only_bound", "x__replaced", r"raise ValueError\(",
+     "unreachable (pragma: no cover): a copy of a tree always holds the twin of each of its nodes"),
+    ("date_only_bound", "xǁDateOnlyBoundǁrun", r"^break$", "the bounds of one part are all on the same column: "
+     "where it does not resolve, none of them does, so stopping skips nothing the loop would read", r"resolve\(col\)"),
+    ("date_only_bound", "x__bounds", r"isinstance\(part, exp\.In\) (and isinstance\(part\.this, exp\.Column\) or "
+     r"part\.expressions|or isinstance\(part\.this, exp\.Column\) and part\.expressions)",
+     "an IN on something else than a column gives a bound whose 'column' the Scope does not resolve (skipped); a "
+     "WHERE part with expressions that is no IN (a tuple, VALUES) holds no day literal to read"),
+    ("date_only_bound", "x__where_parts", r'\(j\.kind and ""\)\.upper\(\)',
+     "a join kind is '' or INNER, or CROSS, SEMI or ANTI, which have no ON of their own here: each of those reads "
+     "the same ON conjuncts"),
+    ("unmatched_literal", "x__comparisons", r'isinstance\(node\.this, exp\.Column\) (or not node\.args\.get\("query"\)|'
+     r'and not node\.args\.get\((None|"XXqueryXX"|"QUERY")\))',
+     "an IN over a subquery has no expressions, so nothing is read either way; an IN on something else than a "
+     "column gives a comparison whose column the Scope does not resolve (skipped)"),
+    ("unmatched_literal", "x__textual", r'type_name or "XXXX"',
+     "DATE|TIME finds nothing in '' or in 'XXXX'"),
+    ("unmatched_literal", "xǁUnmatchedLiteralǁrun", r"key = \(ref\.table\.(upper|lower)\(\), ref\.column\.(upper|lower)\(\)",
+     "the key only tells repeats apart: every comparison is keyed the same way, in any case"),
+    ("unmatched_literal", "xǁUnmatchedLiteralǁ_probe", r'source\.set\((None|"XXaliasXX"|"ALIAS"), None\)',
+     "the probe reads one table by bare column names: with its alias kept or not, the same rows"),
+    ("unmatched_literal", "xǁUnmatchedLiteralǁ_probe", r"exp\.Literal\.number\(2\)|\.limit\(2\)|max_rows=2, from_tree|"
+     r"if \(rows\) or True else|if rows else \(1, None\)",
+     "the exact probe asks whether any row exists (any selected constant, any LIMIT ≥ 1); the folded one is a "
+     "COUNT(*) without GROUP BY, exactly one row"),
 ]
+
+for _module in ("date_only_bound", "unmatched_literal"):
+    EQUIVALENT += [
+        (_module, "*", r"from_tree=(None|False)\)|max_rows=1, \)|dialect\), \)$|\(dialect=dialect\), from_tree=True\)",
+         "from_tree only skips re-parsing Vouch's own probe through the gate, which accepts it"),
+        (_module, "xǁ*ǁrun", r'scope = ""$', "'' is as false as None: the Scope is built on first use either way"),
+    ]
 
 for _name, _target in TARGETS.items():
     _target.name = _name

@@ -159,3 +159,112 @@ def test_postgresql_timestamps_date_columns_and_typed_literals(pg, tmp_path):
     # a DATE column holds no time: silent
     got = check("SELECT COUNT(*) FROM booking WHERE on_day <= '2024-12-30'")
     assert not got.fired and got.evidence["bounds"] == [] and got.evidence["not_measured"] == []
+
+
+# -- the boundaries: every word of the report, one row, several bounds, the forms not read --------
+def test_two_bounds_of_one_query_are_both_reported_word_for_word(shop):
+    check = run_check(shop, "date_only_bound",
+                      "SELECT COUNT(*) FROM orders WHERE placed > '2024-12-29' AND placed <= '2024-12-30'")
+    assert check.fired
+    assert check.detail == (
+        "placed > '2024-12-29': placed stores a time with each date and a date-only bound is the start of its day, "
+        "so the rows of 2024-12-29 itself fall after the bound and are kept (4 rows under the query's other "
+        "conditions), and the answer changes; write placed >= '2024-12-30'; "
+        "placed <= '2024-12-30': placed stores a time with each date and a date-only bound is the start of its day, "
+        "so the rows of 2024-12-30 itself fall after the bound and are left out (4 rows under the query's other "
+        "conditions), and the answer changes; write placed < '2024-12-31'")
+    assert check.evidence == {"bounds": [
+        {"sql": "placed > '2024-12-29'", "column": "placed", "day": "2024-12-29", "effect": "keeps", "rows": 4,
+         "fix": "placed >= '2024-12-30'"},
+        {"sql": "placed <= '2024-12-30'", "column": "placed", "day": "2024-12-30", "effect": "leaves out", "rows": 4,
+         "fix": "placed < '2024-12-31'"}], "not_measured": [], "same_answer": []}
+
+
+def test_one_row_on_the_wrong_side_is_one_row(shop):
+    # order 1 (total 10) is the one order of 30 December with that total
+    check = run_check(shop, "date_only_bound", "SELECT COUNT(*) FROM orders WHERE total = 10 AND placed = '2024-12-30'")
+    assert check.fired and [b["rows"] for b in check.evidence["bounds"]] == [1]
+    assert "(1 row under the query's other conditions)" in check.detail
+
+
+def test_a_day_with_no_rows_does_not_stop_the_next_day_of_the_list(shop):
+    check = run_check(shop, "date_only_bound", "SELECT COUNT(*) FROM orders WHERE placed IN ('2024-12-28', '2024-12-30')")
+    assert check.fired and [(b["day"], b["rows"]) for b in check.evidence["bounds"]] == [("2024-12-30", 4)]
+
+
+def test_a_one_day_range_is_read(shop):
+    check = run_check(shop, "date_only_bound",
+                      "SELECT COUNT(*) FROM orders WHERE placed BETWEEN '2024-12-30' AND '2024-12-30'")
+    assert check.fired and check.evidence["bounds"][0]["fix"] == "placed >= '2024-12-30' AND placed < '2024-12-31'"
+
+
+def test_an_explicit_inner_join_on_is_a_filter(shop):
+    check = run_check(shop, "date_only_bound", "SELECT COUNT(*) FROM customer c INNER JOIN orders o "
+                                               "ON o.customer_id = c.id AND o.placed <= '2024-12-30'")
+    assert check.fired and check.evidence["bounds"][0]["sql"] == "o.placed <= '2024-12-30'"
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT COUNT(*) FROM orders WHERE placed <= 20241230",  # a number, not a date literal
+    "SELECT COUNT(*) FROM orders WHERE placed <= '20241230'",  # ISO's basic form is not read
+    "SELECT COUNT(*) FROM orders WHERE placed <= '9999-12-31'",  # no day after it
+    "SELECT COUNT(*) FROM orders WHERE placed IN ('2024-12-30', 'soon')",  # not every member is a day
+    "SELECT COUNT(*) FROM orders WHERE date(placed) IN ('2024-12-30')",  # not a column
+])
+def test_forms_that_are_not_a_date_only_bound_on_a_column(shop, sql):
+    check = run_check(shop, "date_only_bound", sql)
+    assert (check.fired, check.detail, check.evidence) == (
+        False, "no date-only bound that a time of day puts on the wrong side",
+        {"bounds": [], "not_measured": [], "same_answer": []})
+
+
+def test_an_empty_range_is_no_bound_even_where_the_day_has_rows(shop):
+    check = run_check(shop, "date_only_bound",
+                      "SELECT COUNT(*) FROM orders WHERE placed BETWEEN '2024-12-31' AND '2024-12-30'")
+    assert check.evidence == {"bounds": [], "not_measured": [], "same_answer": []}
+
+
+def test_the_same_answer_and_not_measured_reports_exactly(shop):
+    check = run_check(shop, "date_only_bound", "SELECT MAX(total) FROM orders WHERE placed > '2024-12-29'")
+    assert (check.detail, check.evidence) == (
+        "placed > '2024-12-29': rows of the bound's day fall on the wrong side of it, but the answer is the same "
+        "with the whole day", {"bounds": [], "not_measured": [], "same_answer": ["placed > '2024-12-29'"]})
+    check = run_check(shop, "date_only_bound", "SELECT name FROM customer c WHERE EXISTS (SELECT 1 FROM orders o "
+                                               "WHERE o.customer_id = c.id AND o.placed = '2024-12-30' "
+                                               "AND o.placed <= '2024-12-31')")
+    assert (check.detail, check.evidence) == (
+        "not measured: o.placed = '2024-12-30'; o.placed <= '2024-12-31' (the probe could not run, or the answer is "
+        "cut at the row cap)",
+        {"bounds": [], "not_measured": ["o.placed = '2024-12-30'", "o.placed <= '2024-12-31'"], "same_answer": []})
+
+
+def test_sql_that_did_not_pass_the_gate_is_not_measured(shop):
+    check = run_check(shop, "date_only_bound", "DELETE FROM orders WHERE placed <= '2024-12-30'")
+    assert (check.fired, check.detail) == (False, "not measured: the SQL could not be parsed")
+
+
+def test_mariadb_writes_the_bound_in_its_own_dialect(mariadb, tmp_path):
+    url, cur, name = mariadb
+    cur.execute(f"CREATE TABLE {name}.booking (id INT PRIMARY KEY, `booked on` DATETIME)")
+    cur.execute(f"INSERT INTO {name}.booking VALUES (1, '2024-12-30 10:00'), (2, '2024-12-31 09:00')")
+    answer = vouchsql.check(url, "How many bookings?", ["SELECT COUNT(*) FROM booking WHERE `booked on` <= '2024-12-30'"],
+                            cache_dir=str(tmp_path))
+    got = {c.name: c for c in answer.checks}["date_only_bound"]
+    assert got.fired and got.evidence["bounds"] == [
+        {"sql": "`booked on` <= '2024-12-30'", "column": "`booked on`", "day": "2024-12-30", "effect": "leaves out",
+         "rows": 1, "fix": "`booked on` < '2024-12-31'"}]
+
+
+def test_several_same_answers_are_listed(shop):
+    sql = ("SELECT (SELECT COUNT(*) FROM orders WHERE placed > '2024-12-29') > 0 "
+           "AND (SELECT COUNT(*) FROM orders WHERE placed <= '2024-12-30') > 0")
+    check = run_check(shop, "date_only_bound", sql)
+    assert check.detail == ("placed > '2024-12-29'; placed <= '2024-12-30': rows of the bound's day fall on the wrong "
+                            "side of it, but the answer is the same with the whole day")
+
+
+def test_an_answer_cut_at_the_row_cap_is_not_compared(shop):
+    # both answers are cut at 2 rows: whether they differ beyond the cut is not known
+    check = run_check(shop, "date_only_bound", "SELECT id FROM orders WHERE placed <= '2024-12-30' ORDER BY id",
+                      max_rows=2)
+    assert (check.fired, check.evidence["not_measured"]) == (False, ["placed <= '2024-12-30'"])

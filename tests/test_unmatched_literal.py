@@ -102,3 +102,89 @@ def test_mariadb_collation_ignores_case_and_padding(mariadb, tmp_path):
     for sql in ("SELECT COUNT(*) FROM region WHERE name = 'North'", "SELECT COUNT(*) FROM region WHERE code = 'n'"):
         got = check(sql)
         assert not got.fired and got.evidence["literals"] == [], got.detail
+
+
+# -- the boundaries: every word of the report, several strings, the forms skipped -----------------
+def test_two_strings_are_reported_word_for_word(shop):
+    check = run_check(shop, "unmatched_literal", "SELECT COUNT(*) FROM store s JOIN region r ON r.id = s.region_id "
+                                                 "WHERE r.code = 'n' AND s.city = 'lima'")
+    assert check.detail == (
+        "r.code = 'n': no row of region.code holds 'n' as written, so the filter keeps none of the rows it names; "
+        "1 row holds it once case and surrounding spaces are set aside (stored as 'N'): write the value as stored, "
+        "or compare LOWER(TRIM(…)) on both sides; "
+        "s.city = 'lima': no row of store.city holds 'lima' as written, so the filter keeps none of the rows it "
+        "names; 3 rows hold it once case and surrounding spaces are set aside (stored as 'Lima'): write the value "
+        "as stored, or compare LOWER(TRIM(…)) on both sides")
+    assert check.evidence == {"literals": [
+        {"sql": "r.code = 'n'", "column": "region.code", "literal": "n", "stored": "N", "rows": 1},
+        {"sql": "s.city = 'lima'", "column": "store.city", "literal": "lima", "stored": "Lima", "rows": 3}],
+        "not_measured": []}
+
+
+@pytest.mark.parametrize("sql, found", [
+    ("SELECT COUNT(*) FROM store WHERE city IN ('  ', 'lima')", ["lima"]),  # a blank string does not stop the list
+    # a CTE's column first, then a base table's
+    ("WITH s AS (SELECT city FROM store) SELECT COUNT(*) FROM s JOIN store t ON t.city = s.city "
+     "WHERE s.city = 'oslo' AND t.city = 'lima'", ["lima"]),
+    # the same column and string twice (read once), then another
+    ("SELECT COUNT(*) FROM store WHERE city = 'rome' OR city = 'rome' OR ((((city = 'lima'))))", ["lima", "rome"]),
+    # a number column first: skipped, not the end of the search
+    ("SELECT COUNT(*) FROM store WHERE size = '99' AND city = 'lima'", ["lima"]),
+    # a derived table's condition is met first; the outer SELECT's own is still read
+    ("SELECT COUNT(*) FROM (SELECT * FROM region WHERE code = 'N') r JOIN store s ON s.region_id = r.id "
+     "WHERE ((((s.city = 'lima'))))", ["lima"]),
+])
+def test_the_search_goes_on_past_what_it_skips(shop, sql, found):
+    check = run_check(shop, "unmatched_literal", sql)
+    assert check.fired and sorted(x["literal"] for x in check.evidence["literals"]) == found
+
+
+def test_the_silent_report_word_for_word(shop):
+    check = run_check(shop, "unmatched_literal", "SELECT COUNT(*) FROM store WHERE city = 'Oslo'")
+    assert (check.fired, check.detail, check.evidence) == (
+        False, "every string compared for equality is held by some row as written, or by none even set apart from "
+               "case and spaces", {"literals": [], "not_measured": []})
+
+
+def test_sql_that_did_not_pass_the_gate_is_not_measured(shop):
+    check = run_check(shop, "unmatched_literal", "DELETE FROM store WHERE city = 'oslo'")
+    assert (check.fired, check.detail) == (False, "not measured: the SQL could not be parsed")
+
+
+def test_postgresql_refuses_a_probe_and_skips_number_and_date_columns(pg, tmp_path):
+    url, raw, schema = pg
+    raw.execute(f"CREATE TABLE {schema}.tagged (id INTEGER PRIMARY KEY, tags TEXT[], seen DATE)")
+    raw.execute(f"INSERT INTO {schema}.tagged VALUES (1, ARRAY['a'], DATE '2024-01-01')")
+
+    def check(sql):
+        answer = vouchsql.check(url, "How many?", [sql], cache_dir=str(tmp_path))
+        return {c.name: c for c in answer.checks}["unmatched_literal"]
+
+    got = check("SELECT COUNT(*) FROM tagged WHERE tags = '{b}' OR tags = '{c}'")  # no LOWER(TRIM()) of an array
+    assert (got.fired, got.detail, got.evidence) == (
+        False, "not measured: tags = '{b}'; tags = '{c}' (the engine refused the probe)",
+        {"literals": [], "not_measured": ["tags = '{b}'", "tags = '{c}'"]})
+    # a mixed-case column is quoted as PostgreSQL needs it
+    raw.execute(f'CREATE TABLE {schema}.coded (id INTEGER PRIMARY KEY, "Code" TEXT)')
+    raw.execute(f"INSERT INTO {schema}.coded VALUES (1, 'N')")
+    got = check('SELECT COUNT(*) FROM coded WHERE "Code" = \'n\'')
+    assert got.fired and [(x["column"], x["stored"]) for x in got.evidence["literals"]] == [("coded.Code", "N")]
+    for sql in ("SELECT COUNT(*) FROM tagged WHERE id = '999'", "SELECT COUNT(*) FROM tagged WHERE seen = '1999-01-01'"):
+        got = check(sql)
+        assert not got.fired and got.evidence == {"literals": [], "not_measured": []}, got.detail
+
+
+def test_mariadb_writes_the_column_in_its_own_dialect(mariadb, tmp_path):
+    url, cur, name = mariadb
+    cur.execute(f"CREATE TABLE {name}.place (id INT PRIMARY KEY, `city name` VARCHAR(20) COLLATE utf8mb4_bin)")
+    cur.execute(f"INSERT INTO {name}.place VALUES (1, 'Oslo'), (2, 'Rome')")
+    answer = vouchsql.check(url, "How many?", ["SELECT COUNT(*) FROM place WHERE `city name` = 'oslo'"],
+                            cache_dir=str(tmp_path))
+    got = {c.name: c for c in answer.checks}["unmatched_literal"]
+    assert got.fired and got.evidence["literals"] == [
+        {"sql": "`city name` = 'oslo'", "column": "place.city name", "literal": "oslo", "stored": "Oslo", "rows": 1}]
+    # held as written: found by a lookup MariaDB reads as a column, not as the string "city name"
+    answer = vouchsql.check(url, "How many?", ["SELECT COUNT(*) FROM place WHERE `city name` = 'Oslo'"],
+                            cache_dir=str(tmp_path))
+    got = {c.name: c for c in answer.checks}["unmatched_literal"]
+    assert not got.fired and got.evidence == {"literals": [], "not_measured": []}

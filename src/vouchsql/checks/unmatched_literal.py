@@ -5,7 +5,8 @@ stored padded (``'English             '``) on SQLite, or ``g.Name = 'rock'`` whe
 ``'Rock'`` on an engine that compares case-sensitively.
 
 Read: ``col = 'x'`` (either way round) and ``col IN ('x', …)`` anywhere in the SQL, on a column
-of a base table of the comparison's own SELECT. Measured per column and string on the whole
+of a base table of the comparison's own SELECT whose declared type is not a number, a date or a
+time (case and spaces mean nothing there). Measured per column and string on the whole
 table: one COUNT of the rows equal to it as written; only where that is 0, one of the rows
 equal to it under ``LOWER(TRIM(…))`` on both sides, with one such value to show. An engine that
 already ignores trailing spaces (PostgreSQL's ``char(n)``, MariaDB's PAD SPACE collations) or
@@ -15,8 +16,11 @@ a probe the engine refuses (a column that is not text) is "not measured".
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
+from ..db.profile import _is_numeric
 from ..errors import VouchError
 from ..sql.edit import count_star
 from ..sql.scope import Scope
@@ -45,6 +49,14 @@ def _comparisons(select: exp.Select) -> list[tuple[exp.Column, str, exp.Expressi
     return out
 
 
+_TEMPORAL = re.compile(r"DATE|TIME", re.I)
+
+
+def _textual(type_name: str) -> bool:
+    """Whether a column of this declared type can hold text whose case or padding differs."""
+    return not (_is_numeric(type_name) or _TEMPORAL.search(type_name or ""))
+
+
 def _folded(node: exp.Expression) -> exp.Expression:
     return exp.Lower(this=exp.Trim(this=node))
 
@@ -69,14 +81,15 @@ class UnmatchedLiteral:
                     continue
                 scope = scope or Scope(select, ctx.profile)
                 ref = scope.resolve(col)
-                if ref is None:
+                profile = scope.column_profile(ref) if ref is not None else None
+                if profile is None or not _textual(profile.type):
                     continue
                 key = (ref.table.lower(), ref.column.lower(), text)
                 if key in seen:
                     continue
                 seen.add(key)
                 written = f"{col.sql(dialect=dialect)} = '{text}'"
-                got = self._probe(ctx, scope, ref, col, text)
+                got = self._probe(ctx, scope, ref, text)
                 if got is None:
                     not_measured.append(written)
                 elif got:
@@ -97,7 +110,7 @@ class UnmatchedLiteral:
                                    "or by none even set apart from case and spaces", literals=[], not_measured=[])
 
     @staticmethod
-    def _probe(ctx: CheckContext, scope: Scope, ref, col: exp.Column, text: str) -> tuple[int, str] | bool | None:
+    def _probe(ctx: CheckContext, scope: Scope, ref, text: str) -> tuple[int, str] | bool | None:
         """False when some row holds ``text`` as written, or none does even folded; (rows, a
         stored value) when only folded ones do; None when the engine refuses the probe."""
         dialect = ctx.db.dialect
