@@ -415,6 +415,26 @@ EQUIVALENT: list[tuple[str, ...]] = [
     ("question_filters", "xǁQuestionFiltersǁ_anchored", r"squash\(singular\(w\)\) in tabs or squash\(None\) in tabs",
      "singular() either leaves a word as it is (then squash(singular(w)) is squash(w), tested first) or takes the "
      "same plural ending off it as off the table name squash(w) spells, whose singular tabs holds"),
+    # question_filters' values of an unread table (4 December)
+    ("question_filters", "x__with_link_filter", r"from_tree=(None|False)\)$|\+ 1, \)$|dialect\), from_tree=True\)$|"
+     r"max_rows=len\(result\.rows\) \+ 2,|copy=None\)$",
+     "from_tree only skips re-parsing Vouch's own probe; a probe with more rows than the result differs from it "
+     "whether cut at len + 1, len + 2 or not at all; None is as false as False for where()'s copy"),
+    ("question_filters", "x__with_link_filter", r"^added = 1$|^added \+= 2$|^added -= 1$",
+     "the table holding the key is read by the SQL (that is how the link was found), so at least one SELECT is "
+     "filtered and the count is never 0: 1, 2 and -1 are as true as the count"),
+    ("question_filters", "x__with_link_filter", r'ref = (None|t\.args\["alias"\]\.this if \(t\.alias\) (and False|or True) else t\.this)$',
+     "qualify gives every table an alias (its own name where the SQL wrote none), and the key column is unique to "
+     "its table among the ones read with it in the tests' and the shipped databases, so a bare or alias-qualified "
+     "name reads the same column"),
+    ("question_filters", "x__with_link_filter", r"column_ref\(None, col, dialect\)\.isin",
+     "see above: the key column read bare is the same column"),
+    ("question_filters", "x__unread_table", r"key=None\)$|\{x\.table for x in strong\}, \)$",
+     "the order of the tables is read only when there is exactly one"),
+    ("question_filters", "x__link_to", r"\(target is not None\) or True|mine\.table\.(upper|lower)\(\) != "
+     r"target\.qualified\.(upper|lower)\(\)",
+     "the value's table is one of the profile's (the value index holds only those), so the key map finds it; a "
+     "link's own side is a table the SQL reads, which the value's table is not"),
     # date_only_bound and unmatched_literal (4 December)
     ("date_only_bound", "xǁDateOnlyBoundǁ_rows_on_the_day", r"max_rows=2, from_tree|\), from_tree=True\)$|"
      r"if \(rows\) or True else 0|if rows else 1$",

@@ -905,3 +905,51 @@ def test_question_filters_a_probe_that_fails_is_not_evidence_the_filter_changes_
     answer = vouchsql.check(shop, question, [sql], cache_dir=cache_dir, profile_timeout=1e-9)
     check = {c.name: c for c in answer.checks}["question_filters"]
     assert outcome(check) == value_missing("Sales Support Agent", "employee.Title")
+
+
+# -- a value only a table the SQL does not read holds: the filter through the key -----------------
+BRAZIL_ORDERS = "Show the orders of customers from Brazil."
+THROUGH_ORDERS = ("the question names 'Brazil' (customer.Country) but the SQL reads no customer and does not "
+                  "filter orders.CustomerId on it; with that filter the answer changes")
+
+
+@pytest.mark.parametrize("sql", [
+    # another table first in the FROM: the one holding the key is still found and filtered
+    "SELECT o.OrderId FROM employee e JOIN orders o ON o.OrderId = e.EmployeeId",
+    # the table named with its schema
+    "SELECT OrderId FROM main.orders",
+    # a condition on the key with no constant is no filter on it
+    "SELECT OrderId FROM orders WHERE CustomerId IS NOT NULL",
+])
+def test_question_filters_through_the_key_of_an_unread_table(shop, cache_dir, sql):
+    assert outcome(qf(shop, cache_dir, BRAZIL_ORDERS, sql)) == finding(
+        "value", "'Brazil'", "a filter on customer.Country", None, THROUGH_ORDERS)
+
+
+def test_question_filters_a_singular_match_in_an_unread_table_counts(shop, cache_dir):
+    check = qf(shop, cache_dir, "Show the customers of the Sales Managers.", "SELECT Name FROM customer")
+    assert check.fired and check.evidence["findings"][0]["words"] == "'Sales Managers'"
+
+
+def test_question_filters_a_cut_answer_is_not_tried_through_the_key(shop, cache_dir):
+    answer = vouchsql.check(shop, BRAZIL_ORDERS, ["SELECT OrderId FROM orders ORDER BY OrderId"], cache_dir=cache_dir,
+                            max_rows=5)
+    check = {c.name: c for c in answer.checks}["question_filters"]
+    assert outcome(check) == unmeasured("'Brazil': a value of customer.Country, a table the SQL does not read "
+                                        "(the filter through its key could not be tried)")
+
+
+def test_question_filters_through_the_key_quotes_camel_case_names_on_postgres(pg, tmp_path):
+    url, raw, schema = pg
+    raw.execute(f'CREATE TABLE {schema}."Staff" ("StaffId" INTEGER PRIMARY KEY, "Name" TEXT, "Title" TEXT)')
+    raw.execute(f'CREATE TABLE {schema}."Client" ("ClientId" INTEGER PRIMARY KEY, '
+                f'"RepId" INTEGER REFERENCES {schema}."Staff"("StaffId"))')
+    raw.execute(f"""INSERT INTO {schema}."Staff" VALUES (1, 'Ann', 'General Manager'), (2, 'Bob', 'Sales Agent'),
+                    (3, 'Cy', 'Sales Agent')""")
+    raw.execute(f'INSERT INTO {schema}."Client" SELECT i, 1 + i % 3 FROM generate_series(1, 10) i')
+    answer = vouchsql.check(url, "Which clients does the General Manager look after?", ['SELECT "ClientId" FROM "Client"'],
+                            cache_dir=str(tmp_path / "cache"))
+    check = {c.name: c for c in answer.checks}["question_filters"]
+    problem = ("the question names 'General Manager' (Staff.Title) but the SQL reads no Staff and does not filter "
+               "Client.RepId on it; with that filter the answer changes")
+    assert outcome(check) == finding("value", "'General Manager'", "a filter on Staff.Title", None, problem)
