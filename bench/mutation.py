@@ -395,40 +395,32 @@ EQUIVALENT: list[tuple[str, ...]] = [
     ("question_shape", "x__find_holders", r"len\(tw\) <= len\(ent\)",
      "a table's words as long as the entity's that contain them are the entity's words, which the if above took"),
     # question_filters (its own block)
-    ("question_filters", "x__filter_changes_nothing", r"^added = 1$|^added \+= 2$|^added -= 1$",
-     "every value's table is one the SQL reads, so a Table of some SELECT of the qualified tree, named as the "
-     "value index names it (its bare name, as Table.name): at least one WHERE is added, and any count but 0 "
-     "is as true as 1"),
-    ("question_filters", "x__filter_changes_nothing", r"^return True$",
-     "unreachable for the same reason: at least one WHERE is added", r"if not added:\n-\s+return False"),
-    ("question_filters", "x__filter_changes_nothing", r'if \(t\.alias\) or True else t\.this',
+    ("question_filters", "x__rows_with", r"^added = 1$|^added \+= 2$|^added -= 1$",
+     "both callers give a condition for a table the SQL reads (a value's table, or the table holding the key the "
+     "link was found through), so a Table of some SELECT of the qualified tree: at least one WHERE is added, and "
+     "any count but 0 is as true as 1"),
+    ("question_filters", "x__rows_with", r'if \(t\.alias\) (and False|or True) else t\.this',
      "qualify gives every table an alias (its own name where the SQL wrote none), and the probe is built only "
      "from a qualified tree"),
-    ("question_filters", "x__filter_changes_nothing", r"copy=None\)$",
+    ("question_filters", "x__rows_with", r"^break$",
+     "find_all walks breadth first: a SELECT's own tables sit two levels below it (FROM or JOIN, then the table), "
+     "a subquery's at least three, so after the first table that is not its own none of its own follows",
+     r"parent_select is not select:\n-\s+continue"),
+    ("question_filters", "x__rows_with", r"copy=None\)$",
      "None is as false as False: where() edits the SELECT in place either way"),
-    ("question_filters", "x__filter_changes_nothing", r"from_tree=(None|False)\)$|\+ 1, \)$",
-     "from_tree only skips re-parsing Vouch's own probe through the gate, which accepts it"),
-    ("question_filters", "x__filter_changes_nothing",
-     r"probe\.sql\(dialect=ctx\.db\.dialect\), from_tree=True\)|max_rows=len\(result\.rows\) \+ 2,",
-     "the probe's rows are compared with the result's: a probe with more rows than the result differs from it "
-     "whether it is cut at len + 1, at len + 2 or not at all, and one with as many or fewer is never cut"),
+    ("question_filters", "x__rows_with", r"from_tree=(None|False)\)$|\+ 1, \)$|dialect\), from_tree=True\)$|"
+     r"max_rows=len\(result\.rows\) \+ 2,",
+     "from_tree only skips re-parsing Vouch's own probe through the gate, which accepts it; the probe's rows are "
+     "compared with the result's: a probe with more rows than the result differs from it whether it is cut at "
+     "len + 1, at len + 2 or not at all, and one with as many or fewer is never cut"),
     ("question_filters", "xǁQuestionFiltersǁ_anchored", r"squash\(singular\(w\)\) in tabs or squash\(None\) in tabs",
      "singular() either leaves a word as it is (then squash(singular(w)) is squash(w), tested first) or takes the "
      "same plural ending off it as off the table name squash(w) spells, whose singular tabs holds"),
     # question_filters' values of an unread table (4 December)
-    ("question_filters", "x__with_link_filter", r"from_tree=(None|False)\)$|\+ 1, \)$|dialect\), from_tree=True\)$|"
-     r"max_rows=len\(result\.rows\) \+ 2,|copy=None\)$",
-     "from_tree only skips re-parsing Vouch's own probe; a probe with more rows than the result differs from it "
-     "whether cut at len + 1, len + 2 or not at all; None is as false as False for where()'s copy"),
-    ("question_filters", "x__with_link_filter", r"^added = 1$|^added \+= 2$|^added -= 1$",
-     "the table holding the key is read by the SQL (that is how the link was found), so at least one SELECT is "
-     "filtered and the count is never 0: 1, 2 and -1 are as true as the count"),
-    ("question_filters", "x__with_link_filter", r'ref = (None|t\.args\["alias"\]\.this if \(t\.alias\) (and False|or True) else t\.this)$',
+    ("question_filters", "x__with_link_filter", r"column_ref\(None, col, dialect\)\.isin",
      "qualify gives every table an alias (its own name where the SQL wrote none), and the key column is unique to "
      "its table among the ones read with it in the tests' and the shipped databases, so a bare or alias-qualified "
      "name reads the same column"),
-    ("question_filters", "x__with_link_filter", r"column_ref\(None, col, dialect\)\.isin",
-     "see above: the key column read bare is the same column"),
     ("question_filters", "x__unread_table", r"key=None\)$|\{x\.table for x in strong\}, \)$",
      "the order of the tables is read only when there is exactly one"),
     ("question_filters", "x__link_to", r"\(target is not None\) or True|mine\.table\.(upper|lower)\(\) != "

@@ -125,38 +125,57 @@ class _Sql:
         return None
 
 
+def _rows_with(ctx, condition) -> list | None:
+    """The shown query's rows with ``condition(table, ref)`` added to the WHERE of every SELECT
+    that itself reads ``table`` (the profile's key, lower case; ``ref`` its alias as written,
+    quotes included) where it gives a condition; at most one row more than the result's. None
+    when that cannot be tried: no result or a cut one, a query qualify could not read, no SELECT
+    given a condition, a probe error."""
+    result, insp = ctx.result, ctx.inspection
+    if result.error is not None or result.truncated or insp is None or not insp.qualified_ok:
+        return None
+    probe = insp.qualified.copy()
+    added = 0
+    for select in list(probe.find_all(exp.Select)):
+        for t in select.find_all(exp.Table):
+            if t.parent_select is not select:
+                continue
+            cond = condition(table_key(t, ctx.profile.default_schema).lower(), t.args["alias"].this if t.alias else t.this)
+            if cond is not None:
+                select.where(cond, copy=False)
+                added += 1
+    if not added:
+        return None
+    try:
+        return ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=len(result.rows) + 1, from_tree=True)
+    except VouchError:
+        return None
+
+
+def _same_rows(a: list, b: list) -> bool:
+    key = lambda rs: sorted(repr(tuple(r)) for r in rs)  # noqa: E731
+    return key(a) == key(b)
+
+
 def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
     """Adding the filter the question names (``Title = 'Sales Support Agent'`` on every SELECT
     that reads its table) leaves the result as it is: the rows the SQL reads all hold the value
     already (every support rep is a Sales Support Agent), so its absence is not evidence.
     False when it cannot be tried (no result, a truncated one, an empty one, a probe error)."""
-    result = ctx.result
-    insp = ctx.inspection
-    if result.error is not None or result.truncated or not result.rows or insp is None or not insp.qualified_ok:
+    if not ctx.result.rows:
         return False
-    probe = insp.qualified.copy()
-    added = 0
     by_table: dict[str, dict[str, set[str]]] = {}
     for table, column, value in raw:
         by_table.setdefault(table.lower(), {}).setdefault(column, set()).add(value)
-    for select in list(probe.find_all(exp.Select)):
-        for t in select.find_all(exp.Table):
-            key = table_key(t, ctx.profile.default_schema).lower()  # the profile's key, as the values are
-            if t.parent_select is not select or key not in by_table:
-                continue
-            ref = t.args["alias"].this if t.alias else t.this  # as written, quotes included
-            conds = [column_ref(ref, col, ctx.db.dialect).isin(*[exp.Literal.string(v) for v in sorted(vals)])
-                     for col, vals in sorted(by_table[key].items())]
-            select.where(exp.or_(*conds), copy=False)
-            added += 1
-    if not added:
-        return False
-    try:
-        rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=len(result.rows) + 1, from_tree=True)
-    except VouchError:
-        return False
-    key = lambda rs: sorted(repr(tuple(r)) for r in rs)  # noqa: E731
-    return key(rows) == key(result.rows)
+
+    def condition(table: str, ref: exp.Identifier) -> exp.Expression | None:
+        if table not in by_table:
+            return None
+        return exp.or_(*[column_ref(ref, col, ctx.db.dialect).isin(*[exp.Literal.string(v) for v in sorted(vals)])
+                         for col, vals in sorted(by_table[table].items())])
+
+    rows = _rows_with(ctx, condition)
+    return rows is not None and _same_rows(rows, ctx.result.rows)
 
 
 def _link_to(ctx, sql: "_Sql", table: str) -> tuple[str, str, str] | None:
@@ -179,32 +198,15 @@ def _with_link_filter(ctx, link: tuple[str, str, str], table: str, column: str, 
     """Whether the answer changes once every SELECT that reads the linked table keeps only the
     rows whose key is one of ``table``'s rows holding ``values`` (``t.GenreId IN (SELECT GenreId
     FROM Genre WHERE Name IN ('Rock'))``); None where that cannot be told."""
-    result, insp = ctx.result, ctx.inspection
-    if result.error is not None or result.truncated or insp is None or not insp.qualified_ok:
-        return None
     read, col, key = link
     target = ctx.profile.table(table)
     dialect = ctx.db.dialect
     inner = (exp.select(column_ref(None, key, dialect))
              .from_(exp.to_table(ctx.db.table_sql(target.name, target.schema_name), dialect=dialect))
              .where(column_ref(None, column, dialect).isin(*[exp.Literal.string(v) for v in values])))
-    probe = insp.qualified.copy()
-    added = 0
-    for select in list(probe.find_all(exp.Select)):
-        for t in select.find_all(exp.Table):
-            if t.parent_select is not select or table_key(t, ctx.profile.default_schema).lower() != read.lower():
-                continue
-            ref = t.args["alias"].this if t.alias else t.this
-            select.where(column_ref(ref, col, dialect).isin(query=inner.copy()), copy=False)
-            added += 1
-    if not added:
-        return None
-    try:
-        rows = ctx.db.query(probe.sql(dialect=dialect), max_rows=len(result.rows) + 1, from_tree=True)
-    except VouchError:
-        return None
-    key_of = lambda rs: sorted(repr(tuple(r)) for r in rs)  # noqa: E731
-    return key_of(rows) != key_of(result.rows)
+    rows = _rows_with(ctx, lambda t, ref: column_ref(ref, col, dialect).isin(query=inner.copy())
+                      if t == read.lower() else None)
+    return None if rows is None else not _same_rows(rows, ctx.result.rows)
 
 
 def _unread_table(ctx, sql: "_Sql", m, matches, findings, measured, not_measured) -> None:
