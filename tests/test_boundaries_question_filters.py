@@ -791,14 +791,21 @@ def test_question_filters_a_truncated_result_is_never_tried(shop, cache_dir):
     assert outcome(check) == value_missing("Brazil", "customer.Country")
 
 
-def test_question_filters_probe_quotes_camel_case_names_on_postgres(pg, tmp_path):
+def _staff_and_clients(pg, rep_of: str) -> str:
+    """Camel-case tables on PostgreSQL: three staff (a General Manager, two Sales Agents) and ten
+    clients whose "RepId" is ``rep_of`` (SQL of the series' ``i``); the URL."""
     url, raw, schema = pg
     raw.execute(f'CREATE TABLE {schema}."Staff" ("StaffId" INTEGER PRIMARY KEY, "Name" TEXT, "Title" TEXT)')
     raw.execute(f'CREATE TABLE {schema}."Client" ("ClientId" INTEGER PRIMARY KEY, '
                 f'"RepId" INTEGER REFERENCES {schema}."Staff"("StaffId"))')
     raw.execute(f"""INSERT INTO {schema}."Staff" VALUES (1, 'Ann', 'General Manager'), (2, 'Bob', 'Sales Agent'),
                     (3, 'Cy', 'Sales Agent')""")
-    raw.execute(f'INSERT INTO {schema}."Client" SELECT i, 2 + i % 2 FROM generate_series(1, 10) i')
+    raw.execute(f'INSERT INTO {schema}."Client" SELECT i, {rep_of} FROM generate_series(1, 10) i')
+    return url
+
+
+def test_question_filters_probe_quotes_camel_case_names_on_postgres(pg, tmp_path):
+    url = _staff_and_clients(pg, "2 + i % 2")  # every client's rep is a Sales Agent
     answer = vouchsql.check(url, "Which Sales Agent looks after the clients?",
                             ['SELECT s."Name" FROM "Client" c JOIN "Staff" s ON c."RepId" = s."StaffId"'],
                             cache_dir=str(tmp_path / "cache"))
@@ -940,13 +947,7 @@ def test_question_filters_a_cut_answer_is_not_tried_through_the_key(shop, cache_
 
 
 def test_question_filters_through_the_key_quotes_camel_case_names_on_postgres(pg, tmp_path):
-    url, raw, schema = pg
-    raw.execute(f'CREATE TABLE {schema}."Staff" ("StaffId" INTEGER PRIMARY KEY, "Name" TEXT, "Title" TEXT)')
-    raw.execute(f'CREATE TABLE {schema}."Client" ("ClientId" INTEGER PRIMARY KEY, '
-                f'"RepId" INTEGER REFERENCES {schema}."Staff"("StaffId"))')
-    raw.execute(f"""INSERT INTO {schema}."Staff" VALUES (1, 'Ann', 'General Manager'), (2, 'Bob', 'Sales Agent'),
-                    (3, 'Cy', 'Sales Agent')""")
-    raw.execute(f'INSERT INTO {schema}."Client" SELECT i, 1 + i % 3 FROM generate_series(1, 10) i')
+    url = _staff_and_clients(pg, "1 + i % 3")  # a third of the clients are the General Manager's
     answer = vouchsql.check(url, "Which clients does the General Manager look after?", ['SELECT "ClientId" FROM "Client"'],
                             cache_dir=str(tmp_path / "cache"))
     check = {c.name: c for c in answer.checks}["question_filters"]

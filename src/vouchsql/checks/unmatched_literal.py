@@ -33,8 +33,8 @@ def _string(node: exp.Expression | None) -> str | None:
     return node.this if isinstance(node, exp.Literal) and node.is_string else None
 
 
-def _comparisons(select: exp.Select) -> list[tuple[exp.Column, str, exp.Expression]]:
-    """(column, string, the comparison) for each equality of a column with a string that
+def _comparisons(select: exp.Select) -> list[tuple[exp.Column, str]]:
+    """(column, string) for each equality of a column with a string that
     belongs to ``select`` itself (not to a subquery of it)."""
     out = []
     for node in select.find_all(exp.EQ, exp.In):
@@ -43,9 +43,9 @@ def _comparisons(select: exp.Select) -> list[tuple[exp.Column, str, exp.Expressi
         if isinstance(node, exp.EQ):
             for col, lit in ((node.this, node.expression), (node.expression, node.this)):
                 if isinstance(col, exp.Column) and _string(lit) is not None:
-                    out.append((col, _string(lit), node))
+                    out.append((col, _string(lit)))
         elif isinstance(node.this, exp.Column) and not node.args.get("query"):
-            out.extend((node.this, _string(v), node) for v in node.expressions if _string(v) is not None)
+            out.extend((node.this, _string(v)) for v in node.expressions if _string(v) is not None)
     return out
 
 
@@ -76,7 +76,7 @@ class UnmatchedLiteral:
         seen: set[tuple[str, str, str]] = set()
         for select in selects(ctx.tree):
             scope = None
-            for col, text, node in _comparisons(select):
+            for col, text in _comparisons(select):
                 if not text.strip():
                     continue
                 scope = scope or Scope(select, ctx.profile)
