@@ -28,7 +28,7 @@ from ..words import singular
 from .base import Database, TableInfo
 from .shared import is_shared, keyed_on
 
-PROFILE_FORMAT = 2
+PROFILE_FORMAT = 3  # 3: join overlap counted by the join comparison (affinity-faithful)
 TOP_VALUES = 5
 SAMPLE_ROWS_SHOWN = 3
 STAND_IN_SHARE = 0.005  # IES §3.2: a code must cover at least 0.5% of the column
@@ -433,17 +433,26 @@ def key_overlap(db: Database, tables: "Profile | dict[str, TableProfile]", lt: s
             src = f"{db.sample_source(tp.name, db.config.sample_rows, tp.row_count, **where)} AS s"
         else:
             src = db.table_sql(tp.name, tp.schema_name)
-        sides.append(f"SELECT DISTINCT {q(col.name)} FROM {src} WHERE {q(col.name)} IS NOT NULL")
+        sides.append(f"SELECT DISTINCT {q(col.name)} AS {q('k')} FROM {src} WHERE {q(col.name)} IS NOT NULL")
+    # The shared keys are counted by the join's own comparison (a = b), not by INTERSECT:
+    # the engine compares under its rules (SQLite's type affinity matches TEXT '1' to INTEGER 1,
+    # a derived table keeps its column's affinity; padding and collation likewise), and a key
+    # the join matches is a shared key whatever its spelling. Each side counts its own values
+    # that find a partner, so ρ keeps IES eq. 2's two directions.
+    a, b = sides
+    matched = "SELECT COUNT(*) FROM ({}) AS x WHERE EXISTS (SELECT 1 FROM ({}) AS y WHERE x.{k} = y.{k})"
+    k = q("k")
     try:
-        ka, kb, both = db.query(
-            f"SELECT (SELECT COUNT(*) FROM ({sides[0]}) AS a), (SELECT COUNT(*) FROM ({sides[1]}) AS b), "
-            f"(SELECT COUNT(*) FROM ({sides[0]} INTERSECT {sides[1]}) AS ab)")[0]
+        ka, kb, in_a, in_b = db.query(
+            f"SELECT (SELECT COUNT(*) FROM ({a}) AS a), (SELECT COUNT(*) FROM ({b}) AS b), "
+            f"({matched.format(a, b, k=k)}), ({matched.format(b, a, k=k)})")[0]
     except VouchError:
         return None
-    ka, kb, both = int(ka), int(kb), int(both)
+    ka, kb, in_a, in_b = int(ka), int(kb), int(in_a), int(in_b)
+    both = max(in_a, in_b)
     # With no keys on one side the overlap is undefined (the join returns nothing, which the
     # empty-result signal reports), not evidence of a wrong key.
-    rho = max(both / ka, both / kb) if ka and kb else None
+    rho = max(in_a / ka, in_b / kb) if ka and kb else None
     (lt, lc), (rt, rc) = names
     return JoinPair(left_table=lt, left_column=lc, right_table=rt, right_column=rc, source=source,
                     left_distinct=ka, right_distinct=kb, overlap=both, rho=None if rho is None else round(rho, 6),
