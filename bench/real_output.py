@@ -71,10 +71,12 @@ def db_file(datasets: Path, db: str) -> Path:
 
 def alarm_keys(check: dict) -> list[str]:
     """The names a fired check is counted under: its own name, and ``name:kind`` for each
-    kind of finding it reports (question_filters' ``kind``, question_shape's ``part``)."""
+    kind of finding it reports (question_filters' ``kind``, question_shape's ``part``,
+    unmatched_literal's ``finding``)."""
     keys = [check["name"]]
-    for f in check.get("evidence", {}).get("findings") or []:
-        sub = f.get("kind") or f.get("part")
+    evidence = check.get("evidence", {})
+    for f in (evidence.get("findings") or []) + (evidence.get("literals") or []):
+        sub = f.get("kind") or f.get("part") or f.get("finding")
         if sub:
             keys.append(f"{check['name']}:{sub}")
     return list(dict.fromkeys(keys))

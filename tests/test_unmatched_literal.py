@@ -1,6 +1,6 @@
-"""unmatched_literal: a string compared for equality that no row stores as written, though some
-row does once case and surrounding spaces are set aside. Real SQLite files, PostgreSQL and
-MariaDB schemas; the evidence exactly."""
+"""unmatched_literal: a string compared with a column that no row stores as written (by the
+engine's own comparison), where the answer changes with the closest held form or, with nothing
+close, says "none". Real SQLite files, DuckDB, PostgreSQL and MariaDB; the evidence exactly."""
 
 from __future__ import annotations
 
@@ -45,17 +45,21 @@ def test_unmatched_literal_fires(shop, sql, expected):
     assert check.fired, check.detail
     assert literals(check) == expected
     assert check.evidence["not_measured"] == []
-    assert "keeps none of the rows it names" in check.detail
+    assert all(x["finding"] == "near" and x["near"] == "case" for x in check.evidence["literals"])
+    assert "write the value as stored" in check.detail
 
 
 @pytest.mark.parametrize("sql", [
     "SELECT COUNT(*) FROM store s JOIN region r ON r.id = s.region_id WHERE TRIM(r.name) = 'North'",
     "SELECT COUNT(*) FROM store WHERE city = 'Oslo'",  # held as written (beside 'OSLO ')
-    "SELECT COUNT(*) FROM store WHERE city = 'Paris'",  # held by no row even folded: not this check's
+    "SELECT city FROM store WHERE city = 'Paris' OR size = 3",  # nothing close, but an answer that is not "none"
     "SELECT COUNT(*) FROM store WHERE city = '   '",  # only spaces: nothing to compare
     "SELECT COUNT(*) FROM store WHERE size = '3'",  # a number written as text, equal by affinity
-    "SELECT COUNT(*) FROM store WHERE city <> 'oslo'",  # not an equality
-    "SELECT COUNT(*) FROM store WHERE city LIKE 'oslo'",  # LIKE ignores ASCII case on SQLite
+    "SELECT COUNT(*) FROM store WHERE city <> 'Oslo'",  # held as written
+    "SELECT COUNT(*) FROM store WHERE city LIKE 'oslo'",  # LIKE ignores ASCII case on SQLite: held
+    "SELECT COUNT(*) FROM store WHERE city LIKE 'os%'",  # a pattern, not a value
+    # a correct 0 for values the data holds: nothing to find
+    "SELECT COUNT(*) FROM store WHERE city = 'Lima' AND size = 2",
     # the string of a subquery is the subquery's, held as written there
     "SELECT COUNT(*) FROM store WHERE region_id IN (SELECT id FROM region WHERE code = 'N')",
     "WITH s AS (SELECT city FROM store) SELECT COUNT(*) FROM s WHERE city = 'oslo'",  # a CTE's column
@@ -64,6 +68,26 @@ def test_unmatched_literal_is_silent(shop, sql):
     check = run_check(shop, "unmatched_literal", sql)
     assert not check.fired, check.detail
     assert check.evidence["literals"] == [] and check.evidence["not_measured"] == []
+
+
+def test_a_value_with_nothing_close_and_an_answer_of_none_fires_as_absent(shop):
+    check = run_check(shop, "unmatched_literal", "SELECT COUNT(*) FROM store WHERE city = 'Paris'",
+                      question="How many stores are in Paris?")
+    assert check.fired
+    assert check.evidence["literals"] == [
+        {"sql": "city = 'Paris'", "column": "store.city", "literal": "Paris", "finding": "absent",
+         "question": "written", "answer": "1 row: (0)"}]
+    assert check.detail == (
+        "city = 'Paris': no row of store.city holds 'Paris' or anything close to it, and the answer is 1 row: (0): "
+        "the question names a value the data does not hold (its premise is doubtful), so the answer is not evidence "
+        "that there are none")
+
+
+def test_an_unheld_value_that_does_not_change_the_answer_is_listed_not_fired(shop):
+    # 'lima' is 'Lima' apart from case, but no Lima store is bigger than 100 either way
+    check = run_check(shop, "unmatched_literal", "SELECT COUNT(*) FROM store WHERE city = 'lima' AND size > 100")
+    assert not check.fired
+    assert check.evidence == {"literals": [], "not_measured": [], "same_answer": ["city = 'lima'"]}
 
 
 def test_the_gate_is_withheld_when_it_fires(shop):
@@ -107,43 +131,72 @@ def test_mariadb_collation_ignores_case_and_padding(mariadb, tmp_path):
 # -- the boundaries: every word of the report, several strings, the forms skipped -----------------
 def test_two_strings_are_reported_word_for_word(shop):
     check = run_check(shop, "unmatched_literal", "SELECT COUNT(*) FROM store s JOIN region r ON r.id = s.region_id "
-                                                 "WHERE r.code = 'n' AND s.city = 'lima'")
+                                                 "WHERE r.code = 'n' OR s.city = 'lima'")
     assert check.detail == (
-        "r.code = 'n': no row of region.code holds 'n' as written, so the filter keeps none of the rows it names; "
-        "1 row holds it once case and surrounding spaces are set aside (stored as 'N'): write the value as stored, "
-        "or compare LOWER(TRIM(…)) on both sides; "
-        "s.city = 'lima': no row of store.city holds 'lima' as written, so the filter keeps none of the rows it "
-        "names; 3 rows hold it once case and surrounding spaces are set aside (stored as 'Lima'): write the value "
-        "as stored, or compare LOWER(TRIM(…)) on both sides")
+        "r.code = 'n': no row of region.code holds 'n' as written; 1 row holds 'N' (the same apart from case and "
+        "spaces), and with it the answer is 1 row: (4) instead of 1 row: (0): write the value as stored, or "
+        "compare both sides normalised (LOWER(TRIM(…)) for case and spaces); "
+        "s.city = 'lima': no row of store.city holds 'lima' as written; 3 rows hold 'Lima' (the same apart from "
+        "case and spaces), and with it the answer is 1 row: (3) instead of 1 row: (0): write the value as stored, "
+        "or compare both sides normalised (LOWER(TRIM(…)) for case and spaces)")
     assert check.evidence == {"literals": [
-        {"sql": "r.code = 'n'", "column": "region.code", "literal": "n", "stored": "N", "rows": 1},
-        {"sql": "s.city = 'lima'", "column": "store.city", "literal": "lima", "stored": "Lima", "rows": 3}],
-        "not_measured": []}
+        {"sql": "r.code = 'n'", "column": "region.code", "literal": "n", "finding": "near", "stored": "N",
+         "near": "case", "rows": 1, "question": "neither", "answer": "1 row: (0)", "answer_with_stored": "1 row: (4)"},
+        {"sql": "s.city = 'lima'", "column": "store.city", "literal": "lima", "finding": "near", "stored": "Lima",
+         "near": "case", "rows": 3, "question": "neither", "answer": "1 row: (0)",
+         "answer_with_stored": "1 row: (3)"}],
+        "not_measured": [], "same_answer": []}
+
+
+@pytest.mark.parametrize("sql, literal, stored, near, question", [
+    ("SELECT COUNT(*) FROM person WHERE sex = 'female'", "female", "F", "abbreviation", "written"),
+    ("SELECT COUNT(*) FROM person WHERE country = 'United States'", "United States", "USA", "initialism", "written"),
+    ("SELECT COUNT(*) FROM person WHERE state = 'North Carolina'", "North Carolina", "NorthCarolina",
+     "punctuation", "written"),
+    ("SELECT COUNT(*) FROM person WHERE degree IN ('Bachelors')", "Bachelors", "Bachelor", "plural", "neither"),
+    ("SELECT COUNT(*) FROM person WHERE born = '05/01/1990'", "05/01/1990", "1990-05-01", "date", "neither"),
+    ("SELECT COUNT(*) FROM person WHERE code = '7'", "7", "007", "number", "neither"),
+    ("SELECT COUNT(*) FROM person WHERE city = 'Zurich'", "Zurich", "Zürich", "accents", "neither"),
+    ("SELECT COUNT(*) FROM person WHERE city LIKE 'Zurich'", "Zurich", "Zürich", "accents", "neither"),
+])
+def test_closest_held_forms(tmp_path, sql, literal, stored, near, question):
+    path = make_db(tmp_path / "people.sqlite", {"person": (
+        "id INTEGER PRIMARY KEY, sex TEXT, country TEXT, state TEXT, degree TEXT, born TEXT, code TEXT, city TEXT",
+        [(i, "FM"[i % 2], ["USA", "Canada"][i % 2], ["NorthCarolina", "Texas"][i % 2],
+          ["Bachelor", "Master"][i % 2], ["1990-05-01", "1985-12-31"][i % 2], ["007", "012"][i % 2],
+          ["Zürich", "Genève"][i % 2]) for i in range(10)])})
+    check = run_check(path, "unmatched_literal", sql,
+                      question="How many people are female, from the United States, in North Carolina?")
+    assert check.fired, check.detail
+    (got,) = check.evidence["literals"]
+    assert (got["literal"], got["stored"], got["near"], got["question"], got["rows"]) == (
+        literal, stored, near, question, 5)
+    assert (got["answer"], got["answer_with_stored"]) == ("1 row: (0)", "1 row: (5)")
 
 
 @pytest.mark.parametrize("sql, found", [
     ("SELECT COUNT(*) FROM store WHERE city IN ('  ', 'lima')", ["lima"]),  # a blank string does not stop the list
     # a CTE's column first, then a base table's
     ("WITH s AS (SELECT city FROM store) SELECT COUNT(*) FROM s JOIN store t ON t.city = s.city "
-     "WHERE s.city = 'oslo' AND t.city = 'lima'", ["lima"]),
+     "WHERE s.city = 'oslo' OR t.city = 'lima'", ["lima"]),
     # the same column and string twice (read once), then another
     ("SELECT COUNT(*) FROM store WHERE city = 'rome' OR city = 'rome' OR ((((city = 'lima'))))", ["lima", "rome"]),
     # a number column first: skipped, not the end of the search
-    ("SELECT COUNT(*) FROM store WHERE size = '99' AND city = 'lima'", ["lima"]),
+    ("SELECT COUNT(*) FROM store WHERE size <> '99' AND city = 'lima'", ["lima"]),
     # a derived table's condition is met first; the outer SELECT's own is still read
     ("SELECT COUNT(*) FROM (SELECT * FROM region WHERE code = 'N') r JOIN store s ON s.region_id = r.id "
      "WHERE ((((s.city = 'lima'))))", ["lima"]),
 ])
 def test_the_search_goes_on_past_what_it_skips(shop, sql, found):
     check = run_check(shop, "unmatched_literal", sql)
-    assert check.fired and sorted(x["literal"] for x in check.evidence["literals"]) == found
+    assert check.fired and sorted(x["literal"] for x in check.evidence["literals"]) == found, check.detail
 
 
 def test_the_silent_report_word_for_word(shop):
     check = run_check(shop, "unmatched_literal", "SELECT COUNT(*) FROM store WHERE city = 'Oslo'")
     assert (check.fired, check.detail, check.evidence) == (
-        False, "every string compared for equality is held by some row as written, or by none even set apart from "
-               "case and spaces", {"literals": [], "not_measured": []})
+        False, "every string compared is held by some row as written",
+        {"literals": [], "not_measured": [], "same_answer": []})
 
 
 def test_sql_that_did_not_pass_the_gate_is_not_measured(shop):
@@ -163,7 +216,7 @@ def test_postgresql_refuses_a_probe_and_skips_number_and_date_columns(pg, tmp_pa
     got = check("SELECT COUNT(*) FROM tagged WHERE tags = '{b}' OR tags = '{c}'")  # no LOWER(TRIM()) of an array
     assert (got.fired, got.detail, got.evidence) == (
         False, "not measured: tags = '{b}'; tags = '{c}' (the engine refused the probe)",
-        {"literals": [], "not_measured": ["tags = '{b}'", "tags = '{c}'"]})
+        {"literals": [], "not_measured": ["tags = '{b}'", "tags = '{c}'"], "same_answer": []})
     # a mixed-case column is quoted as PostgreSQL needs it
     raw.execute(f'CREATE TABLE {schema}.coded (id INTEGER PRIMARY KEY, "Code" TEXT)')
     raw.execute(f"INSERT INTO {schema}.coded VALUES (1, 'N')")
@@ -171,7 +224,7 @@ def test_postgresql_refuses_a_probe_and_skips_number_and_date_columns(pg, tmp_pa
     assert got.fired and [(x["column"], x["stored"]) for x in got.evidence["literals"]] == [("coded.Code", "N")]
     for sql in ("SELECT COUNT(*) FROM tagged WHERE id = '999'", "SELECT COUNT(*) FROM tagged WHERE seen = '1999-01-01'"):
         got = check(sql)
-        assert not got.fired and got.evidence == {"literals": [], "not_measured": []}, got.detail
+        assert not got.fired and got.evidence == {"literals": [], "not_measured": [], "same_answer": []}, got.detail
 
 
 def test_mariadb_writes_the_column_in_its_own_dialect(mariadb, tmp_path):
@@ -181,10 +234,66 @@ def test_mariadb_writes_the_column_in_its_own_dialect(mariadb, tmp_path):
     answer = vouchsql.check(url, "How many?", ["SELECT COUNT(*) FROM place WHERE `city name` = 'oslo'"],
                             cache_dir=str(tmp_path))
     got = {c.name: c for c in answer.checks}["unmatched_literal"]
-    assert got.fired and got.evidence["literals"] == [
-        {"sql": "`city name` = 'oslo'", "column": "place.city name", "literal": "oslo", "stored": "Oslo", "rows": 1}]
+    assert got.fired and [(x["sql"], x["column"], x["literal"], x["stored"], x["rows"])
+                          for x in got.evidence["literals"]] == [("`city name` = 'oslo'", "place.city name", "oslo", "Oslo", 1)]
     # held as written: found by a lookup MariaDB reads as a column, not as the string "city name"
     answer = vouchsql.check(url, "How many?", ["SELECT COUNT(*) FROM place WHERE `city name` = 'Oslo'"],
                             cache_dir=str(tmp_path))
     got = {c.name: c for c in answer.checks}["unmatched_literal"]
-    assert not got.fired and got.evidence == {"literals": [], "not_measured": []}
+    assert not got.fired and got.evidence == {"literals": [], "not_measured": [], "same_answer": []}
+
+
+# -- the same people on every engine: a held form found by the engine's own comparison -----------
+PEOPLE = [(i, "FM"[i % 2], ["USA", "Canada"][i % 3 == 0]) for i in range(1, 13)]
+
+
+def _people_checks(connect_url, tmp_path):
+    def check(sql, question="How many people?"):
+        answer = vouchsql.check(connect_url, question, [sql], cache_dir=str(tmp_path / "cache"))
+        return {c.name: c for c in answer.checks}["unmatched_literal"]
+    return check
+
+
+def _assert_people(check, case_blind: bool):
+    got = check("SELECT COUNT(*) FROM people WHERE country = 'United States'",
+                "How many people live in the United States?")
+    assert got.fired, got.detail
+    (lit,) = got.evidence["literals"]
+    assert (lit["stored"], lit["near"], lit["question"], lit["answer"], lit["answer_with_stored"]) == (
+        "USA", "initialism", "written", "1 row: (0)", "1 row: (8)")
+    # a correct 0: every value is held, the answer is 0 because no row passes all three: silent
+    got = check("SELECT COUNT(*) FROM people WHERE country = 'Canada' AND sex = 'F' AND id > 100")
+    assert not got.fired and got.evidence["literals"] == [], got.detail
+    # case: where the engine's collation ignores case the value is held, and nothing fires
+    got = check("SELECT COUNT(*) FROM people WHERE sex = 'f'")
+    assert got.fired is (not case_blind), got.detail
+
+
+def test_duckdb_people(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    path = tmp_path / "people.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE people (id INTEGER PRIMARY KEY, sex VARCHAR, country VARCHAR)")
+    con.executemany("INSERT INTO people VALUES (?, ?, ?)", PEOPLE)
+    con.close()
+    _assert_people(_people_checks(str(path), tmp_path), case_blind=False)
+
+
+def test_sqlite_people(tmp_path):
+    path = make_db(tmp_path / "people.sqlite", {"people": ("id INTEGER PRIMARY KEY, sex TEXT, country TEXT", PEOPLE)})
+    _assert_people(_people_checks(path, tmp_path), case_blind=False)
+
+
+def test_postgresql_people(pg, tmp_path):
+    url, raw, schema = pg
+    raw.execute(f"CREATE TABLE {schema}.people (id INTEGER PRIMARY KEY, sex CHAR(3), country TEXT)")
+    for row in PEOPLE:
+        raw.execute(f"INSERT INTO {schema}.people VALUES (%s, %s, %s)", row)
+    _assert_people(_people_checks(url, tmp_path), case_blind=False)
+
+
+def test_mariadb_people(mariadb, tmp_path):
+    url, cur, name = mariadb
+    cur.execute(f"CREATE TABLE {name}.people (id INT PRIMARY KEY, sex CHAR(3), country VARCHAR(20))")
+    cur.executemany(f"INSERT INTO {name}.people VALUES (%s, %s, %s)", PEOPLE)
+    _assert_people(_people_checks(url, tmp_path), case_blind=True)

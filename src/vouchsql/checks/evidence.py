@@ -142,13 +142,23 @@ class UnmatchedLiteral(Evidence):
     sql: str  # the comparison, as SQL
     column: str  # table.column
     literal: str  # the string as the SQL writes it
-    stored: str  # one value equal to it once case and surrounding spaces are set aside
-    rows: int  # how many rows hold such a value
+    # "near": the column holds a close form of it (``stored``) and the answer changes when the
+    # query uses that form; "absent": nothing close is held and the answer is empty, 0 or NULL
+    finding: str = "near"
+    stored: str | None = None  # the closest value the column holds (None when absent)
+    near: str | None = None  # how it is close: case, spacing, punctuation, plural, number, date, …
+    rows: int = 0  # how many rows hold the stored value
+    # where the question's own words side: "stored" (it names the held form: the SQL is wrong),
+    # "written" (it names the SQL's form: a question for the user), "neither" or "both"
+    question: str | None = None
+    answer: str | None = None  # the shown answer, in brief
+    answer_with_stored: str | None = None  # the answer with the stored value in its place
 
 
 class UnmatchedLiteralEvidence(Evidence):
     literals: list[UnmatchedLiteral] = []
     not_measured: list[str] = []  # comparisons whose probe the engine refused
+    same_answer: list[str] = []  # unheld values whose closest held form gives the same answer
 
 
 class ReadsNoTableEvidence(Evidence):

@@ -1,17 +1,26 @@
-"""Cap: a string the SQL compares a column with for equality is held by no row of that column
-as written, but is once case and surrounding spaces are set aside, so the filter keeps none of
-the rows it names: ``l.name = 'English'`` where Sakila's ``language.name`` is ``CHAR(20)``
-stored padded (``'English             '``) on SQLite, or ``g.Name = 'rock'`` where the genre is
-``'Rock'`` on an engine that compares case-sensitively.
+"""Cap: an answer built on a value the data does not hold (issue 31).
 
-Read: ``col = 'x'`` (either way round) and ``col IN ('x', …)`` anywhere in the SQL, on a column
-of a base table of the comparison's own SELECT whose declared type is not a number, a date or a
-time (case and spaces mean nothing there). Measured per column and string on the whole
-table: one COUNT of the rows equal to it as written; only where that is 0, one of the rows
-equal to it under ``LOWER(TRIM(…))`` on both sides, with one such value to show. An engine that
-already ignores trailing spaces (PostgreSQL's ``char(n)``, MariaDB's PAD SPACE collations) or
-case (MariaDB's default collations) finds the row in the first COUNT and the check stays silent;
-a probe the engine refuses (a column that is not text) is "not measured".
+Read: a string the SQL compares a column with — ``col = 'x'`` (either way round), ``<>``/``!=``,
+``IN`` / ``NOT IN`` a list, ``LIKE 'x'`` without wildcards — anywhere in the SQL, on a column of
+a base table of the comparison's own SELECT whose declared type is not a number, a date or a
+time. Measured per column and string, each with the engine's own comparison:
+
+1. whether some row holds it as written (``col = 'x'``, or ``col LIKE 'x'``): the engine's
+   collation, padding and affinity decide, so MariaDB's case-insensitive collations and
+   PostgreSQL's ``char(n)`` padding are silent here;
+2. if none does, the closest value the column holds (:mod:`.near_values`: case, spacing,
+   accents, punctuation, plural, a number or a date written otherwise, an initialism or a
+   short code, a close spelling), from one ``LOWER(TRIM(…))`` lookup and the column's most
+   frequent values;
+3. whether the answer depends on it: the shown SQL is run again with the closest held value in
+   the string's place, and the two answers are compared as agreement compares results.
+
+It fires ("near") where the answer changes with the held form — both answers are shown — and
+("absent") where nothing close is held and the answer is empty, a 0 or a NULL: the data holds
+no such value, so the premise is doubtful rather than the answer 0. Where the question's own
+words name the held form the SQL is wrong; where they name the SQL's form it is a question for
+the user. An unheld value that gives the same answer either way is listed as ``same_answer``.
+A probe the engine refuses is "not measured".
 """
 
 from __future__ import annotations
@@ -20,6 +29,8 @@ import re
 
 from sqlglot import exp
 
+from ..agreement import results_match
+from ..answer import Result
 from ..db.profile import _is_numeric
 from ..errors import VouchError
 from ..sql.edit import count_star
@@ -27,38 +38,70 @@ from ..sql.scope import Scope
 from ..sql.tree import selects
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
+from .near_values import named_in, nearest
+
+HELD_VALUES = 1000  # the most frequent values a column is searched for a close form
+_TEMPORAL = re.compile(r"DATE|TIME", re.I)
 
 
 def _string(node: exp.Expression | None) -> str | None:
     return node.this if isinstance(node, exp.Literal) and node.is_string else None
 
 
-def _comparisons(select: exp.Select) -> list[tuple[exp.Column, str]]:
-    """(column, string) for each equality of a column with a string that
-    belongs to ``select`` itself (not to a subquery of it)."""
+def _like_exact(node: exp.Like) -> bool:
+    """A LIKE whose pattern has no wildcard (and no ESCAPE): an equality the engine tests with
+    LIKE's own case rules."""
+    text = _string(node.expression)
+    return text is not None and not re.search(r"[%_]", text) and isinstance(node.this, exp.Column)
+
+
+def _comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Literal, str]]:
+    """(column, the string's node, "eq" or "like") for each comparison of a column with a string
+    that belongs to ``select`` itself (not to a subquery of it)."""
     out = []
-    for node in select.find_all(exp.EQ, exp.In):
+    for node in select.find_all(exp.EQ, exp.NEQ, exp.In, exp.Like):
         if node.parent_select is not select:
             continue
-        if isinstance(node, exp.EQ):
+        if isinstance(node, (exp.EQ, exp.NEQ)):
             for col, lit in ((node.this, node.expression), (node.expression, node.this)):
                 if isinstance(col, exp.Column) and _string(lit) is not None:
-                    out.append((col, _string(lit)))
-        elif isinstance(node.this, exp.Column) and not node.args.get("query"):
-            out.extend((node.this, _string(v)) for v in node.expressions if _string(v) is not None)
+                    out.append((col, lit, "eq"))
+        elif isinstance(node, exp.In):
+            if isinstance(node.this, exp.Column) and not node.args.get("query"):
+                out.extend((node.this, v, "eq") for v in node.expressions if _string(v) is not None)
+        elif _like_exact(node):
+            out.append((node.this, node.expression, "like"))
     return out
 
 
-_TEMPORAL = re.compile(r"DATE|TIME", re.I)
-
-
 def _textual(type_name: str) -> bool:
-    """Whether a column of this declared type can hold text whose case or padding differs."""
+    """Whether a column of this declared type can hold text whose form differs."""
     return not (_is_numeric(type_name) or _TEMPORAL.search(type_name or ""))
 
 
 def _folded(node: exp.Expression) -> exp.Expression:
     return exp.Lower(this=exp.Trim(this=node))
+
+
+def brief(result: Result) -> str:
+    """An answer in a few words: ``0 rows``, ``1 row: (0)``, ``3 rows: (a), (b), …``."""
+    if result.error is not None:
+        return f"an error ({result.error.kind})"
+    n = result.row_count
+    head = ", ".join("(" + ", ".join("NULL" if v is None else str(v) for v in row) + ")" for row in result.rows[:3])
+    more = ", …" if n > 3 else ""
+    return f"{n} row{'s' if n != 1 else ''}" + (f": {head}{more}" if n else "")
+
+
+def nothing_found(result: Result) -> bool:
+    """An answer that says "none": no rows, or one row of zeros and NULLs (a COUNT of 0, a SUM
+    of NULL)."""
+    if result.error is not None:
+        return False
+    if result.row_count == 0:
+        return True
+    return result.row_count == 1 and all(v is None or (isinstance(v, (int, float)) and v == 0)
+                                         for v in result.rows[0])
 
 
 class UnmatchedLiteral:
@@ -73,10 +116,13 @@ class UnmatchedLiteral:
         dialect = ctx.db.dialect
         findings: list[dict] = []
         not_measured: list[str] = []
-        seen: set[tuple[str, str, str]] = set()
+        same: list[str] = []
+        seen: set[tuple[str, str, str, str]] = set()
+        literals = list(ctx.tree.find_all(exp.Literal))
         for select in selects(ctx.tree):
             scope = None
-            for col, text in _comparisons(select):
+            for col, lit, how in _comparisons(select):
+                text = _string(lit)
                 if not text.strip():
                     continue
                 scope = scope or Scope(select, ctx.profile)
@@ -84,35 +130,66 @@ class UnmatchedLiteral:
                 profile = scope.column_profile(ref) if ref is not None else None
                 if profile is None or not _textual(profile.type):
                     continue
-                key = (ref.table.lower(), ref.column.lower(), text)
+                key = (ref.table.lower(), ref.column.lower(), text, how)
                 if key in seen:
                     continue
                 seen.add(key)
-                written = f"{col.sql(dialect=dialect)} = '{text}'"
-                got = self._probe(ctx, scope, ref, text)
+                op = "LIKE" if how == "like" else "="
+                written = f"{col.sql(dialect=dialect)} {op} '{text}'"
+                got = self._held(ctx, scope, ref, text, how)
                 if got is None:
                     not_measured.append(written)
-                elif got:
-                    rows, example = got
+                    continue
+                if got is True:
+                    continue
+                finding = self._judge(ctx, literals.index(lit), text, got)
+                if finding is None:
+                    not_measured.append(written)
+                elif finding is False:
+                    same.append(written)
+                else:
                     findings.append({"sql": written, "column": f"{ref.table}.{ref.column}", "literal": text,
-                                     "stored": example, "rows": rows})
+                                     **finding})
+        evidence = {"not_measured": not_measured, "same_answer": same}
         if findings:
-            detail = "; ".join(
-                f"{f['sql']}: no row of {f['column']} holds '{f['literal']}' as written, so the filter keeps "
-                f"none of the rows it names; {f['rows']} {'rows hold' if f['rows'] != 1 else 'row holds'} it once "
-                f"case and surrounding spaces are set aside (stored as {f['stored']!r}): write the value as "
-                f"stored, or compare LOWER(TRIM(…)) on both sides" for f in findings)
-            return report(self, True, detail, literals=findings, not_measured=not_measured)
+            return report(self, True, "; ".join(_say(f) for f in findings), literals=findings, **evidence)
         if not_measured:
             return report(self, False, f"not measured: {'; '.join(not_measured)} (the engine refused the probe)",
-                          literals=[], not_measured=not_measured)
-        return report(self, False, "every string compared for equality is held by some row as written, "
-                                   "or by none even set apart from case and spaces", literals=[], not_measured=[])
+                          literals=[], **evidence)
+        if same:
+            return report(self, False, f"no row holds the value of {'; '.join(same)} as written, but the answer "
+                                       f"is the same with the closest held value", literals=[], **evidence)
+        return report(self, False, "every string compared is held by some row as written", literals=[], **evidence)
+
+    def _judge(self, ctx: CheckContext, index: int, text: str, held) -> dict | bool | None:
+        """The finding for a string no row holds: a dict (fires), False (the answer does not
+        depend on it) or None (the rerun could not run)."""
+        shown = ctx.result
+        near = nearest(text, held)
+        q = ctx.question or ""
+        if near is None:
+            if not nothing_found(shown):
+                return False
+            return {"finding": "absent", "question": "written" if named_in(q, text) else "neither",
+                    "answer": brief(shown)}
+        value, form, rows = near
+        tree = ctx.tree.copy()
+        list(tree.find_all(exp.Literal))[index].replace(exp.Literal.string(value))
+        other = ctx.db.execute(tree.sql(dialect=ctx.db.dialect), from_tree=True)
+        if other.error is not None or shown.error is not None:
+            return None
+        if results_match(shown, other).matched:
+            return False
+        says = {(True, False): "stored", (False, True): "written", (True, True): "both"}.get(
+            (named_in(q, value), named_in(q, text)), "neither")
+        return {"finding": "near", "stored": value, "near": form, "rows": rows, "question": says,
+                "answer": brief(shown), "answer_with_stored": brief(other)}
 
     @staticmethod
-    def _probe(ctx: CheckContext, scope: Scope, ref, text: str) -> tuple[int, str] | bool | None:
-        """False when some row holds ``text`` as written, or none does even folded; (rows, a
-        stored value) when only folded ones do; None when the engine refuses the probe."""
+    def _held(ctx: CheckContext, scope: Scope, ref, text: str, how: str):
+        """True when some row holds ``text`` as written (by the engine's comparison), else the
+        column's candidate values as ``(value, rows)``: the rows equal under ``LOWER(TRIM(…))``
+        first, then the most frequent values. None when the engine refuses the probe."""
         dialect = ctx.db.dialect
         table, _ = scope.by_alias[ref.alias.lower()]
         source = table.copy()
@@ -120,15 +197,51 @@ class UnmatchedLiteral:
         column = scope.column(ref.alias, ref.column, dialect)
         column.set("table", None)
         literal = exp.Literal.string(text)
-        exact = exp.select(exp.Literal.number(1)).from_(source.copy()).where(exp.EQ(this=column.copy(),
-                                                                                   expression=literal.copy())).limit(1)
-        folded = (exp.select(count_star(), exp.Min(this=column.copy())).from_(source.copy())
+        test = exp.Like if how == "like" else exp.EQ
+        exact = exp.select(exp.Literal.number(1)).from_(source.copy()).where(
+            test(this=column.copy(), expression=literal.copy())).limit(1)
+        folded = (exp.select(exp.Min(this=column.copy()), count_star()).from_(source.copy())
                   .where(exp.EQ(this=_folded(column.copy()), expression=_folded(literal.copy()))))
+        frequent = (exp.select(column.copy(), count_star()).from_(source.copy())
+                    .where(exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())))
+                    .group_by(column.copy()).order_by(exp.Ordered(this=count_star(), desc=True))
+                    .limit(HELD_VALUES))
         try:
             if ctx.db.query(exact.sql(dialect=dialect), max_rows=1, from_tree=True):
-                return False
-            rows = ctx.db.query(folded.sql(dialect=dialect), max_rows=1, from_tree=True)
+                return True
+            held = [(v, n) for v, n in ctx.db.query(folded.sql(dialect=dialect), max_rows=1, from_tree=True) if n]
+            held += ctx.db.query(frequent.sql(dialect=dialect), max_rows=HELD_VALUES, from_tree=True)
         except VouchError:
             return None
-        n, example = (rows[0][0] or 0, rows[0][1]) if rows else (0, None)
-        return (int(n), str(example)) if n else False
+        return [(v if isinstance(v, str) else str(v), int(n or 0)) for v, n in held if v is not None]
+
+
+def _say(f: dict) -> str:
+    if f["finding"] == "absent":
+        head = (f"{f['sql']}: no row of {f['column']} holds '{f['literal']}' or anything close to it, and the "
+                f"answer is {f['answer']}")
+        if f["question"] == "written":
+            return head + ": the question names a value the data does not hold (its premise is doubtful), " \
+                          "so the answer is not evidence that there are none"
+        return head + ": the data holds no such value, so the answer is not evidence that there are none"
+    head = (f"{f['sql']}: no row of {f['column']} holds '{f['literal']}' as written; "
+            f"{f['rows']} {'rows hold' if f['rows'] != 1 else 'row holds'} {f['stored']!r} ({_FORM_WORDS[f['near']]}), "
+            f"and with it the answer is {f['answer_with_stored']} instead of {f['answer']}")
+    if f["question"] == "stored":
+        return head + f": the question names {f['stored']!r}, so write the value as stored"
+    if f["near"] in SAME_VALUE:
+        return head + ": write the value as stored, or compare both sides normalised (LOWER(TRIM(…)) for case " \
+                      "and spaces)"
+    return head + f": ask whether '{f['literal']}' means {f['stored']!r}"
+
+
+# Forms that write the same value otherwise; the rest (plural, stem, initials, a short form, a
+# close spelling) may name another thing, which only the person asking can say.
+SAME_VALUE = ("case", "accents", "punctuation", "number", "date")
+
+
+_FORM_WORDS = {"case": "the same apart from case and spaces", "accents": "the same apart from accents",
+               "punctuation": "the same apart from spaces and punctuation", "plural": "the same word, singular or plural",
+               "number": "the same number written otherwise", "date": "the same date written otherwise",
+               "stem": "the same word with another ending",
+               "initialism": "initials and the words they stand for", "abbreviation": "a short form and a long one", "spelling": "a close spelling"}

@@ -157,6 +157,27 @@ class SQLiteDatabase(Database):
                 f"WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < {int(n)}) "
                 f"SELECT {int(lo)} + CAST((i + {JITTER_SQL}) * {step!r} AS INTEGER) FROM s))")
 
+    def as_engine_reads(self, tree, sql: str):
+        """SQLite reads a double-quoted name that is no column as a string (its documented
+        fallback, which Spider-style SQL relies on: ``WHERE country = "France"``); the parser
+        reads an identifier. Such names become string literals here, so the checks that read
+        literals see ``'France'``. Conservative: a name that is a column of any table, or an
+        alias of the query, stays a name; so do `backticked` and [bracketed] names, which
+        never fall back."""
+        from sqlglot import exp
+
+        if '"' not in sql:
+            return tree
+        names = {c.name.lower() for t in self.schema() for c in t.columns}
+        names |= {a.alias.lower() for a in tree.find_all(exp.Alias)}
+        for col in list(tree.find_all(exp.Column)):
+            ident = col.this
+            if (col.table or not isinstance(ident, exp.Identifier) or not ident.quoted
+                    or ident.name.lower() in names or f'"{ident.name}"' not in sql):
+                continue
+            col.replace(exp.Literal.string(ident.name))
+        return tree
+
     def _has_rowid(self, table: str) -> bool:
         info = {t.name: t for t in self.schema()}.get(table)
         if info is None or info.is_view:

@@ -86,7 +86,7 @@ def _vouch(db: Database, question: str, candidates: list[str], results: list[Res
     t = timings or Timings()
     start = time.perf_counter()
     try:
-        tree = db.parse(candidates[0])
+        tree = db.as_engine_reads(db.parse(candidates[0]), candidates[0])
         reads = referenced_tables(tree, db.default_schema)[0]
     except SQLRejected:
         tree, reads = None, []
