@@ -35,6 +35,7 @@ from ..sql.inspect import table_key
 from ..question.filters import QuestionFilters as FiltersRead, read_filters
 from ..question.values import value_index
 from ..question.words import fold, singular, squash
+from ..words import words_of
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
@@ -44,6 +45,18 @@ _PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.
                exp.Between, exp.Is, exp.Glob)
 _YEAR_IN_TEXT = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
 _DATE_LIKE = re.compile(r"^(\d{4})-\d{2}")
+
+
+def _names_its_column(question: str, text: str, column: str) -> bool:
+    """Whether ``text`` is written in the question as part of ``column``'s own name ("Package
+    Option" for Package_Option): every word of ``text`` is a word of the column's name and the
+    question writes the whole name (singular or plural) around it."""
+    cw = [singular(w) for w in words_of(column).lower().split()]
+    tw = [singular(w) for w in fold(text).split()]
+    if len(cw) < 2 or not tw or not set(tw) <= set(cw):
+        return False
+    q = [singular(w) for w in re.findall(r"[a-z0-9]+", fold(question))]
+    return any(q[i:i + len(cw)] == cw for i in range(len(q) - len(cw) + 1))
 
 
 def _sql(node: exp.Expression) -> str:
@@ -322,6 +335,11 @@ class QuestionFilters:
             if not matches:
                 continue
             consumed.append(span)
+            # "the Package Option of …" names the column Package_Option, whose values include
+            # 'Option': the words name the column, not one of its values
+            matches = [x for x in matches if not _names_its_column(ctx.question, m.text, x.column)]
+            if not matches:
+                continue
             here = [x for x in matches if x.table.lower() in sql.tables]
             if not here:
                 _unread_table(ctx, sql, m, matches, findings, measured, not_measured)

@@ -499,6 +499,9 @@ def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
             repeats = _repeats(sql, s, table, ctx)
             if repeats is None and (table.name in tables or any(_composed_of(t, table) for t in tables)):
                 continue
+            if any(_keyed_on(sql.profile.table(t), table) and _repeats(sql, s, sql.profile.table(t), ctx) is None
+                   for t in tables if t != table.name):
+                continue  # a table keyed on the entity's key holds one row per entity (hiring for employees)
             for c in counts:
                 arg = c.this
                 if isinstance(arg, exp.Distinct):
@@ -525,6 +528,17 @@ def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
                                             "sql": f"{c.sql()} counts distinct {refs[0].column} values, "
                                                    f"not the {tp.name} rows (the events)"})
     return out
+
+
+def _keyed_on(tp: TableProfile | None, table: TableProfile) -> bool:
+    """Whether ``tp``'s primary key is one column declared as a foreign key to ``table``: one
+    row of ``tp`` per row of ``table`` at most (hiring, keyed on Employee_ID, per employee)."""
+    if tp is None or len(tp.primary_key) != 1:
+        return False
+    pk = tp.primary_key[0].lower()
+    return any([c.lower() for c in fk.columns] == [pk] and fk.ref_table.lower() in (table.name.lower(),
+                                                                                  table.qualified.lower())
+               for fk in tp.foreign_keys)
 
 
 def _counts_table(sql: _Sql, s: exp.Select, table: TableProfile, ctx: CheckContext) -> bool:

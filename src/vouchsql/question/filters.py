@@ -34,6 +34,11 @@ _CONNECT = {"of", "de", "la", "le", "du", "da", "del", "van", "von", "and", "&"}
 _NUM = r"(\$?\d[\d,]*(?:\.\d+)?|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
 # Comparator phrases, most specific first: (regex with the number as group 'n', operator).
 _COMPARATORS: list[tuple[str, str]] = [
+    # a negated comparison bounds the other way: "not higher than 4" is <= 4, "not below 4" >= 4
+    (r"(?:not|never|does not|do not|did not) (?:greater|more|higher|larger|bigger|longer|older|later|heavier|"
+     r"over|above|exceed|exceeding) (?:than )?" + _NUM, "<="),
+    (r"(?:not|never|does not|do not|did not) (?:less|fewer|lower|smaller|shorter|younger|earlier|lighter|"
+     r"under|below) (?:than )?" + _NUM, ">="),
     (r"(?:greater|more|higher|larger|bigger) than or equal to " + _NUM, ">="),
     (r"(?:less|fewer|lower|smaller) than or equal to " + _NUM, "<="),
     (r"(?:at least|no less than|no fewer than|not less than|not fewer than|a minimum of|minimum of) " + _NUM, ">="),

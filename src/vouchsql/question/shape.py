@@ -150,6 +150,10 @@ _NOT_AGGREGATE = re.compile(
     r"| (how many) (?=(?:more |)(?:seconds|minutes|hours|days|weeks|months|years|dollars|euros|pounds|cents|"
     r"percent|bytes|kilobytes|megabytes|miles|kilometers|kilometres|pages|units|points) )")
 _MEASURE_COUNT = re.compile(r" (how many|number of) (\w+) ")
+# "the maximum number of final tables", "the minimum staff number of …": the extreme of a
+# number the rows hold (MAX/MIN of a column), which the max/min claim already asks for.
+_EXTREME_NUMBER = re.compile(r" (?:maximum|minimum|max|min|highest|lowest|largest|smallest|greatest|biggest)"
+                             r"(?: \w+)? (number of)(?= )")
 
 
 def _read_aggregates(text: str) -> list[Claim]:
@@ -158,6 +162,8 @@ def _read_aggregates(text: str) -> list[Claim]:
     for m in _NOT_AGGREGATE.finditer(text):
         g = next(i for i in (1, 2, 3) if m.group(i))
         masked = _mask(masked, m.start(g), m.end(g))
+    for m in _EXTREME_NUMBER.finditer(text):
+        masked = _mask(masked, m.start(1), m.end(1))
     for m in _TOTAL_AS_THING.finditer(text):
         start = m.end() - len("total ") - 1
         masked = _mask(masked, start, m.end() - 1)

@@ -1,0 +1,82 @@
+"""Readings of the question that real model output showed misread (issue 26, item 4), each a
+general rule tested on two databases of different shapes: a negated comparison bounds the other
+way; "the maximum number of X" is the extreme of a number, not a COUNT; words that write a
+column's own name are not a value of it; a table keyed on an entity's key counts that entity."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_boundaries import make_db, run_check
+
+
+@pytest.fixture(scope="module")
+def clubs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("clubs")
+    return make_db(d / "clubs.sqlite", {
+        "member": ("id INTEGER PRIMARY KEY, name TEXT, level INTEGER, age INTEGER, member_type TEXT",
+                   [(i, f"m{i}", i % 7, 20 + i, ["Type", "Gold", "Basic"][i % 3]) for i in range(1, 31)]),
+        "club": ("club_id INTEGER PRIMARY KEY, name TEXT, trophies INTEGER", [(i, f"c{i}", 10 * i) for i in range(1, 6)]),
+        # one row per member: keyed on the member's key
+        "enrolment": ("member_id INTEGER PRIMARY KEY REFERENCES member(id), club_id INTEGER REFERENCES club(club_id)",
+                      [(i, 1 + i % 5) for i in range(1, 31)]),
+    })
+
+
+@pytest.fixture(scope="module")
+def shops(tmp_path_factory):
+    d = tmp_path_factory.mktemp("shops")
+    return make_db(d / "shops.sqlite", {
+        "product": ("product_id INTEGER PRIMARY KEY, title TEXT, price REAL, stock_level INTEGER, "
+                    "shelf_label TEXT", [(i, f"p{i}", 2.5 * i, i % 9, ["Label", "Top", "Low"][i % 3])
+                                         for i in range(1, 41)]),
+        "store": ("store_id INTEGER PRIMARY KEY, city TEXT", [(i, f"city{i}") for i in range(1, 5)]),
+        "assignment": ("product_id INTEGER PRIMARY KEY REFERENCES product(product_id), "
+                       "store_id INTEGER REFERENCES store(store_id)", [(i, 1 + i % 4) for i in range(1, 41)]),
+    })
+
+
+@pytest.mark.parametrize("db, question, good, bad", [
+    ("clubs", "What is the average age of members whose level is not higher than 4?",
+     "SELECT AVG(age) FROM member WHERE level <= 4", "SELECT AVG(age) FROM member WHERE level > 4"),
+    ("shops", "List the titles of products whose stock level is not below 3.",
+     "SELECT title FROM product WHERE stock_level >= 3", "SELECT title FROM product WHERE stock_level < 3"),
+])
+def test_a_negated_comparison_bounds_the_other_way(request, db, question, good, bad):
+    path = request.getfixturevalue(db)
+    ok = run_check(path, "question_filters", good, question=question)
+    assert not ok.fired, ok.detail
+    wrong = run_check(path, "question_filters", bad, question=question)
+    assert wrong.fired and wrong.evidence["findings"][0]["kind"] == "comparison", wrong.detail
+    assert wrong.evidence["findings"][0]["expected"].startswith("<=" if "higher" in question else ">=")
+
+
+@pytest.mark.parametrize("db, question, sql", [
+    ("clubs", "What is the maximum number of trophies won by a club?", "SELECT MAX(trophies) FROM club"),
+    ("shops", "Find the minimum stock number of products priced over 10.",
+     "SELECT MIN(stock_level) FROM product WHERE price > 10"),
+])
+def test_the_extreme_number_of_is_a_max_or_min_not_a_count(request, db, question, sql):
+    check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
+    assert not check.fired, check.detail
+
+
+@pytest.mark.parametrize("db, question, sql", [
+    ("clubs", "What is the Member Type of the member named m4?", "SELECT member_type FROM member WHERE name = 'm4'"),
+    ("shops", "Show the Shelf Label of the product titled p7.", "SELECT shelf_label FROM product WHERE title = 'p7'"),
+])
+def test_words_that_write_a_column_name_are_not_its_value(request, db, question, sql):
+    # 'Type' and 'Label' are values of those columns too; here the words name the column
+    check = run_check(request.getfixturevalue(db), "question_filters", sql, question=question)
+    assert not check.fired, check.detail
+
+
+@pytest.mark.parametrize("db, question, sql", [
+    ("clubs", "Find the number of members enrolled in each club; show the club name.",
+     "SELECT c.name, COUNT(*) FROM club c JOIN enrolment e ON c.club_id = e.club_id GROUP BY c.name"),
+    ("shops", "How many products are assigned to each store city?",
+     "SELECT s.city, COUNT(*) FROM store s JOIN assignment a ON s.store_id = a.store_id GROUP BY s.city"),
+])
+def test_a_table_keyed_on_the_entity_counts_it(request, db, question, sql):
+    check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
+    assert not check.fired, check.detail
