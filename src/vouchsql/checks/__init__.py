@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .asked_columns import AskedColumns
 from .bad_join import BadJoin
 from .complete_judge import CompleteJudge
 from .date_only_bound import DateOnlyBound
@@ -43,6 +44,7 @@ CHECKS: tuple[Check, ...] = (
     QuestionShape(),
     QuestionFilters(),
     MergedEntities(),
+    AskedColumns(),
     CompleteJudge(),
 )
 

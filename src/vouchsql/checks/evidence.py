@@ -195,3 +195,15 @@ class MergedEntitiesEvidence(Evidence):
     key: str | None = None  # the table's key the query does not group by
     merged: int | None = None  # groups of the result holding more than one key
     examples: list[str] = []
+
+
+class AskedColumn(Evidence):
+    kind: str  # "sort_key" (a column returned only to sort or rank) or "star" (every column returned)
+    column: str  # the returned expression, as SQL
+    words: str  # the question's words about it (the ordering span), or "" for a star
+    problem: str
+
+
+class AskedColumnsEvidence(Evidence):
+    findings: list[AskedColumn] = []
+    spans: list[str] = []  # the question's ordering spans, as written

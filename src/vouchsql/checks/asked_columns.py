@@ -1,0 +1,117 @@
+"""Cap: the answer returns a column the question did not ask for.
+
+Spider-style evaluation, and an analyst pasting the answer into a report, both take the
+returned columns as the answer: "Sort employee names by their age" answered with ``SELECT
+name, age … ORDER BY age`` returns a second column, "Which grade has the most high
+schoolers?" answered with ``SELECT grade, COUNT(*) … ORDER BY COUNT(*) DESC LIMIT 1`` returns
+the count beside the grade. Models do this often and agree on it, so agreement cannot see it.
+
+Read on the outermost SELECT of two or more returned columns (:mod:`vouchsql.question.columns`
+splits the question into its ordering spans and the rest):
+
+- **sort_key**: a returned expression that is also an ORDER BY key (the same expression, its
+  alias or its position) and that the question names only inside an ordering span — a column
+  whose words appear there and nowhere else, or a COUNT where no count word ("number", "how
+  many", "total" …) appears outside the spans. A column the question does not name at all is
+  not judged (the question may use another word for it).
+- **star**: ``*`` (or ``t.*``) where the question does not ask for every column ("all the
+  information", "all details", "everything").
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..question.columns import asked_words
+from ..words import singular, words_of
+from . import evidence as ev
+from .base import CheckContext, report, unparsed
+
+_STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "num", "no", "nbr", "is"}
+_AGG_WORDS = {"sum": {"total", "sum"}, "avg": {"average", "mean", "avg"}}
+
+
+def _bare(node: exp.Expression) -> str:
+    """The expression's SQL without table qualifiers, lower case."""
+    return node.transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n).sql().lower()
+
+
+def _is_key(projection: exp.Expression, position: int, keys: list[exp.Expression]) -> bool:
+    inner = projection.this if isinstance(projection, exp.Alias) else projection
+    alias = projection.alias.lower() if isinstance(projection, exp.Alias) else None
+    for k in keys:
+        if isinstance(k, exp.Literal) and k.is_int and int(k.this) == position:
+            return True
+        if alias and isinstance(k, exp.Column) and not k.table and k.name.lower() == alias:
+            return True
+        if _bare(k) == _bare(inner):
+            return True
+    return False
+
+
+def _column_words(node: exp.Expression) -> set[str]:
+    out: set[str] = set()
+    for col in ([node] if isinstance(node, exp.Column) else node.find_all(exp.Column)):
+        out |= {singular(w) for w in words_of(col.name).lower().split() if w not in _STOP}
+    return out
+
+
+class AskedColumns:
+    name = "asked_columns"
+    kind = "cap"
+    Evidence = ev.AskedColumnsEvidence
+    feeds = ()
+
+    def run(self, ctx: CheckContext):
+        if ctx.tree is None:
+            return unparsed(self)
+        outer = ctx.tree
+        if not isinstance(outer, exp.Select):
+            return report(self, False, "not measured: the outermost query is not one SELECT", findings=[], spans=[])
+        asked = asked_words(ctx.question or "")
+        findings: list[dict] = []
+        projections = outer.expressions
+        for p in projections:
+            if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
+                if not asked.everything:
+                    findings.append({"kind": "star", "column": p.sql(dialect=ctx.db.dialect), "words": "",
+                                     "problem": f"the SQL returns every column ({p.sql(dialect=ctx.db.dialect)}) "
+                                                f"where the question asks for some"})
+                break
+        order = outer.args.get("order")
+        if order is not None and len(projections) >= 2:
+            keys = [o.this for o in order.expressions]
+            for i, p in enumerate(projections, 1):
+                if not _is_key(p, i, keys):
+                    continue
+                found = self._only_to_order(p, asked)
+                if found:
+                    sql = p.sql(dialect=ctx.db.dialect)
+                    findings.append({"kind": "sort_key", "column": sql, "words": found,
+                                     "problem": f"the SQL returns {sql}, which the question uses only to order "
+                                                f"or rank ('{found}'), beside what it asks for"})
+        spans = list(asked.spans)
+        if findings:
+            return report(self, True, "; ".join(f["problem"] for f in findings), findings=findings, spans=spans)
+        return report(self, False, "every returned column is asked for, or not judged", findings=[], spans=spans)
+
+    @staticmethod
+    def _only_to_order(projection: exp.Expression, asked) -> str | None:
+        """The ordering words that name ``projection`` when the question names it nowhere else."""
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        if isinstance(inner, exp.Count):
+            if asked.counts_asked:
+                return None
+            # a count the question never asks to see: it only ranks ("the most high schoolers")
+            return next((s for s in asked.spans), "") or "a ranking"
+        words = _column_words(inner)
+        for agg, names in _AGG_WORDS.items():
+            if inner.find(getattr(exp, agg.capitalize() if agg != "avg" else "Avg")) is not None:
+                words |= names
+        if not words or words & asked.outside or not words & asked.inside:
+            return None
+        return next((s for s in asked.spans if _column_words_in(s, words)), asked.spans[0] if asked.spans else "")
+
+
+def _column_words_in(span: str, words: set[str]) -> bool:
+    return bool({singular(w) for w in span.lower().split()} & words)
