@@ -29,6 +29,7 @@ Deterministic: the same code and data give the same JSON (no clock in it).
     python bench/real_output.py --json run.json --records records.jsonl
     python bench/real_output.py --from-records records.jsonl   # measure again, no rerun
     python bench/real_output.py --systems dail_gpt4,c3_gpt35 --dbs pets_1
+    python bench/real_output.py --write-measured src/vouchsql/checks/measured.json   # the severity table
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ SHARED = ROOT.parent / "shared"
 DEFAULT_PREDICTIONS = SHARED / "cases" / "spider_predictions_dev.jsonl"
 DEFAULT_GOLD = SHARED / "cases" / "spider_dev_part.jsonl"
 DEFAULT_DATASETS = SHARED / "datasets" / "spider"
+# Questions whose gold SQL we judged wrong by reading it and running it (each with its reason):
+# their correctness labels are noise, so every figure is also reported without them.
+DEFAULT_GOLD_ERRORS = ROOT / "bench" / "cases" / "spider_gold_errors.jsonl"
 WITHHELD = ("flag", "abstain")
 RULES = ("agreement_first", "v3")
 SCHEMA = "vouch-real-output/1"
@@ -69,17 +73,12 @@ def db_file(datasets: Path, db: str) -> Path:
     raise SystemExit(f"database {db!r} not found under {datasets}")
 
 
-def alarm_keys(check: dict) -> list[str]:
-    """The names a fired check is counted under: its own name, and ``name:kind`` for each
-    kind of finding it reports (question_filters' ``kind``, question_shape's ``part``,
-    unmatched_literal's ``finding``)."""
-    keys = [check["name"]]
-    evidence = check.get("evidence", {})
-    for f in (evidence.get("findings") or []) + (evidence.get("literals") or []):
-        sub = f.get("kind") or f.get("part") or f.get("finding")
-        if sub:
-            keys.append(f"{check['name']}:{sub}")
-    return list(dict.fromkeys(keys))
+def alarm_keys(check) -> list[str]:
+    """The names a fired check is counted under: its own name, and ``name:finding`` for each
+    kind of finding it reports (the keys the severity rule reads: vouchsql.checks.severity)."""
+    from vouchsql.checks.severity import finding_keys
+
+    return [check.name] + finding_keys(check)
 
 
 def vouch_one(path: Path, question: str, candidates: list[str], cache_dir: str) -> dict:
@@ -100,7 +99,7 @@ def vouch_one(path: Path, question: str, candidates: list[str], cache_dir: str) 
     for rule in RULES:
         v = answer.verdict if rule == answer.verdict.rule else rescore(answer, rule)
         scores[rule], gates[rule] = round(v.score, 4), v.gate
-    fired = [{"name": c.name, "kind": c.kind, "keys": alarm_keys(c.model_dump())}
+    fired = [{"name": c.name, "kind": c.kind, "keys": alarm_keys(c)}
              for c in answer.checks if c.fired]
     return {"refused": None, "agreement": round(answer.agreement or 0.0, 4), "scores": scores, "gates": gates,
             "checks": fired, "choices": sorted({c.type for c in answer.choices})}
@@ -247,8 +246,13 @@ def gold_summary(records: list[dict]) -> dict:
             "withheld_answers": withheld_ids}
 
 
-def summarise(pred: list[dict], gold: list[dict], replicates: int, seed: int) -> dict:
+def summarise(pred: list[dict], gold: list[dict], replicates: int, seed: int, gold_errors: set[str] = frozenset()) -> dict:
     out: dict[str, Any] = {"schema": SCHEMA}
+    if pred and gold_errors:
+        kept = [r for r in pred if r["id"] not in gold_errors]
+        out["without_gold_errors"] = {"questions_left_out": sorted(gold_errors & {r["id"] for r in pred}),
+                                      **summarise(kept, [], replicates, seed)}
+        out["without_gold_errors"].pop("schema")
     if pred:
         out["auroc"] = auroc_table(pred, replicates, seed)
         out["withheld"] = withheld(pred)
@@ -258,6 +262,19 @@ def summarise(pred: list[dict], gold: list[dict], replicates: int, seed: int) ->
     if gold:
         out["gold"] = gold_summary(gold)
     return out
+
+
+def write_measured(path: str, summary: dict, args) -> None:
+    """The per-alarm figures the severity rule reads, with where they came from."""
+    alarms = {r["alarm"]: {"fires": r["fires"], "wrong": r["on_wrong"], "fires_a1": r["fires_a1"],
+                           "wrong_a1": r["on_wrong_a1"]} for r in summary.get("alarms", [])}
+    doc = {"schema": "vouch-measured/1",
+           "command": f"python bench/real_output.py --write-measured {path}",
+           "data": f"{Path(args.predictions).name}: every system shown in turn with the next K - 1 = {args.k - 1} "
+                   f"systems as samples; correct = returns the gold's rows",
+           "answers": summary.get("auroc", {}).get("n_answers"), "a1_answers": summary.get("a1", {}).get("answers"),
+           "a1_wrong": summary.get("a1", {}).get("wrong"), "alarms": dict(sorted(alarms.items()))}
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
 def _pct(x) -> str:
@@ -292,6 +309,11 @@ def print_report(s: dict, out=sys.stdout) -> None:
             print(f"| {r['alarm']} | {'/'.join(r['kinds'])} | {r['fires']} ({r['on_right']}/{r['on_wrong']}) | "
                   f"{_pct(p['share'])}{_ci(p['ci95'])} | {r['fires_a1']} ({r['on_right_a1']}/{r['on_wrong_a1']}) | "
                   f"{_pct(p1['share'])}{_ci(p1['ci95'])} |", file=out)
+    if "without_gold_errors" in s:
+        w = s["without_gold_errors"]
+        print(f"\n## Without the {len(w['questions_left_out'])} questions whose gold is judged wrong "
+              f"(bench/cases/spider_gold_errors.jsonl)", file=out)
+        print_report(w, out)
     if "gold" in s:
         g = s["gold"]
         w = g["withheld"]
@@ -305,6 +327,8 @@ def main(argv=None) -> int:
     ap.add_argument("--predictions", default=str(DEFAULT_PREDICTIONS))
     ap.add_argument("--gold", default=str(DEFAULT_GOLD), help="gold cases (reference_sql); '' for none")
     ap.add_argument("--datasets", default=str(DEFAULT_DATASETS))
+    ap.add_argument("--gold-errors", default=str(DEFAULT_GOLD_ERRORS),
+                    help="JSONL of question ids whose gold is judged wrong ('' for none): also reported without them")
     ap.add_argument("--k", type=int, default=K, help="candidates per shown answer, the shown one included")
     ap.add_argument("--systems", help="comma-separated systems to show (samples still come from all)")
     ap.add_argument("--dbs", help="comma-separated databases to keep")
@@ -314,6 +338,8 @@ def main(argv=None) -> int:
     ap.add_argument("--records", help="write the per-answer records here (JSONL)")
     ap.add_argument("--from-records", help="measure these records instead of running")
     ap.add_argument("--cache-dir")
+    ap.add_argument("--write-measured", metavar="PATH",
+                    help="write the per-alarm measurements the severity rule reads (src/vouchsql/checks/measured.json)")
     args = ap.parse_args(argv)
 
     started = time.time()
@@ -340,7 +366,8 @@ def main(argv=None) -> int:
         with open(args.records, "w", encoding="utf-8") as fh:
             for r in allrec:
                 fh.write(json.dumps(r, sort_keys=True) + "\n")
-    summary = summarise(pred, gold, args.replicates, args.seed)
+    gold_errors = {r["id"] for r in load_jsonl(args.gold_errors)} if args.gold_errors else set()
+    summary = summarise(pred, gold, args.replicates, args.seed, gold_errors)
     import vouchsql
 
     print(f"vouchsql {getattr(vouchsql, '__version__', '?')} from {Path(vouchsql.__file__).parent}; "
@@ -349,6 +376,8 @@ def main(argv=None) -> int:
     print_report(summary)
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if args.write_measured:
+        write_measured(args.write_measured, summary, args)
     return 0
 
 

@@ -33,6 +33,8 @@ def shops(tmp_path_factory):
         "store": ("store_id INTEGER PRIMARY KEY, city TEXT", [(i, f"city{i}") for i in range(1, 5)]),
         "assignment": ("product_id INTEGER PRIMARY KEY REFERENCES product(product_id), "
                        "store_id INTEGER REFERENCES store(store_id)", [(i, 1 + i % 4) for i in range(1, 41)]),
+        "clerk": ("clerk_id INTEGER PRIMARY KEY, name TEXT, born DATE",
+                  [(i, f"k{i}", f"19{60 + i}-0{1 + i % 9}-1{i % 10}") for i in range(1, 21)]),
     })
 
 
@@ -80,3 +82,19 @@ def test_words_that_write_a_column_name_are_not_its_value(request, db, question,
 def test_a_table_keyed_on_the_entity_counts_it(request, db, question, sql):
     check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
     assert not check.fired, check.detail
+
+
+@pytest.mark.parametrize("db, question, right, wrong", [
+    # an age: the old first is a high age
+    ("clubs", "List the member names sorted by age from old to young.",
+     "SELECT name FROM member ORDER BY age DESC", "SELECT name FROM member ORDER BY age"),
+    # a birth date: the old first is an early date
+    ("shops", "List the clerk names by birth date from oldest to youngest.",
+     "SELECT name FROM clerk ORDER BY born", "SELECT name FROM clerk ORDER BY born DESC"),
+])
+def test_from_old_to_young_follows_what_the_key_measures(request, db, question, right, wrong):
+    path = request.getfixturevalue(db)
+    ok = run_check(path, "question_shape", right, question=question)
+    assert not ok.fired, ok.detail
+    bad = run_check(path, "question_shape", wrong, question=question)
+    assert bad.fired and bad.evidence["findings"][0]["part"] == "direction", bad.detail

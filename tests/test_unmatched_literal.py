@@ -297,3 +297,23 @@ def test_mariadb_people(mariadb, tmp_path):
     cur.execute(f"CREATE TABLE {name}.people (id INT PRIMARY KEY, sex CHAR(3), country VARCHAR(20))")
     cur.executemany(f"INSERT INTO {name}.people VALUES (%s, %s, %s)", PEOPLE)
     _assert_people(_people_checks(url, tmp_path), case_blind=True)
+
+
+def test_a_number_compared_with_a_text_column(tmp_path):
+    path = make_db(tmp_path / "flags.sqlite", {"channel": (
+        "id INTEGER PRIMARY KEY, hd TEXT, code TEXT", [(i, ["yes", "no"][i % 2], ["007", "012"][i % 2])
+                                                       for i in range(1, 11)])})
+    # 1 where the column says 'yes'/'no': nothing close, an empty answer
+    got = run_check(path, "unmatched_literal", "SELECT id FROM channel WHERE hd = 1")
+    assert got.fired and got.evidence["literals"] == [
+        {"sql": "hd = 1", "column": "channel.hd", "literal": "1", "finding": "absent", "question": "neither",
+         "answer": "0 rows"}]
+    # 7 where the column says '007': the same number written otherwise, and the answer changes
+    got = run_check(path, "unmatched_literal", "SELECT COUNT(*) FROM channel WHERE code = 7")
+    assert got.fired
+    (lit,) = got.evidence["literals"]
+    assert (lit["stored"], lit["near"], lit["answer"], lit["answer_with_stored"]) == ("007", "number", "1 row: (0)",
+                                                                                     "1 row: (5)")
+    # a number the text column holds as written (SQLite gives the literal the column's affinity)
+    got = run_check(path, "unmatched_literal", "SELECT COUNT(*) FROM channel WHERE code = '012' OR hd = 'yes'")
+    assert not got.fired and got.evidence["literals"] == []

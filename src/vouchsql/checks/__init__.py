@@ -17,6 +17,7 @@ from .null_comparison import NullComparison
 from .question_filters import QuestionFilters
 from .question_shape import QuestionShape
 from .reads_no_table import ReadsNoTable
+from .severity import earned
 from .result_shape import EmptyResult, NoResult, ThinEvidence, TruncatedResult
 from .stand_in import StandInValue
 from .uncited_number import UncitedNumber
@@ -50,7 +51,8 @@ CHECKS: tuple[Check, ...] = (
 
 
 def run_checks(ctx: CheckContext, checks: tuple[Check, ...] = CHECKS):
-    return [check.run(ctx) for check in checks]
+    """Each check's result, with the kind its measured precision earns (:mod:`.severity`)."""
+    return [earned(check.run(ctx)) for check in checks]
 
 
 __all__ = ["CHECKS", "Check", "CheckContext", "run_checks"]

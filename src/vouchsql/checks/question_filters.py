@@ -191,6 +191,46 @@ def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
     return rows is not None and _same_rows(rows, ctx.result.rows)
 
 
+def _key_rows_hold(ctx, raw: set[tuple[str, str, str]], on_key: exp.Expression, sql_columns: set[str],
+                   key_of: dict[str, str]) -> bool | None:
+    """Whether the rows a key constant picks (``degree_program_id = 1``) hold one of the values
+    the question names (``'Bachelor'`` in ``Degree_Programs.degree_summary_name``), asked of the
+    value's own table by its key. ``on_key``: the SQL's predicate on a key; ``sql_columns``: the
+    names (lower case) the SQL compares with constants there; ``key_of``: each value table's key
+    column. None where it cannot be told (no constant compared by = or IN, a probe error)."""
+    # the comparison itself, where the predicate holds it deeper (an IN subquery, an AND)
+    cmp = next((n for n in on_key.find_all(exp.EQ, exp.In)
+                if isinstance(n.this, exp.Column) and n.this.name.lower() in sql_columns
+                and (isinstance(n, exp.In) or isinstance(n.expression, exp.Literal))), None)
+    if cmp is None:
+        return None
+    constants = [n for n in ([cmp.expression] if isinstance(cmp, exp.EQ) else cmp.expressions)
+                 if isinstance(n, exp.Literal)]
+    if not constants:
+        return None
+    by_table: dict[str, dict[str, set[str]]] = {}
+    for table, column, value in raw:
+        by_table.setdefault(table, {}).setdefault(column, set()).add(value)
+    asked = False
+    for table, columns in sorted(by_table.items()):
+        tp = ctx.profile.table(table)
+        key = key_of.get(table)
+        if tp is None or key is None:
+            continue
+        asked = True
+        cond = exp.and_(exp.column(key, quoted=True).isin(*[c.copy() for c in constants]),
+                        exp.or_(*[exp.column(col, quoted=True).isin(*[exp.Literal.string(v) for v in sorted(vals)])
+                                  for col, vals in sorted(columns.items())]))
+        probe = (exp.select(exp.Literal.number(1)).from_(exp.to_table(tp.qualified, dialect=ctx.db.dialect))
+                 .where(cond).limit(1))
+        try:
+            if ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=1, from_tree=True):
+                return True
+        except VouchError:
+            return None
+    return False if asked else None
+
+
 def _link_to(ctx, sql: "_Sql", table: str) -> tuple[str, str, str] | None:
     """(read table, its column, ``table``'s key) for a table the SQL reads whose column holds
     the key of ``table`` (``Track.GenreId`` for ``Genre``), declared links first; None if none."""
@@ -244,7 +284,15 @@ def _unread_table(ctx, sql: "_Sql", m, matches, findings, measured, not_measured
     read, col, key = link
     on_key = sql.predicate_on({col.lower()}, with_literal=True)
     if on_key is not None:
-        measured.append(f"'{m.text}' ({table}.{columns[0]}): the SQL filters on {read}.{col} instead ({_sql(on_key)})")
+        ref = f"{table}.{columns[0]}"
+        raw = {(table, columns[0], x.value) for x in strong}
+        if _key_rows_hold(ctx, raw, on_key, {col.lower()}, {table: key}) is False:
+            findings.append({"kind": "value", "words": f"'{m.text}'", "expected": f"a filter on {ref}",
+                             "sql": _sql(on_key),
+                             "problem": f"the question names '{m.text}' ({ref}) but the SQL filters {_sql(on_key)}, "
+                                        f"whose {table} row holds no such value"})
+            return
+        measured.append(f"'{m.text}' ({ref}): the SQL filters on {read}.{col} instead ({_sql(on_key)})")
         return
     changes = _with_link_filter(ctx, link, table, columns[0], sorted({x.value for x in strong}))
     if changes is None:
@@ -364,6 +412,15 @@ class QuestionFilters:
             keys = {k.lower() for t in g["tables"] for k in (ctx.profile.table(t).primary_key or [])}
             on_key = sql.predicate_on(keys, with_literal=True) if keys else None
             if on_key is not None:
+                pks = {t: tp.primary_key[0] for t in g["tables"]
+                       if (tp := ctx.profile.table(t)) is not None and len(tp.primary_key) == 1}
+                held = _key_rows_hold(ctx, g["raw"], on_key, keys, pks)
+                if held is False:
+                    findings.append({"kind": "value", "words": words, "expected": f"a filter on {refs}",
+                                     "sql": _sql(on_key),
+                                     "problem": f"the question names {words} ({refs}) but the SQL filters "
+                                                f"{_sql(on_key)}, whose row holds no such value"})
+                    continue
                 measured.append(f"{words}: the SQL filters on the key instead ({_sql(on_key)})")
                 continue
             if on_column is None and _filter_changes_nothing(ctx, g["raw"]):

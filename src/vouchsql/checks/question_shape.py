@@ -238,10 +238,15 @@ def _direction(shape: Shape, sql: _Sql, ctx: CheckContext):
         order = outer.args.get("order")
         if order is not None and order.expressions:
             key = order.expressions[0]
-            if sql.expr_class(key, outer):
+            cls = sql.expr_class(key, outer)
+            want = shape.order.kind
+            if want.startswith("age:") and cls:
+                # the old first: a high age, or an early birth date
+                want = "high" if (want == "age:old") == (cls == "size") else "low"
+            if cls and not want.startswith("age:"):
                 measured = True
                 pol = "high" if key.args.get("desc") else "low"
-                if pol != shape.order.kind and not findings:
+                if pol != want and not findings:
                     findings.append({"part": "direction", "words": shape.order.words,
                                      "sql": f"the SQL orders ORDER BY {key.this.sql()} "
                                             f"{'DESC' if pol == 'high' else 'ASC'}"})

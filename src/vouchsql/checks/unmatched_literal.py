@@ -48,6 +48,14 @@ def _string(node: exp.Expression | None) -> str | None:
     return node.this if isinstance(node, exp.Literal) and node.is_string else None
 
 
+def _value(node: exp.Expression | None) -> str | None:
+    """The text of a string or number literal (``hdtv = 1`` on a column of 'yes'/'no' is a value
+    the column does not hold as much as ``= 'Yes'`` is); a negative number is ``Neg`` of one."""
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return "-" + node.this.this
+    return node.this if isinstance(node, exp.Literal) else None
+
+
 def _like_exact(node: exp.Like) -> bool:
     """A LIKE whose pattern has no wildcard (and no ESCAPE): an equality the engine tests with
     LIKE's own case rules."""
@@ -64,11 +72,11 @@ def _comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Literal, str]
             continue
         if isinstance(node, (exp.EQ, exp.NEQ)):
             for col, lit in ((node.this, node.expression), (node.expression, node.this)):
-                if isinstance(col, exp.Column) and _string(lit) is not None:
+                if isinstance(col, exp.Column) and _value(lit) is not None:
                     out.append((col, lit, "eq"))
         elif isinstance(node, exp.In):
             if isinstance(node.this, exp.Column) and not node.args.get("query"):
-                out.extend((node.this, v, "eq") for v in node.expressions if _string(v) is not None)
+                out.extend((node.this, v, "eq") for v in node.expressions if _value(v) is not None)
         elif _like_exact(node):
             out.append((node.this, node.expression, "like"))
     return out
@@ -118,11 +126,10 @@ class UnmatchedLiteral:
         not_measured: list[str] = []
         same: list[str] = []
         seen: set[tuple[str, str, str, str]] = set()
-        literals = list(ctx.tree.find_all(exp.Literal))
         for select in selects(ctx.tree):
             scope = None
             for col, lit, how in _comparisons(select):
-                text = _string(lit)
+                text = _value(lit)
                 if not text.strip():
                     continue
                 scope = scope or Scope(select, ctx.profile)
@@ -135,14 +142,14 @@ class UnmatchedLiteral:
                     continue
                 seen.add(key)
                 op = "LIKE" if how == "like" else "="
-                written = f"{col.sql(dialect=dialect)} {op} '{text}'"
-                got = self._held(ctx, scope, ref, text, how)
+                written = f"{col.sql(dialect=dialect)} {op} {lit.sql(dialect=dialect)}"
+                got = self._held(ctx, scope, ref, lit, text, how)
                 if got is None:
                     not_measured.append(written)
                     continue
                 if got is True:
                     continue
-                finding = self._judge(ctx, literals.index(lit), text, got)
+                finding = self._judge(ctx, lit, text, got)
                 if finding is None:
                     not_measured.append(written)
                 elif finding is False:
@@ -161,7 +168,7 @@ class UnmatchedLiteral:
                                        f"is the same with the closest held value", literals=[], **evidence)
         return report(self, False, "every string compared is held by some row as written", literals=[], **evidence)
 
-    def _judge(self, ctx: CheckContext, index: int, text: str, held) -> dict | bool | None:
+    def _judge(self, ctx: CheckContext, node: exp.Expression, text: str, held) -> dict | bool | None:
         """The finding for a string no row holds: a dict (fires), False (the answer does not
         depend on it) or None (the rerun could not run)."""
         shown = ctx.result
@@ -173,8 +180,17 @@ class UnmatchedLiteral:
             return {"finding": "absent", "question": "written" if named_in(q, text) else "neither",
                     "answer": brief(shown)}
         value, form, rows = near
+        # the same node in a copy of the tree, found by its path from the root
+        path = []
+        while node.parent is not None:
+            path.append((node.arg_key, node.index))
+            node = node.parent
         tree = ctx.tree.copy()
-        list(tree.find_all(exp.Literal))[index].replace(exp.Literal.string(value))
+        target = tree
+        for key, i in reversed(path):
+            child = target.args[key]
+            target = child[i] if isinstance(child, list) else child
+        target.replace(exp.Literal.string(value))
         other = ctx.db.execute(tree.sql(dialect=ctx.db.dialect), from_tree=True)
         if other.error is not None or shown.error is not None:
             return None
@@ -186,7 +202,7 @@ class UnmatchedLiteral:
                 "answer": brief(shown), "answer_with_stored": brief(other)}
 
     @staticmethod
-    def _held(ctx: CheckContext, scope: Scope, ref, text: str, how: str):
+    def _held(ctx: CheckContext, scope: Scope, ref, written: exp.Expression, text: str, how: str):
         """True when some row holds ``text`` as written (by the engine's comparison), else the
         column's candidate values as ``(value, rows)``: the rows equal under ``LOWER(TRIM(…))``
         first, then the most frequent values. None when the engine refuses the probe."""
@@ -196,12 +212,12 @@ class UnmatchedLiteral:
         source.set("alias", None)
         column = scope.column(ref.alias, ref.column, dialect)
         column.set("table", None)
-        literal = exp.Literal.string(text)
+        literal = written.copy()  # compared as the SQL writes it: a number stays a number
         test = exp.Like if how == "like" else exp.EQ
         exact = exp.select(exp.Literal.number(1)).from_(source.copy()).where(
             test(this=column.copy(), expression=literal.copy())).limit(1)
         folded = (exp.select(exp.Min(this=column.copy()), count_star()).from_(source.copy())
-                  .where(exp.EQ(this=_folded(column.copy()), expression=_folded(literal.copy()))))
+                  .where(exp.EQ(this=_folded(column.copy()), expression=_folded(exp.Literal.string(text)))))
         frequent = (exp.select(column.copy(), count_star()).from_(source.copy())
                     .where(exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())))
                     .group_by(column.copy()).order_by(exp.Ordered(this=count_star(), desc=True))

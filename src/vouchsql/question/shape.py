@@ -82,6 +82,7 @@ _ORDER = [
      "low"),
 ]
 _FROM_TO = re.compile(r" from (the )?(\w+) to (the )?(\w+) ")
+_AGE = {"old": "old", "older": "old", "oldest": "old", "young": "young", "younger": "young", "youngest": "young"}
 
 
 def _mask(text: str, start: int, end: int) -> str:
@@ -95,6 +96,10 @@ def _read_directions(text: str) -> tuple[list[Claim], Claim | None]:
         a, b = _polarity_of(m.group(2)), _polarity_of(m.group(4))
         if a and b and a != b:
             order = Claim(a, m.group(0).strip())
+        elif {_AGE.get(m.group(2)), _AGE.get(m.group(4))} == {"old", "young"}:
+            # "from old to young": descending on an age, ascending on a birth date; the
+            # reader of the SQL knows which the key is
+            order = Claim("age:" + _AGE[m.group(2)], m.group(0).strip())
     for pattern, pol in _ORDER:
         hit = re.search(rf" ({pattern}) ", text)
         if hit and order is None:
