@@ -179,11 +179,18 @@ def test_question_filters_a_value_of_a_table_the_sql_does_not_read(shop, cache_d
     problem = ("the question names 'Brazil' (customer.Country) but the SQL reads no customer and does not filter "
                "orders.CustomerId on it; with that filter the answer changes")
     assert outcome(check) == finding("value", "'Brazil'", "a filter on customer.Country", None, problem)
-    # the key compared with constants is the filter
+    # the key compared with constants is the filter, where the keys' rows hold the value
+    check = qf(shop, cache_dir, "Show the orders of customers from Brazil.",
+               "SELECT OrderId FROM orders WHERE CustomerId IN (4, 8)")
+    assert outcome(check) == measured("'Brazil' (customer.Country): the SQL filters on orders.CustomerId instead "
+                                      "(orders.customerid IN (4, 8))")
+    # customers 1 and 5 are Canadian: the key's rows hold no such value
     check = qf(shop, cache_dir, "Show the orders of customers from Brazil.",
                "SELECT OrderId FROM orders WHERE CustomerId IN (1, 5)")
-    assert outcome(check) == measured("'Brazil' (customer.Country): the SQL filters on orders.CustomerId instead "
-                                      "(orders.customerid IN (1, 5))")
+    problem = ("the question names 'Brazil' (customer.Country) but the SQL filters orders.customerid IN (1, 5), "
+               "whose customer row holds no such value")
+    assert outcome(check) == finding("value", "'Brazil'", "a filter on customer.Country", "orders.customerid IN (1, 5)",
+                                     problem)
     # every customer's rep is a Sales Support Agent: the filter through SupportRepId changes nothing
     check = qf(shop, cache_dir, "Show the customers whose rep is a Sales Support Agent.", "SELECT Name FROM customer")
     assert outcome(check) == unmeasured("'Sales Support Agent' (employee.Title): every row the SQL reads already "

@@ -34,6 +34,8 @@ import re
 
 from sqlglot import exp
 
+from ..agreement import results_match
+
 from ..errors import VouchError
 from ..sql.edit import conditions
 from ..sql.inspect import table_key
@@ -423,6 +425,7 @@ def _entities(shape: Shape, sql: _Sql, ctx: CheckContext):
     if findings:
         return findings, measured
     findings += _count_unit(shape, sql, ctx)
+    findings += _different_counted(shape, sql, ctx)
     return findings, measured
 
 
@@ -544,6 +547,51 @@ def _keyed_on(tp: TableProfile | None, table: TableProfile) -> bool:
     return any([c.lower() for c in fk.columns] == [pk] and fk.ref_table.lower() in (table.name.lower(),
                                                                                   table.qualified.lower())
                for fk in tp.foreign_keys)
+
+
+_DIFFERENT = re.compile(r"\b(?:different|distinct|unique|separate) (\w+)")
+
+
+def _different_counted(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
+    """"how many different nationalities" answered with a COUNT that counts rows: the COUNT of
+    the outermost SELECT, made COUNT(DISTINCT <the column the words name>) and run, must give
+    the same answer, or the counting unit is wrong. The column: the COUNT's own argument, else
+    the one column of a table read whose name ends in the word (singular). Silent where the
+    SQL already counts distinct values, groups, or the probe cannot run."""
+    out: list[dict] = []
+    outer = ctx.tree
+    if not isinstance(outer, exp.Select) or outer.args.get("group") is not None or outer.args.get("distinct"):
+        return out
+    counts = [c for p in outer.expressions for c in own_nodes(p, exp.Count)]
+    if len(counts) != 1 or isinstance(counts[0].this, exp.Distinct):
+        return out
+    for phrase in shape.count_phrases:
+        m = _DIFFERENT.search(phrase)
+        if m is None:
+            continue
+        count = counts[0]
+        target = count.this if isinstance(count.this, exp.Column) else None
+        if target is None:
+            word = singular(m.group(1))
+            scope = sql.scopes[id(outer)]
+            hits = [(alias, c.name) for alias, (_, tp) in scope.by_alias.items() for c in tp.columns
+                    if (w := [singular(x) for x in words_of(c.name).split()]) and w[-1] == word]
+            if len(hits) != 1:
+                continue
+            target = exp.Column(this=exp.to_identifier(hits[0][1], quoted=True),
+                                table=scope.written_ident(hits[0][0]) if len(scope.by_alias) > 1 else None)
+        probe = outer.copy()
+        [c for p in probe.expressions for c in own_nodes(p, exp.Count)][0].set(
+            "this", exp.Distinct(expressions=[target.copy()]))
+        got = ctx.db.execute(probe.sql(dialect=ctx.db.dialect), from_tree=True)
+        if got.error is not None or ctx.result.error is not None:
+            continue
+        if not results_match(ctx.result, got).matched:
+            out.append({"part": "count_unit", "words": m.group(0),
+                        "sql": f"{count.sql()} counts rows, not different values "
+                               f"(COUNT(DISTINCT {target.sql()}) gives {got.rows[0][0] if got.rows else 'nothing'})"})
+        break
+    return out
 
 
 def _counts_table(sql: _Sql, s: exp.Select, table: TableProfile, ctx: CheckContext) -> bool:

@@ -76,11 +76,20 @@ _ROW_PATTERNS = [
     r"\s+(?:[\w'-]+\s+){0,4}?" + _SUPERLATIVE + r"\b",
     r"\b(?:the|which|what)\s+" + _ROWS_N + r"\s+[\w'-]+(?:\s+[\w'-]+){0,2}\s+(?:with|that|who|having|by)\b",
 ]
-# "the album with the most songs", "which actor has … the most": one row.
+# One row: a singular noun picked by a superlative. Group 1 is the noun; a plural one, or one
+# that is no noun, may want several rows and is passed over. "at most"/"at least" are bounds.
+_SUP_ONE = r"(?<!\bat )(?:" + _SUPERLATIVE[3:-1] + r"|youngest|most common|most commonly)"
 _ONE_ROW = [
-    re.compile(r"\bthe\s+([a-z]+)\s+(?:with|having|that has|that had|who has|who had|which has)\s+the\s+"
-               + _SUPERLATIVE + r"\b", re.I),
-    re.compile(r"\bwhich\s+([a-z]+)\s+(?:has|had|is|was)\s+(?:[\w'-]+\s+){0,3}?the\s+" + _SUPERLATIVE + r"\b", re.I),
+    # "the album with the most songs", "the employee who got the highest bonus",
+    # "the shop whose number of products is the largest", "the template used by the most documents"
+    re.compile(r"\bthe\s+([a-z]+)\s+(?:with|having|that|who|which|whose|used|made|sold|bought|owned|"
+               r"held|played|written|directed)\s+(?:[\w'-]+\s+){0,6}?(?:the\s+)?" + _SUP_ONE + r"\b", re.I),
+    # "which actor has … the most", "Which employee received the most awards"
+    re.compile(r"\bwhich\s+([a-z]+)\s+(?:[\w'-]+\s+){0,4}?(?:the\s+)?" + _SUP_ONE + r"\b", re.I),
+    # "the youngest dog", "the most common hometown of teachers": the noun ends the phrase
+    re.compile(r"\bthe\s+" + _SUP_ONE + r"\s+(?:[a-z]+\s+){0,2}?([a-z]+)"
+               r"(?=\s+(?:of|in|from|who|that|which|with|for|at|on|among|is|was|did|does|has|had)\b|\s*[,.?!]|\s*$)",
+               re.I),
 ]
 _ORDINAL = re.compile(r"\b(second|third|fourth|fifth|next|\d+(?:st|nd|rd|th)|skip\w*|after the first|page|offset|"
                       r"runner[- ]up)\b", re.I)
