@@ -81,7 +81,7 @@ def alarm_keys(check) -> list[str]:
     return [check.name] + finding_keys(check)
 
 
-def vouch_one(path: Path, question: str, candidates: list[str], cache_dir: str) -> dict:
+def vouch_one(path: Path, question: str, candidates: list[str], cache_dir: str, **settings) -> dict:
     """The record of one shown answer: agreement, the score and gate under each rule, the
     fired checks (name, kind, finding keys) and the reported choices."""
     import vouchsql
@@ -89,7 +89,7 @@ def vouch_one(path: Path, question: str, candidates: list[str], cache_dir: str) 
     from vouchsql.pipeline.checking import rescore
 
     try:
-        answer = vouchsql.check(str(path), question, candidates, cache_dir=cache_dir, all_choices=False)
+        answer = vouchsql.check(str(path), question, candidates, cache_dir=cache_dir, all_choices=False, **settings)
     except VouchError as exc:
         # Refused before any verdict (the gate, a parse error): no answer is shown.
         return {"refused": f"{type(exc).__name__}: {exc}"[:300], "agreement": 0.0,
@@ -106,7 +106,7 @@ def vouch_one(path: Path, question: str, candidates: list[str], cache_dir: str) 
 
 
 def run_predictions(rows: list[dict], datasets: Path, cache_dir: str, k: int, systems: list[str] | None,
-                    progress) -> list[dict]:
+                    progress, **settings) -> list[dict]:
     records = []
     for i, row in enumerate(rows, 1):
         names = [s for s in row["predictions"] if systems is None or s in systems]
@@ -116,17 +116,18 @@ def run_predictions(rows: list[dict], datasets: Path, cache_dir: str, k: int, sy
             j = order.index(name)
             others = [order[(j + d) % len(order)] for d in range(1, k)]
             cands = [row["predictions"][name]] + [row["predictions"][o] for o in others]
-            rec = vouch_one(path, row["question"], cands, cache_dir)
+            rec = vouch_one(path, row["question"], cands, cache_dir, **settings)
             records.append({"id": row["id"], "db": row["db"], "system": name, "samples": others,
                             "correct": bool(row["correct"][name]), **rec})
         progress(i, len(rows), row["id"])
     return records
 
 
-def run_gold(rows: list[dict], datasets: Path, cache_dir: str, k: int, progress) -> list[dict]:
+def run_gold(rows: list[dict], datasets: Path, cache_dir: str, k: int, progress, **settings) -> list[dict]:
     records = []
     for i, row in enumerate(rows, 1):
-        rec = vouch_one(db_file(datasets, row["db"]), row["question"], [row["reference_sql"]] * k, cache_dir)
+        rec = vouch_one(db_file(datasets, row["db"]), row["question"], [row["reference_sql"]] * k, cache_dir,
+                        **settings)
         records.append({"id": row["id"], "db": row["db"], "system": "gold", "correct": True, **rec})
         progress(i, len(rows), row["id"])
     return records
@@ -338,6 +339,8 @@ def main(argv=None) -> int:
     ap.add_argument("--records", help="write the per-answer records here (JSONL)")
     ap.add_argument("--from-records", help="measure these records instead of running")
     ap.add_argument("--cache-dir")
+    ap.add_argument("--exact-columns", action="store_true",
+                    help="the exact_columns setting: a column the question did not ask for caps (Spider's contract)")
     ap.add_argument("--write-measured", metavar="PATH",
                     help="write the per-alarm measurements the severity rule reads (src/vouchsql/checks/measured.json)")
     args = ap.parse_args(argv)
@@ -356,10 +359,11 @@ def main(argv=None) -> int:
                 print(f"\r  {i}/{n} {ident}    ", end="" if i < n else "\n", file=sys.stderr, flush=True)
 
         rows = [r for r in load_jsonl(args.predictions) if dbs is None or r["db"] in dbs]
-        allrec = run_predictions(rows, datasets, cache_dir, args.k, systems, progress)
+        settings = {"exact_columns": True} if args.exact_columns else {}
+        allrec = run_predictions(rows, datasets, cache_dir, args.k, systems, progress, **settings)
         if args.gold:
             grows = [r for r in load_jsonl(args.gold) if dbs is None or r["db"] in dbs]
-            allrec += run_gold(grows, datasets, cache_dir, args.k, progress)
+            allrec += run_gold(grows, datasets, cache_dir, args.k, progress, **settings)
     pred = [r for r in allrec if r["system"] != "gold"]
     gold = [r for r in allrec if r["system"] == "gold"]
     if args.records:
@@ -372,6 +376,7 @@ def main(argv=None) -> int:
 
     print(f"vouchsql {getattr(vouchsql, '__version__', '?')} from {Path(vouchsql.__file__).parent}; "
           f"{platform.machine()} {os.cpu_count()} CPU, Python {platform.python_version()}; K = {args.k}; "
+          f"exact_columns {'on' if args.exact_columns else 'off'}; "
           f"{time.time() - started:.0f} s", file=sys.stderr)
     print_report(summary)
     if args.json:

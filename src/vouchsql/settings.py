@@ -171,6 +171,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("shown", "largest", "The sample `vouch ask` shows and scores: largest (the first member of the largest result cluster) or first (sample 0, as IES §3.1 scores it).", _shown),
     Setting("judge_complete", False, "`vouch ask` asks the model for COMPLETE (IES §3.2: the share of the question's parts the answer covers), one more call per answer; without it COMPLETE comes from the question–SQL alignment.", _bool),
     Setting("definitions", None, "A TOML (or YAML) file of recorded definitions and routing rules: given to the model, and its rules checked on the SQL (definition_rule).", str),
+    Setting("exact_columns", False, "The answer's columns are its contract (a program reads them, or an evaluation compares them as Spider does): a returned column the question did not ask for (asked_columns) caps the score; without it that is a signal, shown but not withholding.", _bool),
     Setting("schema_tokens", 8000, "Estimated tokens of schema text in `vouch ask`'s prompts (one token per 3 characters). A schema that fits is sent whole; a larger one sends the tables the question, the routing rules and their join keys point to, and says how many more there are. 0 sends the whole schema always.", _non_negative_int),
 )
 
@@ -203,6 +204,7 @@ class Config:
     judge_complete: bool = False
     definitions: str | None = None
     schema_tokens: int = 8000
+    exact_columns: bool = False
     sources: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property

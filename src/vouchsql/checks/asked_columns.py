@@ -1,4 +1,5 @@
-"""Cap: the answer returns a column the question did not ask for.
+"""Signal (a cap with the ``exact_columns`` setting): the answer returns a column the question
+did not ask for.
 
 Spider-style evaluation, and an analyst pasting the answer into a report, both take the
 returned columns as the answer: "Sort employee names by their age" answered with ``SELECT
@@ -16,6 +17,14 @@ splits the question into its ordering spans and the rest):
   not judged (the question may use another word for it).
 - **star**: ``*`` (or ``t.*``) where the question does not ask for every column ("all the
   information", "all details", "everything").
+
+The numbers such an answer shows are right; what is wrong is its shape. Where the columns are
+the contract (a program reads the first column, an evaluation compares columns as Spider does)
+the ``exact_columns`` setting makes the check a cap; by default it is a signal, named in the
+answer but not withholding it. Measured on nine systems' Spider predictions it is 96% precise as
+an error detector at A = 1; on human-written answers that people judged correct
+(``../shared/cases/external_dev.jsonl``) it fires on 11 of 66, which return a count beside the
+names or ``SELECT *``: the two sets disagree on what a right answer's columns are.
 """
 
 from __future__ import annotations
@@ -58,7 +67,7 @@ def _column_words(node: exp.Expression) -> set[str]:
 
 class AskedColumns:
     name = "asked_columns"
-    kind = "cap"
+    kind = "signal"
     Evidence = ev.AskedColumnsEvidence
     feeds = ()
 
@@ -92,7 +101,8 @@ class AskedColumns:
                                                 f"or rank ('{found}'), beside what it asks for"})
         spans = list(asked.spans)
         if findings:
-            return report(self, True, "; ".join(f["problem"] for f in findings), findings=findings, spans=spans)
+            got = report(self, True, "; ".join(f["problem"] for f in findings), findings=findings, spans=spans)
+            return got.model_copy(update={"kind": "cap"}) if ctx.db.config.exact_columns else got
         return report(self, False, "every returned column is asked for, or not judged", findings=[], spans=spans)
 
     @staticmethod

@@ -1,9 +1,9 @@
 """Cap: an answer built on a value the data does not hold (issue 31).
 
-Read: a string the SQL compares a column with — ``col = 'x'`` (either way round), ``<>``/``!=``,
-``IN`` / ``NOT IN`` a list, ``LIKE 'x'`` without wildcards — anywhere in the SQL, on a column of
-a base table of the comparison's own SELECT whose declared type is not a number, a date or a
-time. Measured per column and string, each with the engine's own comparison:
+Read: a string (or a number) the SQL compares a column with — ``col = 'x'`` (either way
+round), ``<>``/``!=``, ``IN`` / ``NOT IN`` a list, ``LIKE 'x'`` without wildcards — anywhere in
+the SQL, on a column of a base table of the comparison's own SELECT whose declared type is not
+a number, a date or a time (``hd = 1`` on a column of 'yes'/'no' is read). Measured per column and string, each with the engine's own comparison:
 
 1. whether some row holds it as written (``col = 'x'``, or ``col LIKE 'x'``): the engine's
    collation, padding and affinity decide, so MariaDB's case-insensitive collations and
