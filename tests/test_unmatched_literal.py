@@ -317,3 +317,17 @@ def test_a_number_compared_with_a_text_column(tmp_path):
     # a number the text column holds as written (SQLite gives the literal the column's affinity)
     got = run_check(path, "unmatched_literal", "SELECT COUNT(*) FROM channel WHERE code = '012' OR hd = 'yes'")
     assert not got.fired and got.evidence["literals"] == []
+
+
+def test_sqlite_reads_a_double_quoted_name_that_is_no_column_as_a_string(tmp_path):
+    """Spider-style SQL writes strings in double quotes; SQLite falls back to a string where no
+    column has the name, and the check reads it the same way."""
+    path = make_db(tmp_path / "q.sqlite", {"singer": ("id INTEGER PRIMARY KEY, name TEXT, citizenship TEXT",
+                                                      [(i, f"s{i}", ["France", "Japan"][i % 2]) for i in range(1, 9)])})
+    got = run_check(path, "unmatched_literal", 'SELECT COUNT(*) FROM singer WHERE citizenship = "france"')
+    assert got.fired and [(x["literal"], x["stored"]) for x in got.evidence["literals"]] == [("france", "France")]
+    # a double-quoted name that is a column stays a column; so does a CTE's column list
+    for sql in ('SELECT COUNT(*) FROM singer WHERE "citizenship" = \'France\'',
+                'WITH t("c") AS (SELECT citizenship FROM singer) SELECT COUNT(*) FROM t WHERE "c" = \'France\''):
+        got = run_check(path, "unmatched_literal", sql)
+        assert not got.fired and got.evidence["literals"] == [], got.detail

@@ -94,11 +94,12 @@ class AskedColumns:
                 if not _is_key(p, i, keys):
                     continue
                 found = self._only_to_order(p, asked)
-                if found:
+                if found is not None:
                     sql = p.sql(dialect=ctx.db.dialect)
+                    why = (f"which the question uses only to order or rank ('{found}')" if found else
+                           "a count no word of the question asks to see (it only ranks by it)")
                     findings.append({"kind": "sort_key", "column": sql, "words": found,
-                                     "problem": f"the SQL returns {sql}, which the question uses only to order "
-                                                f"or rank ('{found}'), beside what it asks for"})
+                                     "problem": f"the SQL returns {sql}, {why}, beside what it asks for"})
         spans = list(asked.spans)
         if findings:
             got = report(self, True, "; ".join(f["problem"] for f in findings), findings=findings, spans=spans)
@@ -107,13 +108,14 @@ class AskedColumns:
 
     @staticmethod
     def _only_to_order(projection: exp.Expression, asked) -> str | None:
-        """The ordering words that name ``projection`` when the question names it nowhere else."""
+        """The ordering words that name ``projection`` when the question names it nowhere else
+        ("" for a count that only ranks, with no ordering words); None when it is asked for."""
         inner = projection.this if isinstance(projection, exp.Alias) else projection
         if isinstance(inner, exp.Count):
             if asked.counts_asked:
                 return None
             # a count the question never asks to see: it only ranks ("the most high schoolers")
-            return next((s for s in asked.spans), "") or "a ranking"
+            return next((s for s in asked.spans), "")
         words = _column_words(inner)
         for agg, names in _AGG_WORDS.items():
             if inner.find(getattr(exp, agg.capitalize() if agg != "avg" else "Avg")) is not None:

@@ -226,7 +226,9 @@ class UnmatchedLiteral:
             if ctx.db.query(exact.sql(dialect=dialect), max_rows=1, from_tree=True):
                 return True
             held = [(v, n) for v, n in ctx.db.query(folded.sql(dialect=dialect), max_rows=1, from_tree=True) if n]
-            held += ctx.db.query(frequent.sql(dialect=dialect), max_rows=HELD_VALUES, from_tree=True)
+            # a scan of the whole column: bounded by the query timeout, not the profile's
+            held += ctx.db.query(frequent.sql(dialect=dialect), max_rows=HELD_VALUES, from_tree=True,
+                                 timeout=ctx.db.config.timeout)
         except VouchError:
             return None
         return [(v if isinstance(v, str) else str(v), int(n or 0)) for v, n in held if v is not None]

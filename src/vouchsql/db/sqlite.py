@@ -170,6 +170,7 @@ class SQLiteDatabase(Database):
             return tree
         names = {c.name.lower() for t in self.schema() for c in t.columns}
         names |= {a.alias.lower() for a in tree.find_all(exp.Alias)}
+        names |= {c.name.lower() for ta in tree.find_all(exp.TableAlias) for c in ta.columns}  # WITH t("a") AS …
         for col in list(tree.find_all(exp.Column)):
             ident = col.this
             if (col.table or not isinstance(ident, exp.Identifier) or not ident.quoted
