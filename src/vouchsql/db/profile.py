@@ -223,6 +223,15 @@ class Profile(BaseModel):
                 box[key] = build()
         return box[key]
 
+    def data_memo(self, key, build):
+        """A value read from the rows (a column's distinct values), built once per connection
+        and never shared with another: a connection opened after a write sees the write, as
+        a fresh process does. (:meth:`memo` is for what the catalogue alone decides.)"""
+        box = self._store.data_memo if self._store is not None else self._memo
+        if key not in box:
+            box[key] = build()
+        return box[key]
+
     def column_owners(self) -> dict[str, list[str]]:
         """Every column name of the catalogue as spelled, with the tables (bare names, in the
         catalogue's order) that have a column of that name: an index over all names then reads
@@ -526,6 +535,9 @@ class _Store:
             self.catalogue = _Catalogue(schema)
         self.infos = self.catalogue.infos
         self.memo = self.catalogue.memo  # Profile.memo's indexes over the catalogue
+        # Profile.data_memo's: what was read from the rows. Never shared with other
+        # connections, so a new connection sees the data as it is now (issue 28).
+        self.data_memo: dict = {}
         self._measured: dict[str, TableProfile] = {}
         self._pairs: dict[JoinCandidate, JoinPair | None] = {}
         self._probe: Profile | None = None

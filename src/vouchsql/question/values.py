@@ -80,7 +80,8 @@ def value_index(db: Database, profile: Profile, question: str | None = None) -> 
     """The index over the tables this profile measured (what the SQL reads and the tables
     one join away) and the tables the question names by their entity words. Never over
     whatever happens to be measured already: the same question and SQL get the same index
-    whatever ran before. Each table's values are read once per database (Profile.memo)."""
+    whatever ran before. Each table's values are read once per connection (Profile.data_memo):
+    a connection opened after a write sees it."""
     tables = {t.qualified.lower(): t for t in profile.measured_tables()}
     if question:
         from .shape import entity_tables
@@ -93,7 +94,7 @@ def value_index(db: Database, profile: Profile, question: str | None = None) -> 
         table = profile.table(tables[key].qualified)
         if table is None or table.error or table.is_view:
             continue  # a view repeats its base tables' values, often joined into lists
-        for col, values in profile.memo(("values", key), lambda: _table_values(db, table)):
+        for col, values in profile.data_memo(("values", key), lambda: _table_values(db, table)):
             if columns >= MAX_COLUMNS:
                 break
             columns += 1
