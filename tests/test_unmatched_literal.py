@@ -331,3 +331,11 @@ def test_sqlite_reads_a_double_quoted_name_that_is_no_column_as_a_string(tmp_pat
                 'WITH t("c") AS (SELECT citizenship FROM singer) SELECT COUNT(*) FROM t WHERE "c" = \'France\''):
         got = run_check(path, "unmatched_literal", sql)
         assert not got.fired and got.evidence["literals"] == [], got.detail
+
+
+def test_probes_are_bounded_per_answer(shop):
+    # 25 values in one IN list: the first 20 are probed, the rest are listed as not measured
+    values = ", ".join(f"'town{i}'" for i in range(25))
+    got = run_check(shop, "unmatched_literal", f"SELECT COUNT(*) FROM store WHERE city IN ({values})")
+    assert len(got.evidence["not_measured"]) == 5
+    assert got.evidence["not_measured"][0] == "city = 'town20'"
