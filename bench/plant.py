@@ -103,23 +103,23 @@ def count_unit(tree):
 
 
 def wrong_join_key(tree, schema: dict[str, list[str]]):
-    for t, eq in _copies(tree, exp.EQ):
+    """One side of a column = column equality (a join) set to another column of its table whose
+    name also ends in ``id``."""
+    n = sum(1 for _ in tree.find_all(exp.EQ))
+    for i in range(n):
+        eq = list(tree.find_all(exp.EQ))[i]
         if not (isinstance(eq.this, exp.Column) and isinstance(eq.expression, exp.Column)):
-            continue
-        if not isinstance(eq.parent, (exp.Join, exp.Where, exp.And)):
             continue
         for side in ("this", "expression"):
             col = eq.args[side]
-            table = _table_of(t, col)
-            if table is None:
+            table = _table_of(tree, col)
+            other = next((c for c in schema.get((table or "").lower(), [])
+                          if c.lower() != col.name.lower() and c.lower().endswith("id")), None)
+            if other is None:
                 continue
-            for other in schema.get(table.lower(), []):
-                if other.lower() != col.name.lower() and other.lower().endswith("id"):
-                    t2 = t.copy()
-                    e2 = list(t2.find_all(exp.EQ))[list(t.find_all(exp.EQ)).index(eq)]
-                    e2.args[side].set("this", exp.to_identifier(other))
-                    yield t2
-                    break
+            t = tree.copy()
+            list(t.find_all(exp.EQ))[i].args[side].set("this", exp.to_identifier(other))
+            yield t
 
 
 def _table_of(tree, col: exp.Column) -> str | None:

@@ -37,7 +37,7 @@ from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
 _STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "num", "no", "nbr", "is"}
-_AGG_WORDS = {"sum": {"total", "sum"}, "avg": {"average", "mean", "avg"}}
+_AGG_WORDS = {exp.Sum: {"total", "sum"}, exp.Avg: {"average", "mean", "avg"}}
 
 
 def _bare(node: exp.Expression) -> str:
@@ -118,7 +118,7 @@ class AskedColumns:
             return next((s for s in asked.spans), "")
         words = _column_words(inner)
         for agg, names in _AGG_WORDS.items():
-            if inner.find(getattr(exp, agg.capitalize() if agg != "avg" else "Avg")) is not None:
+            if inner.find(agg) is not None:
                 words |= names
         if not words or words & asked.outside or not words & asked.inside:
             return None
