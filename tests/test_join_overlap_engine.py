@@ -61,3 +61,20 @@ def test_mariadb_case_and_padding_insensitive_keys(mariadb, tmp_path):
     check = {c.name: c for c in answer.checks}["bad_join"]
     assert not check.fired, check.detail
     assert check.evidence["joins"][0]["rho"] == 1.0
+
+
+def test_postgresql_char_padding_follows_the_engine(pg, tmp_path):
+    # char(6) keys compared with varchar keys: PostgreSQL sets char's padding aside in the
+    # comparison, so the join matches every key and the overlap, counted by it, says so
+    url, raw, schema = pg
+    raw.execute(f"CREATE TABLE {schema}.person (code CHAR(6) PRIMARY KEY, label TEXT)")
+    raw.execute(f"CREATE TABLE {schema}.visit (id INTEGER PRIMARY KEY, person_code VARCHAR(10))")
+    for i in range(12):
+        raw.execute(f"INSERT INTO {schema}.person VALUES (%s, %s)", (f"AB{i}", f"l{i}"))
+        raw.execute(f"INSERT INTO {schema}.visit VALUES (%s, %s)", (i, f"AB{i}"))
+    answer = vouchsql.check(url, "Labels of visited people", [
+        "SELECT p.label FROM person p JOIN visit v ON p.code = v.person_code"], cache_dir=str(tmp_path))
+    assert answer.shown.result.row_count == 12
+    check = {c.name: c for c in answer.checks}["bad_join"]
+    assert not check.fired, check.detail
+    assert check.evidence["joins"][0]["rho"] == 1.0
