@@ -17,6 +17,9 @@ def clubs(tmp_path_factory):
         "member": ("id INTEGER PRIMARY KEY, name TEXT, level INTEGER, age INTEGER, member_type TEXT",
                    [(i, f"m{i}", i % 7, 20 + i, ["Type", "Gold", "Basic"][i % 3]) for i in range(1, 31)]),
         "club": ("club_id INTEGER PRIMARY KEY, name TEXT, trophies INTEGER", [(i, f"c{i}", 10 * i) for i in range(1, 6)]),
+        # tables named like the verbs that open a request
+        "show": ("show_id INTEGER PRIMARY KEY, title TEXT", [(i, f"s{i}") for i in range(1, 4)]),
+        "list": ("list_id INTEGER PRIMARY KEY, label TEXT", [(1, "a")]),
         # one row per member: keyed on the member's key
         "enrolment": ("member_id INTEGER PRIMARY KEY REFERENCES member(id), club_id INTEGER REFERENCES club(club_id)",
                       [(i, 1 + i % 5) for i in range(1, 31)]),
@@ -33,6 +36,7 @@ def shops(tmp_path_factory):
         "store": ("store_id INTEGER PRIMARY KEY, city TEXT", [(i, f"city{i}") for i in range(1, 5)]),
         "assignment": ("product_id INTEGER PRIMARY KEY REFERENCES product(product_id), "
                        "store_id INTEGER REFERENCES store(store_id)", [(i, 1 + i % 4) for i in range(1, 41)]),
+        "report": ("report_id INTEGER PRIMARY KEY, body TEXT", [(1, "x")]),
         "clerk": ("clerk_id INTEGER PRIMARY KEY, name TEXT, born DATE",
                   [(i, f"k{i}", f"19{60 + i}-0{1 + i % 9}-1{i % 10}") for i in range(1, 21)]),
     })
@@ -98,3 +102,22 @@ def test_from_old_to_young_follows_what_the_key_measures(request, db, question, 
     assert not ok.fired, ok.detail
     bad = run_check(path, "question_shape", wrong, question=question)
     assert bad.fired and bad.evidence["findings"][0]["part"] == "direction", bad.detail
+
+
+@pytest.mark.parametrize("db, question, sql", [
+    ("clubs", "Show the names of members older than 40.", "SELECT name FROM member WHERE age > 40"),
+    ("clubs", "List all the member names. Show them sorted by name.", "SELECT name FROM member ORDER BY name"),
+    ("shops", "Report the names of clerks born before 1970.", "SELECT name FROM clerk WHERE born < '1970-01-01'"),
+])
+def test_the_verb_that_opens_a_request_names_no_table(request, db, question, sql):
+    check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
+    assert not check.fired, check.detail
+
+
+@pytest.mark.parametrize("db, question, sql", [
+    ("clubs", "What is on the list?", "SELECT name FROM member"),
+    ("shops", "Which report is the longest?", "SELECT name FROM clerk"),
+])
+def test_the_same_word_as_a_noun_still_names_its_table(request, db, question, sql):
+    check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
+    assert check.fired and check.evidence["findings"][0]["part"] == "entity", check.detail

@@ -43,7 +43,8 @@ from ..sql.scope import Scope
 from ..sql.tree import limit_value, own_nodes, selects
 from ..words import singular, words_of
 from ..db.profile import Profile, TableProfile
-from ..question.shape import Claim, EntityNames, Shape, entity_tables, names_entity, read_shape, table_words, words
+from ..question.shape import (Claim, EntityNames, Shape, entity_tables, entity_words, names_entity, read_shape,
+                              table_words, words)
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
@@ -407,7 +408,7 @@ def _entities(shape: Shape, sql: _Sql, ctx: CheckContext):
     findings = []
     if not sql.read:
         return findings, False
-    text = _ORDER_WORDS.sub(" ", words(ctx.question))
+    text = _ORDER_WORDS.sub(" ", entity_words(ctx.question))
     linked = entity_tables(text, sql.profile)
     read = {t.name for t in sql.read}
     measured = bool(linked)

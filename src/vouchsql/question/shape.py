@@ -230,7 +230,7 @@ def entity_tables(phrase: str, profile: Profile) -> dict[str, TableProfile]:
     text = words(phrase)
     named, by_form, columns = profile.memo("entity_forms", lambda: _entity_forms(profile))
     out: dict[str, TableProfile] = {}
-    masked = text
+    masked = _mask_imperatives(phrase, text)
     for form, t in named:
         if f" {form} " not in masked:  # the common case, without a regular expression
             continue
@@ -248,6 +248,33 @@ def entity_tables(phrase: str, profile: Profile) -> dict[str, TableProfile]:
                 out.setdefault(form, profile.find(t.qualified) or t)
             masked = _mask(masked, hit.start(), hit.end())
     return out
+
+
+# A clause that starts with a verb and then its object ("Show the names…", "List all …",
+# "Count each …", "Name the …"): that first word asks, it names no entity, even where a table
+# is called ``show`` or ``list``.
+_IMPERATIVE = re.compile(r"(?:^\s*|[.?!;:]\s+|\band\s+)([a-z]+)\s+(?=(?:the|all|me|us|each|every|a|an|how|what|"
+                         r"which|who|whose|any|those|these|only|them|it|its|their|his|her|our|my)\b)", re.I)
+
+
+def entity_words(question: str) -> str:
+    """:func:`words` of ``question`` with each clause's opening verb blanked: what entity
+    readers read (the clause punctuation is still there to find the verbs)."""
+    return _mask_imperatives(question, words(question))
+
+
+def _mask_imperatives(phrase: str, text: str) -> str:
+    """``text`` (:func:`words` of ``phrase``) with each clause's opening verb blanked."""
+    starts = []
+    for m in _IMPERATIVE.finditer(phrase or ""):
+        starts.append(len(re.findall(r"[a-z0-9$]+", phrase[:m.start(1)].lower())))
+    if not starts:
+        return text
+    spans = [(m.start(), m.end()) for m in re.finditer(r"[a-z0-9$]+", text)]
+    for k in starts:
+        if k < len(spans):
+            text = _mask(text, *spans[k])
+    return text
 
 
 def _entity_forms(profile: Profile):
