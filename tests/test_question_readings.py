@@ -37,6 +37,8 @@ def shops(tmp_path_factory):
         "assignment": ("product_id INTEGER PRIMARY KEY REFERENCES product(product_id), "
                        "store_id INTEGER REFERENCES store(store_id)", [(i, 1 + i % 4) for i in range(1, 41)]),
         "report": ("report_id INTEGER PRIMARY KEY, body TEXT", [(1, "x")]),
+        # an age declared as text, as some schemas do
+        "driver": ("driver_id INTEGER PRIMARY KEY, name TEXT, age TEXT", [(i, f"d{i}", str(20 + i)) for i in range(1, 9)]),
         "clerk": ("clerk_id INTEGER PRIMARY KEY, name TEXT, born DATE",
                   [(i, f"k{i}", f"19{60 + i}-0{1 + i % 9}-1{i % 10}") for i in range(1, 21)]),
     })
@@ -121,3 +123,18 @@ def test_the_verb_that_opens_a_request_names_no_table(request, db, question, sql
 def test_the_same_word_as_a_noun_still_names_its_table(request, db, question, sql):
     check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
     assert check.fired and check.evidence["findings"][0]["part"] == "entity", check.detail
+
+
+@pytest.mark.parametrize("db, question, right, wrong", [
+    ("clubs", "What is the name of the youngest member?",
+     "SELECT name FROM member ORDER BY age LIMIT 1", "SELECT name FROM member ORDER BY age DESC LIMIT 1"),
+    ("shops", "Who is the oldest driver?",
+     "SELECT name FROM driver ORDER BY age DESC LIMIT 1", "SELECT name FROM driver ORDER BY age LIMIT 1"),
+    ("shops", "How old is the oldest driver?", "SELECT MAX(age) FROM driver", "SELECT MIN(age) FROM driver"),
+])
+def test_youngest_and_oldest_rank_an_age_low_and_high(request, db, question, right, wrong):
+    path = request.getfixturevalue(db)
+    ok = run_check(path, "question_shape", right, question=question)
+    assert not ok.fired, ok.detail
+    bad = run_check(path, "question_shape", wrong, question=question)
+    assert bad.fired and bad.evidence["findings"][0]["part"] == "direction", bad.detail

@@ -200,25 +200,31 @@ def _is_identifier(profile: Profile, table: str, column: str) -> bool:
 
 # -- direction ---------------------------------------------------------------------------
 
-def _sites(sql: _Sql) -> list[tuple[str, str, str]]:
-    """Every ranking in the SQL: (class, polarity, clause)."""
+def _sites(sql: _Sql) -> list[tuple[str, str, str, exp.Expression]]:
+    """Every ranking in the SQL: (class, polarity, clause, the ranked expression)."""
     out = []
     for s in sql.selects:
         order = s.args.get("order")
         if order is not None and order.expressions and limit_value(s) is not None:
             key = order.expressions[0]
-            cls = sql.expr_class(key, s)
+            # an age is a number even where the schema declares it text (Spider's teacher.Age)
+            cls = sql.expr_class(key, s) or ("size" if _is_age(key.this) else None)
             if cls:
                 pol = "high" if key.args.get("desc") else "low"
                 out.append((cls, pol, f"ORDER BY {key.this.sql()} {'DESC' if pol == 'high' else 'ASC'} "
-                                      f"LIMIT {limit_value(s)}"))
+                                      f"LIMIT {limit_value(s)}", key.this))
         for p in s.expressions:
             for agg in own_nodes(p, exp.AggFunc):
                 if isinstance(agg, (exp.Max, exp.Min)) and agg.this is not None:
-                    cls = sql.expr_class(agg, s)
+                    cls = sql.expr_class(agg, s) or ("size" if _is_age(agg.this) else None)
                     if cls:
-                        out.append((cls, "high" if isinstance(agg, exp.Max) else "low", agg.sql()))
+                        out.append((cls, "high" if isinstance(agg, exp.Max) else "low", agg.sql(), agg.this))
     return out
+
+
+def _is_age(node: exp.Expression) -> bool:
+    """A ranked number that is an age (``age``, ``pet_age``): the young have the low values."""
+    return any("age" in words_of(c.name).split() for c in node.find_all(exp.Column))
 
 
 def _direction(shape: Shape, sql: _Sql, ctx: CheckContext):
@@ -231,11 +237,21 @@ def _direction(shape: Shape, sql: _Sql, ctx: CheckContext):
         if pol is None or not mine:
             continue
         measured = True
-        if all(p != pol for _, p, _ in mine):
+        if all(p != pol for _, p, _, _ in mine):
             said = ", ".join(dict.fromkeys(c.words for c in shape.directions if c.cls == cls))
-            clauses = "; ".join(c for _, _, c in mine)
+            clauses = "; ".join(c for _, _, c, _ in mine)
             findings.append({"part": "direction", "words": said,
                              "sql": f"the SQL ranks the other way ({clauses})"})
+    # "the youngest" ranks a date high (the latest birth) but an age low
+    ages = {c.kind for c in shape.directions if c.words in ("youngest", "oldest")}
+    mine = [s for s in sites if s[0] == "size" and _is_age(s[3])]
+    if len(ages) == 1 and mine and not findings:
+        measured = True
+        pol = "low" if ages == {"high"} else "high"  # youngest is "high" as a date
+        if all(p != pol for _, p, _, _ in mine):
+            said = ", ".join(dict.fromkeys(c.words for c in shape.directions if c.words in ("youngest", "oldest")))
+            findings.append({"part": "direction", "words": said,
+                             "sql": f"the SQL ranks the other way ({'; '.join(c for _, _, c, _ in mine)})"})
     if shape.order is not None and sql.selects:
         outer = sql.selects[0]
         order = outer.args.get("order")
