@@ -14,8 +14,9 @@ from test_boundaries import make_db, run_check
 def clubs(tmp_path_factory):
     d = tmp_path_factory.mktemp("clubs")
     return make_db(d / "clubs.sqlite", {
-        "member": ("id INTEGER PRIMARY KEY, name TEXT, level INTEGER, age INTEGER, member_type TEXT",
-                   [(i, f"m{i}", i % 7, 20 + i, ["Type", "Gold", "Basic"][i % 3]) for i in range(1, 31)]),
+        "member": ("id INTEGER PRIMARY KEY, name TEXT, level INTEGER, age INTEGER, member_type TEXT, sport TEXT",
+                   [(i, f"m{i}", i % 7, 20 + i, ["Type", "Gold", "Basic"][i % 3], ["tennis", "golf", "chess"][i % 3])
+                    for i in range(1, 31)]),
         "club": ("club_id INTEGER PRIMARY KEY, name TEXT, trophies INTEGER", [(i, f"c{i}", 10 * i) for i in range(1, 6)]),
         # tables named like the verbs that open a request
         "show": ("show_id INTEGER PRIMARY KEY, title TEXT", [(i, f"s{i}") for i in range(1, 4)]),
@@ -138,3 +139,20 @@ def test_youngest_and_oldest_rank_an_age_low_and_high(request, db, question, rig
     assert not ok.fired, ok.detail
     bad = run_check(path, "question_shape", wrong, question=question)
     assert bad.fired and bad.evidence["findings"][0]["part"] == "direction", bad.detail
+
+
+@pytest.mark.parametrize("db, question, wrong, right", [
+    ("clubs", "How many members play tennis or golf?",
+     "SELECT COUNT(*) FROM member WHERE sport = 'tennis'", "SELECT COUNT(*) FROM member WHERE sport IN ('tennis', 'golf')"),
+    ("clubs", "How many golf members are older than 30?",
+     "SELECT COUNT(*) FROM member WHERE sport = 'chess' AND age > 30",
+     "SELECT COUNT(*) FROM member WHERE sport = 'golf' AND age > 30"),
+    ("shops", "List the titles of products on the low shelf.",
+     "SELECT title FROM product WHERE shelf_label = 'Top'", "SELECT title FROM product WHERE shelf_label = 'Low'"),
+])
+def test_another_value_of_a_filtered_column_named_in_lower_case(request, db, question, wrong, right):
+    path = request.getfixturevalue(db)
+    bad = run_check(path, "question_filters", wrong, question=question)
+    assert bad.fired and bad.evidence["findings"][0]["kind"] == "value", bad.detail
+    ok = run_check(path, "question_filters", right, question=question)
+    assert not ok.fired, ok.detail

@@ -32,7 +32,9 @@ from ..db.keys import key_map
 from ..errors import VouchError
 from ..sql.edit import column as column_ref
 from ..sql.inspect import table_key
-from ..question.filters import QuestionFilters as FiltersRead, read_filters
+from ..sql.scope import Scope
+from ..sql.tree import selects
+from ..question.filters import STOP, QuestionFilters as FiltersRead, read_filters
 from ..question.values import value_index
 from ..question.words import fold, singular, squash
 from ..words import words_of
@@ -353,6 +355,8 @@ class QuestionFilters:
         self._columns(read, sql, read_tables, findings, measured, not_measured)
         self._ids(read, sql, read_tables, findings, measured, not_measured)
         self._rows(read, ctx.tree, findings, measured, not_measured)
+        if not any(f["kind"] == "value" for f in findings):
+            self._sibling_values(ctx, names, findings, measured)
         parts = len(measured) + len(findings)
         terms = {"complete": len(measured) / parts} if parts else None
         if findings:
@@ -442,6 +446,63 @@ class QuestionFilters:
                                             f"{_sql(on_column)}"})
             else:
                 not_measured.append(f"{words}: the SQL filters {_sql(on_column)}")
+
+    # -- other values of a column the SQL filters --------------------------------------------
+    def _sibling_values(self, ctx, names, findings, measured):
+        """The SQL compares a column with some strings ('cat'); the question names, in its own
+        lower-case words, another value that column holds ("dog" in "cat or dog pets", "dog
+        pets" answered with 'cat'): a value asked for and left out. Only values of columns the
+        SQL itself filters are read, so a common word is read as a value only where the SQL
+        already says that column matters."""
+        filtered: dict[tuple[str, str], tuple[str, set[str], list[str]]] = {}
+        for select in selects(ctx.tree):
+            scope = None
+            for node in select.find_all(exp.EQ, exp.In):
+                if node.parent_select is not select:
+                    continue
+                if isinstance(node, exp.EQ):
+                    pairs = [(c, [l]) for c, l in ((node.this, node.expression), (node.expression, node.this))
+                             if isinstance(c, exp.Column) and isinstance(l, exp.Literal) and l.is_string]
+                elif isinstance(node.this, exp.Column) and not node.args.get("query"):
+                    pairs = [(node.this, [v for v in node.expressions if isinstance(v, exp.Literal) and v.is_string])]
+                else:
+                    pairs = []
+                for col, lits in pairs:
+                    if not lits:
+                        continue
+                    scope = scope or Scope(select, ctx.profile)
+                    ref = scope.resolve(col)
+                    if ref is None:
+                        continue
+                    key = (ref.table.lower(), ref.column.lower())
+                    shown, folded, sqls = filtered.setdefault(key, (f"{ref.table}.{ref.column}", set(), []))
+                    folded.update(fold(lit.this) for lit in lits)
+                    sqls.append(_sql(node))
+        if not filtered:
+            return
+        index = value_index(ctx.db, ctx.profile, ctx.question)
+        held: dict[tuple[str, str], set[str]] = {k: set() for k in filtered}
+        for value, hits in index.exact.items():
+            for t, c, _ in hits:
+                if (t.lower(), c.lower()) in held:
+                    held[(t.lower(), c.lower())].add(value)
+        # words the question writes in lower case: a capitalised name is the mention reader's
+        # (_values), which also reads the narrative a long question tells around its request
+        raw = re.findall(r"[^\W_]+", ctx.question or "")
+        words = [fold(w) if w.islower() else "" for w in raw]
+        grams = {" ".join(words[i:i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)
+                 if all(words[i:i + n])}
+        grams |= {" ".join(singular(w) for w in g.split()) for g in grams}
+        for key, (ref, lits, sqls) in sorted(filtered.items()):
+            named = sorted(v for v in held[key] if v in grams and v not in lits and len(v) >= 3
+                           and v not in STOP and not _is_schema_words(v, names)
+                           and not any(v in lit or lit in v for lit in lits))
+            if named:
+                said = ", ".join(f"'{v}'" for v in named)
+                findings.append({"kind": "value", "words": said, "expected": f"a filter on {ref} for {said}",
+                                 "sql": "; ".join(sqls),
+                                 "problem": f"the question names {said}, a value of {ref}, but the SQL compares "
+                                            f"{ref} with {', '.join(repr(x) for x in sorted(lits))} only"})
 
     # -- years and months -----------------------------------------------------------------
     def _years(self, read, sql: _Sql, read_tables, findings, measured, not_measured):
