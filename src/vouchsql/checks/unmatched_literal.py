@@ -3,7 +3,8 @@
 Read: a string (or a number) the SQL compares a column with — ``col = 'x'`` (either way
 round), ``<>``/``!=``, ``IN`` / ``NOT IN`` a list, ``LIKE 'x'`` without wildcards — anywhere in
 the SQL, on a column of a base table of the comparison's own SELECT whose declared type is not
-a number, a date or a time (``hd = 1`` on a column of 'yes'/'no' is read). Measured per column and string, each with the engine's own comparison:
+a number, a date or a time (``hd = 1`` on a column of 'yes'/'no' is read). Measured per column
+and string, each with the engine's own comparison:
 
 1. whether some row holds it as written (``col = 'x'``, or ``col LIKE 'x'``): the engine's
    collation, padding and affinity decide, so MariaDB's case-insensitive collations and
@@ -58,8 +59,8 @@ def _value(node: exp.Expression | None) -> str | None:
 
 
 def _like_exact(node: exp.Like) -> bool:
-    """A LIKE whose pattern has no wildcard (and no ESCAPE): an equality the engine tests with
-    LIKE's own case rules."""
+    """A LIKE whose pattern has no wildcard: an equality the engine tests with LIKE's own case
+    rules."""
     text = _string(node.expression)
     return text is not None and not re.search(r"[%_]", text) and isinstance(node.this, exp.Column)
 
