@@ -103,8 +103,10 @@ class AskedColumns:
         spans = list(asked.spans)
         if findings:
             got = report(self, True, "; ".join(f["problem"] for f in findings), findings=findings, spans=spans)
-            return got.model_copy(update={"kind": "cap"}) if ctx.db.config.exact_columns else got
-        return report(self, False, "every returned column is asked for, or not judged", findings=[], spans=spans)
+        else:
+            got = report(self, False, "every returned column is asked for, or not judged", findings=[], spans=spans)
+        # the kind it is with this setting, fired or not, so the JSON says what it would do
+        return got.model_copy(update={"kind": "cap"}) if ctx.db.config.exact_columns else got
 
     @staticmethod
     def _only_to_order(projection: exp.Expression, asked) -> str | None:
