@@ -354,9 +354,13 @@ def main(argv=None) -> int:
         datasets = Path(args.datasets)
         cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="vouch-real-output-")
 
+        tty = sys.stderr.isatty()
+
         def progress(i, n, ident):
-            if sys.stderr.isatty() or i == n or i % 50 == 0:
+            if tty:
                 print(f"\r  {i}/{n} {ident}    ", end="" if i < n else "\n", file=sys.stderr, flush=True)
+            elif i == n or i % 100 == 0:
+                print(f"  {i}/{n} {ident}", file=sys.stderr, flush=True)
 
         rows = [r for r in load_jsonl(args.predictions) if dbs is None or r["db"] in dbs]
         settings = {"exact_columns": True} if args.exact_columns else {}
