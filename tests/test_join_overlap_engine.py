@@ -48,6 +48,16 @@ def test_sqlite_text_keys_with_no_affinity_stay_apart(tmp_path):
     assert check.evidence["joins"][0]["overlap"] == 0
 
 
+def _every_key_shared(url: str, tmp_path) -> None:
+    """person.code joined to visit.person_code: all 12 visits match, and bad_join agrees."""
+    answer = vouchsql.check(url, "Labels of visited people", [
+        "SELECT p.label FROM person p JOIN visit v ON p.code = v.person_code"], cache_dir=str(tmp_path))
+    assert answer.shown.result.row_count == 12
+    check = {c.name: c for c in answer.checks}["bad_join"]
+    assert not check.fired, check.detail
+    assert check.evidence["joins"][0]["rho"] == 1.0
+
+
 def test_mariadb_case_and_padding_insensitive_keys(mariadb, tmp_path):
     url, cur, name = mariadb
     cur.execute(f"CREATE TABLE {name}.person (code VARCHAR(10) PRIMARY KEY, label VARCHAR(10))")
@@ -55,12 +65,7 @@ def test_mariadb_case_and_padding_insensitive_keys(mariadb, tmp_path):
     cur.executemany(f"INSERT INTO {name}.person VALUES (%s, %s)", [(f"AB{i}", f"l{i}") for i in range(12)])
     # lower case and a trailing space: the default collation matches them to 'AB0'…
     cur.executemany(f"INSERT INTO {name}.visit VALUES (%s, %s)", [(i, f"ab{i} ") for i in range(12)])
-    answer = vouchsql.check(url, "Labels of visited people", [
-        "SELECT p.label FROM person p JOIN visit v ON p.code = v.person_code"], cache_dir=str(tmp_path))
-    assert answer.shown.result.row_count == 12
-    check = {c.name: c for c in answer.checks}["bad_join"]
-    assert not check.fired, check.detail
-    assert check.evidence["joins"][0]["rho"] == 1.0
+    _every_key_shared(url, tmp_path)
 
 
 def test_postgresql_char_padding_follows_the_engine(pg, tmp_path):
@@ -72,9 +77,4 @@ def test_postgresql_char_padding_follows_the_engine(pg, tmp_path):
     for i in range(12):
         raw.execute(f"INSERT INTO {schema}.person VALUES (%s, %s)", (f"AB{i}", f"l{i}"))
         raw.execute(f"INSERT INTO {schema}.visit VALUES (%s, %s)", (i, f"AB{i}"))
-    answer = vouchsql.check(url, "Labels of visited people", [
-        "SELECT p.label FROM person p JOIN visit v ON p.code = v.person_code"], cache_dir=str(tmp_path))
-    assert answer.shown.result.row_count == 12
-    check = {c.name: c for c in answer.checks}["bad_join"]
-    assert not check.fired, check.detail
-    assert check.evidence["joins"][0]["rho"] == 1.0
+    _every_key_shared(url, tmp_path)

@@ -10,6 +10,18 @@ import pytest
 from test_boundaries import make_db, run_check
 
 
+def silent(path, check: str, question: str, sql: str) -> None:
+    got = run_check(path, check, sql, question=question)
+    assert not got.fired, got.detail
+
+
+def fires(path, check: str, question: str, sql: str, field: str, value: str):
+    """The check fires and its first finding's ``field`` is ``value``; the result, for more."""
+    got = run_check(path, check, sql, question=question)
+    assert got.fired and got.evidence["findings"][0][field] == value, got.detail
+    return got
+
+
 @pytest.fixture(scope="module")
 def clubs(tmp_path_factory):
     d = tmp_path_factory.mktemp("clubs")
@@ -53,10 +65,8 @@ def shops(tmp_path_factory):
 ])
 def test_a_negated_comparison_bounds_the_other_way(request, db, question, good, bad):
     path = request.getfixturevalue(db)
-    ok = run_check(path, "question_filters", good, question=question)
-    assert not ok.fired, ok.detail
-    wrong = run_check(path, "question_filters", bad, question=question)
-    assert wrong.fired and wrong.evidence["findings"][0]["kind"] == "comparison", wrong.detail
+    silent(path, "question_filters", question, good)
+    wrong = fires(path, "question_filters", question, bad, "kind", "comparison")
     assert wrong.evidence["findings"][0]["expected"].startswith("<=" if "higher" in question else ">=")
 
 
@@ -66,8 +76,7 @@ def test_a_negated_comparison_bounds_the_other_way(request, db, question, good, 
      "SELECT MIN(stock_level) FROM product WHERE price > 10"),
 ])
 def test_the_extreme_number_of_is_a_max_or_min_not_a_count(request, db, question, sql):
-    check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
-    assert not check.fired, check.detail
+    silent(request.getfixturevalue(db), "question_shape", question, sql)
 
 
 @pytest.mark.parametrize("db, question, sql", [
@@ -76,8 +85,7 @@ def test_the_extreme_number_of_is_a_max_or_min_not_a_count(request, db, question
 ])
 def test_words_that_write_a_column_name_are_not_its_value(request, db, question, sql):
     # 'Type' and 'Label' are values of those columns too; here the words name the column
-    check = run_check(request.getfixturevalue(db), "question_filters", sql, question=question)
-    assert not check.fired, check.detail
+    silent(request.getfixturevalue(db), "question_filters", question, sql)
 
 
 @pytest.mark.parametrize("db, question, sql", [
@@ -87,8 +95,7 @@ def test_words_that_write_a_column_name_are_not_its_value(request, db, question,
      "SELECT s.city, COUNT(*) FROM store s JOIN assignment a ON s.store_id = a.store_id GROUP BY s.city"),
 ])
 def test_a_table_keyed_on_the_entity_counts_it(request, db, question, sql):
-    check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
-    assert not check.fired, check.detail
+    silent(request.getfixturevalue(db), "question_shape", question, sql)
 
 
 @pytest.mark.parametrize("db, question, right, wrong", [
@@ -101,10 +108,8 @@ def test_a_table_keyed_on_the_entity_counts_it(request, db, question, sql):
 ])
 def test_from_old_to_young_follows_what_the_key_measures(request, db, question, right, wrong):
     path = request.getfixturevalue(db)
-    ok = run_check(path, "question_shape", right, question=question)
-    assert not ok.fired, ok.detail
-    bad = run_check(path, "question_shape", wrong, question=question)
-    assert bad.fired and bad.evidence["findings"][0]["part"] == "direction", bad.detail
+    silent(path, "question_shape", question, right)
+    fires(path, "question_shape", question, wrong, "part", "direction")
 
 
 @pytest.mark.parametrize("db, question, sql", [
@@ -113,8 +118,7 @@ def test_from_old_to_young_follows_what_the_key_measures(request, db, question, 
     ("shops", "Report the names of clerks born before 1970.", "SELECT name FROM clerk WHERE born < '1970-01-01'"),
 ])
 def test_the_verb_that_opens_a_request_names_no_table(request, db, question, sql):
-    check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
-    assert not check.fired, check.detail
+    silent(request.getfixturevalue(db), "question_shape", question, sql)
 
 
 @pytest.mark.parametrize("db, question, sql", [
@@ -122,8 +126,7 @@ def test_the_verb_that_opens_a_request_names_no_table(request, db, question, sql
     ("shops", "Which report is the longest?", "SELECT name FROM clerk"),
 ])
 def test_the_same_word_as_a_noun_still_names_its_table(request, db, question, sql):
-    check = run_check(request.getfixturevalue(db), "question_shape", sql, question=question)
-    assert check.fired and check.evidence["findings"][0]["part"] == "entity", check.detail
+    fires(request.getfixturevalue(db), "question_shape", question, sql, "part", "entity")
 
 
 @pytest.mark.parametrize("db, question, right, wrong", [
@@ -135,10 +138,8 @@ def test_the_same_word_as_a_noun_still_names_its_table(request, db, question, sq
 ])
 def test_youngest_and_oldest_rank_an_age_low_and_high(request, db, question, right, wrong):
     path = request.getfixturevalue(db)
-    ok = run_check(path, "question_shape", right, question=question)
-    assert not ok.fired, ok.detail
-    bad = run_check(path, "question_shape", wrong, question=question)
-    assert bad.fired and bad.evidence["findings"][0]["part"] == "direction", bad.detail
+    silent(path, "question_shape", question, right)
+    fires(path, "question_shape", question, wrong, "part", "direction")
 
 
 @pytest.mark.parametrize("db, question, wrong, right", [
@@ -152,7 +153,5 @@ def test_youngest_and_oldest_rank_an_age_low_and_high(request, db, question, rig
 ])
 def test_another_value_of_a_filtered_column_named_in_lower_case(request, db, question, wrong, right):
     path = request.getfixturevalue(db)
-    bad = run_check(path, "question_filters", wrong, question=question)
-    assert bad.fired and bad.evidence["findings"][0]["kind"] == "value", bad.detail
-    ok = run_check(path, "question_filters", right, question=question)
-    assert not ok.fired, ok.detail
+    fires(path, "question_filters", question, wrong, "kind", "value")
+    silent(path, "question_filters", question, right)

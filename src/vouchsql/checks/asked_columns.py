@@ -31,7 +31,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..question.columns import asked_words
+from ..question.columns import asked_words, word_set
+from ..sql.tree import projection_for
 from ..words import singular, words_of
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
@@ -40,22 +41,16 @@ _STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "wi
 _AGG_WORDS = {exp.Sum: {"total", "sum"}, exp.Avg: {"average", "mean", "avg"}}
 
 
-def _bare(node: exp.Expression) -> str:
-    """The expression's SQL without table qualifiers, lower case."""
-    return node.transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n).sql().lower()
+def _bare(node: exp.Expression) -> exp.Expression:
+    """The expression without table qualifiers: ``T1.name`` and ``name`` are one sort key."""
+    return node.transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n)
 
 
-def _is_key(projection: exp.Expression, position: int, keys: list[exp.Expression]) -> bool:
-    inner = projection.this if isinstance(projection, exp.Alias) else projection
-    alias = projection.alias.lower() if isinstance(projection, exp.Alias) else None
-    for k in keys:
-        if isinstance(k, exp.Literal) and k.is_int and int(k.this) == position:
-            return True
-        if alias and isinstance(k, exp.Column) and not k.table and k.name.lower() == alias:
-            return True
-        if _bare(k) == _bare(inner):
-            return True
-    return False
+def _sort_keys(select: exp.Select) -> set[int]:
+    """The positions of the projections an ORDER BY key names (an ordinal, an output alias or
+    the same expression, qualifiers aside)."""
+    bare = _bare(select)
+    return {i for o in bare.args["order"].expressions if (i := projection_for(bare, o.this)) is not None}
 
 
 def _column_words(node: exp.Expression) -> set[str]:
@@ -87,12 +82,9 @@ class AskedColumns:
                                      "problem": f"the SQL returns every column ({p.sql(dialect=ctx.db.dialect)}) "
                                                 f"where the question asks for some"})
                 break
-        order = outer.args.get("order")
-        if order is not None and len(projections) >= 2:
-            keys = [o.this for o in order.expressions]
-            for i, p in enumerate(projections, 1):
-                if not _is_key(p, i, keys):
-                    continue
+        if outer.args.get("order") is not None and len(projections) >= 2:
+            for i in sorted(_sort_keys(outer)):
+                p = projections[i]
                 found = self._only_to_order(p, asked)
                 if found is not None:
                     sql = p.sql(dialect=ctx.db.dialect)
@@ -124,8 +116,4 @@ class AskedColumns:
                 words |= names
         if not words or words & asked.outside or not words & asked.inside:
             return None
-        return next((s for s in asked.spans if _column_words_in(s, words)), asked.spans[0] if asked.spans else "")
-
-
-def _column_words_in(span: str, words: set[str]) -> bool:
-    return bool({singular(w) for w in span.lower().split()} & words)
+        return next((s for s in asked.spans if word_set(s) & words), asked.spans[0] if asked.spans else "")

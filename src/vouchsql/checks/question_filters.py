@@ -33,7 +33,7 @@ from ..errors import VouchError
 from ..sql.edit import column as column_ref
 from ..sql.inspect import table_key
 from ..sql.scope import Scope
-from ..sql.tree import selects
+from ..sql.tree import literal_comparisons, selects
 from ..question.filters import STOP, QuestionFilters as FiltersRead, read_filters
 from ..question.values import value_index
 from ..question.words import fold, singular, squash
@@ -457,26 +457,17 @@ class QuestionFilters:
         filtered: dict[tuple[str, str], tuple[str, set[str], list[str]]] = {}
         for select in selects(ctx.tree):
             scope = None
-            for node in select.find_all(exp.EQ, exp.In):
-                if node.parent_select is not select:
+            for col, lit, node in literal_comparisons(select):
+                if not isinstance(node, (exp.EQ, exp.In)) or not (isinstance(lit, exp.Literal) and lit.is_string):
                     continue
-                if isinstance(node, exp.EQ):
-                    pairs = [(c, [l]) for c, l in ((node.this, node.expression), (node.expression, node.this))
-                             if isinstance(c, exp.Column) and isinstance(l, exp.Literal) and l.is_string]
-                elif isinstance(node.this, exp.Column) and not node.args.get("query"):
-                    pairs = [(node.this, [v for v in node.expressions if isinstance(v, exp.Literal) and v.is_string])]
-                else:
-                    pairs = []
-                for col, lits in pairs:
-                    if not lits:
-                        continue
-                    scope = scope or Scope(select, ctx.profile)
-                    ref = scope.resolve(col)
-                    if ref is None:
-                        continue
-                    key = (ref.table.lower(), ref.column.lower())
-                    shown, folded, sqls = filtered.setdefault(key, (f"{ref.table}.{ref.column}", set(), []))
-                    folded.update(fold(lit.this) for lit in lits)
+                scope = scope or Scope(select, ctx.profile)
+                ref = scope.resolve(col)
+                if ref is None:
+                    continue
+                _, folded, sqls = filtered.setdefault((ref.table.lower(), ref.column.lower()),
+                                                      (f"{ref.table}.{ref.column}", set(), []))
+                folded.add(fold(lit.this))
+                if _sql(node) not in sqls:
                     sqls.append(_sql(node))
         if not filtered:
             return

@@ -35,12 +35,11 @@ import re
 from sqlglot import exp
 
 from ..agreement import results_match
-
 from ..errors import VouchError
-from ..sql.edit import conditions
+from ..sql.edit import conditions, count_distinct
 from ..sql.inspect import table_key
 from ..sql.scope import Scope
-from ..sql.tree import limit_value, own_nodes, selects
+from ..sql.tree import limit_value, own_nodes, selects, twin
 from ..words import singular, words_of
 from ..db.profile import Profile, TableProfile
 from ..question.shape import (Claim, EntityNames, Shape, entity_tables, entity_words, names_entity, read_shape,
@@ -598,8 +597,7 @@ def _different_counted(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]
             target = exp.Column(this=exp.to_identifier(hits[0][1], quoted=True),
                                 table=scope.written_ident(hits[0][0]) if len(scope.by_alias) > 1 else None)
         probe = outer.copy()
-        [c for p in probe.expressions for c in own_nodes(p, exp.Count)][0].set(
-            "this", exp.Distinct(expressions=[target.copy()]))
+        twin(probe, outer, count).replace(count_distinct(target.copy()))
         got = ctx.db.execute(probe.sql(dialect=ctx.db.dialect), from_tree=True)
         if got.error is not None or ctx.result.error is not None:
             continue

@@ -36,7 +36,7 @@ from ..db.profile import _is_numeric
 from ..errors import VouchError
 from ..sql.edit import count_star
 from ..sql.scope import Scope
-from ..sql.tree import selects
+from ..sql.tree import literal_comparisons, selects, twin
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 from .near_values import named_in, nearest
@@ -65,23 +65,12 @@ def _like_exact(node: exp.Like) -> bool:
     return text is not None and not re.search(r"[%_]", text) and isinstance(node.this, exp.Column)
 
 
-def _comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Literal, str]]:
-    """(column, the string's node, "eq" or "like") for each comparison of a column with a string
-    that belongs to ``select`` itself (not to a subquery of it)."""
-    out = []
-    for node in select.find_all(exp.EQ, exp.NEQ, exp.In, exp.Like):
-        if node.parent_select is not select:
-            continue
-        if isinstance(node, (exp.EQ, exp.NEQ)):
-            for col, lit in ((node.this, node.expression), (node.expression, node.this)):
-                if isinstance(col, exp.Column) and _value(lit) is not None:
-                    out.append((col, lit, "eq"))
-        elif isinstance(node, exp.In):
-            if isinstance(node.this, exp.Column) and not node.args.get("query"):
-                out.extend((node.this, v, "eq") for v in node.expressions if _value(v) is not None)
-        elif _like_exact(node):
-            out.append((node.this, node.expression, "like"))
-    return out
+def _comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Expression, str]]:
+    """(column, the literal's node, "eq" or "like") for each comparison this check reads: ``=``,
+    ``<>``, ``IN`` and ``NOT IN`` a list, and ``LIKE`` without wildcards."""
+    return [(col, lit, "like" if isinstance(node, exp.Like) else "eq")
+            for col, lit, node in literal_comparisons(select)
+            if (_like_exact(node) if isinstance(node, exp.Like) else _value(lit) is not None)]
 
 
 def _textual(type_name: str) -> bool:
@@ -185,17 +174,8 @@ class UnmatchedLiteral:
             return {"finding": "absent", "question": "written" if named_in(q, text) else "neither",
                     "answer": brief(shown)}
         value, form, rows = near
-        # the same node in a copy of the tree, found by its path from the root
-        path = []
-        while node.parent is not None:
-            path.append((node.arg_key, node.index))
-            node = node.parent
         tree = ctx.tree.copy()
-        target = tree
-        for key, i in reversed(path):
-            child = target.args[key]
-            target = child[i] if isinstance(child, list) else child
-        target.replace(exp.Literal.string(value))
+        twin(tree, ctx.tree, node).replace(exp.Literal.string(value))
         other = ctx.db.execute(tree.sql(dialect=ctx.db.dialect), from_tree=True)
         if other.error is not None or shown.error is not None:
             return None

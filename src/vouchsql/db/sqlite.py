@@ -94,6 +94,7 @@ class SQLiteDatabase(Database):
             self._conn.enable_load_extension(False)
         self._conn.set_authorizer(_authorizer)
         self._schema: list[TableInfo] | None = None
+        self._column_names: frozenset[str] | None = None
 
     def close(self) -> None:
         self._conn.close()
@@ -168,7 +169,9 @@ class SQLiteDatabase(Database):
 
         if '"' not in sql:
             return tree
-        names = {c.name.lower() for t in self.schema() for c in t.columns}
+        if self._column_names is None:  # the catalogue's, read once per connection
+            self._column_names = frozenset(c.name.lower() for t in self.schema() for c in t.columns)
+        names = set(self._column_names)
         names |= {a.alias.lower() for a in tree.find_all(exp.Alias)}
         names |= {c.name.lower() for ta in tree.find_all(exp.TableAlias) for c in ta.columns}  # WITH t("a") AS …
         for col in list(tree.find_all(exp.Column)):

@@ -54,7 +54,8 @@ class Asked:
     spans: tuple[str, ...]  # the ordering spans, as written
 
 
-def _words(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
+    """The singular lower-case words of ``text``."""
     return frozenset(singular(w) for w in re.findall(r"[a-z0-9]+", text.lower()))
 
 
@@ -76,5 +77,5 @@ def asked_words(question: str) -> Asked:
             outside[i] = " "
     rest = "".join(outside)
     inside = " ".join(question[s:e] for s, e in spans)
-    return Asked(outside=_words(rest), inside=_words(inside), counts_asked=bool(COUNT_WORDS.search(rest)),
+    return Asked(outside=word_set(rest), inside=word_set(inside), counts_asked=bool(COUNT_WORDS.search(rest)),
                  everything=bool(EVERYTHING.search(question)), spans=tuple(question[s:e].strip() for s, e in spans))

@@ -193,3 +193,24 @@ def literal_value(node: exp.Expression) -> float | str | None:
         except ValueError:
             return None
     return None
+
+
+def literal_comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Expression, exp.Expression]]:
+    """(column, literal, comparison) for each comparison of a column with a literal that
+    belongs to ``select`` itself (not to a subquery of it): ``=`` and ``<>`` either way round,
+    each value of ``IN``/``NOT IN`` a list, and ``LIKE``. The literal is a string, a number or
+    a negated number (:func:`literal_value` reads it)."""
+    out = []
+    for node in select.find_all(exp.EQ, exp.NEQ, exp.In, exp.Like):
+        if node.parent_select is not select:
+            continue
+        if isinstance(node, (exp.EQ, exp.NEQ)):
+            for col, lit in ((node.this, node.expression), (node.expression, node.this)):
+                if isinstance(col, exp.Column) and literal_value(lit) is not None:
+                    out.append((col, lit, node))
+        elif isinstance(node, exp.In):
+            if isinstance(node.this, exp.Column) and not node.args.get("query"):
+                out.extend((node.this, v, node) for v in node.expressions if literal_value(v) is not None)
+        elif isinstance(node.this, exp.Column) and literal_value(node.expression) is not None:
+            out.append((node.this, node.expression, node))
+    return out
