@@ -339,3 +339,11 @@ def test_probes_are_bounded_per_answer(shop):
     got = run_check(shop, "unmatched_literal", f"SELECT COUNT(*) FROM store WHERE city IN ({values})")
     assert len(got.evidence["not_measured"]) == 5
     assert got.evidence["not_measured"][0] == "city = 'town20'"
+
+
+def test_a_cut_off_answer_is_not_measured_rather_than_the_same(shop):
+    # 'oslo' is held only as 'Oslo'/'OSLO ': the <> keeps every row either way up to the cap of 5
+    got = run_check(shop, "unmatched_literal", "SELECT a.id FROM store a CROSS JOIN store b WHERE a.city <> 'oslo'",
+                    max_rows=5)
+    assert not got.fired
+    assert got.evidence["same_answer"] == [] and got.evidence["not_measured"] == ["a.city = 'oslo'"]
