@@ -107,7 +107,42 @@ def register(evals, common) -> None:
     _run_options(p, "premise")
     p.set_defaults(handler=run_premise_command)
 
+    register_predictions(evals, common)
     register_choices(evals, common)
+
+
+def register_predictions(evals, common) -> None:
+    """``vouch eval predictions``: the IES study on published predictions (evals/predictions.py)."""
+    r = evals.add_parser("predictions", parents=[common],
+                         help="vouch for published predictions of one or more systems and measure the gate on them "
+                              "(AUROC against agreement, confident errors, each check's precision)")
+    r.add_argument("--questions", help="questions: Spider/BIRD JSON, or JSONL/CSV {id, question, db, gold_sql?, "
+                                       "predictions?: {system: sql}, correct?: {system: bool}}")
+    r.add_argument("--predictions", nargs="+", metavar="NAME=FILE", default=[],
+                   help="one file per system: Spider text (one SQL a line), BIRD JSON, or JSON/JSONL/CSV by "
+                        "question id ({id, sql} or {id, samples: [...]} for K samples)")
+    r.add_argument("--gold", help="gold SQL: Spider's dev_gold.sql (SQL<TAB>db_id a line) or JSONL/CSV {id, gold_sql} "
+                                  "(default: the questions file's)")
+    r.add_argument("--labels", help="given correctness labels: JSONL/CSV {id, system, label} (default: by execution "
+                                    "against the gold)")
+    r.add_argument("--db-dir", help="folder of <db_id>/<db_id>.sqlite or <db_id>.sqlite")
+    r.add_argument("--db", action="append", default=[], metavar="ID=URL",
+                   help="the database of one db_id, as a path or URL (repeatable)")
+    r.add_argument("--k", type=int, default=5, help="candidates per shown answer, the shown one included (default 5)")
+    r.add_argument("--systems", dest="shown_systems", metavar="A,B",
+                   help="systems to show (default: every one; samples come from all)")
+    r.add_argument("--rules", default=None, help="comma-separated scoring rules (default: agreement_alone, "
+                                                  "agreement_first, v3)")
+    r.add_argument("--show-gold", action="store_true",
+                   help="also show each gold SQL as all K candidates and count what is withheld")
+    r.add_argument("--exclude", metavar="FILE",
+                   help="JSONL/CSV of question ids to leave out of the figures (e.g. questions whose gold is wrong)")
+    r.add_argument("--write-measured", metavar="PATH",
+                   help="write the per-alarm precision table the severity rule reads (vouch-measured/1)")
+    r.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    _bootstrap_options(r)
+    _run_options(r, "predictions")
+    r.set_defaults(handler=run_predictions_command)
 
 
 def register_choices(evals, common) -> None:
@@ -280,6 +315,67 @@ def run_confidence_command(args, config, out: Console) -> int:
     _, report = C.finish(out_dir, records, manifest, rules, replicates=replicates, seed=seed)
     _print_summary(out, report, out_dir, "confidence.jsonl, metrics.json, curves.json, report.md, report.html, figures/")
     return 0
+
+
+# ---------------------------------------------------------------------------------------
+# predictions
+# ---------------------------------------------------------------------------------------
+def _pairs(values: list[str], option: str) -> list[tuple[str, str]]:
+    out = []
+    for v in values:
+        name, sep, rest = v.partition("=")
+        if not sep or not name.strip() or not rest.strip():
+            raise UserInputError(f"{option} {v!r}: write NAME=VALUE")
+        out.append((name.strip(), rest.strip()))
+    return out
+
+
+def run_predictions_command(args, config, out: Console) -> int:
+    from . import predictions as P
+    from .confidence import parse_rules
+    from .progress import RichProgress
+    from .runs import write_json
+
+    _positive(args.bootstrap, "--bootstrap")
+    _positive(args.jobs, "--jobs")
+    rules = parse_rules(args.rules, P.DEFAULT_RULES) if args.rules else None
+    if args.replay:
+        out_dir = _replay_out(args)
+        manifest, metrics = P.replay(Path(args.replay), out_dir, replicates=args.bootstrap, seed=args.seed)
+        code = _report_replay(out, args.replay, out_dir, metrics)
+    else:
+        if not args.questions:
+            raise UserInputError("give --questions FILE (with --predictions NAME=FILE … unless the file holds them), "
+                                 "or --replay RUN_DIR")
+        _positive(args.k, "--k")
+        rules = rules or list(P.DEFAULT_RULES)
+        replicates, seed = _bootstrap(args)
+        preds = [(n, Path(f)) for n, f in _pairs(args.predictions, "--predictions")]
+        questions = P.load_inputs(Path(args.questions), preds, gold=_path(args.gold), labels=_path(args.labels))
+        exclude = []
+        if args.exclude:
+            exclude = sorted({str(P._first(r, P._ID_KEYS)) for r in P._rows(Path(args.exclude))})
+        databases = P.resolve_databases(questions, _path(args.db_dir), dict(_pairs(args.db, "--db")))
+        files = {"questions": Path(args.questions), **{f"predictions:{n}": p for n, p in preds}}
+        for name, value in (("gold", args.gold), ("labels", args.labels), ("exclude", args.exclude)):
+            if value:
+                files[name] = Path(value)
+        shown = [s.strip() for s in args.shown_systems.split(",") if s.strip()] if args.shown_systems else None
+        out_dir = _run_out(args, "predictions")
+        with RichProgress("vouching") as bar:
+            records, manifest = P.run_predictions(
+                questions, config, out_dir, databases=databases, k=args.k, shown=shown, show_gold=args.show_gold,
+                jobs=args.jobs, command=_command(args), files=files, progress=bar,
+                parameters={"rules": rules, "bootstrap": replicates, "seed": seed, "exclude": exclude})
+        metrics, report = P.finish(out_dir, records, manifest, rules=rules, replicates=replicates, seed=seed)
+        _print_summary(out, report, out_dir, "predictions.jsonl, metrics.json, curves.json, report.md, report.html, "
+                                             "figures/")
+        code = 0
+    if args.write_measured:
+        data = ", ".join(sorted(k for k in manifest.get("datasets", {}) if k.startswith("predictions:"))) or "the run"
+        write_json(Path(args.write_measured), P.measured_table(metrics, manifest.get("command", ""), data))
+        out.print(f"Wrote the per-alarm precision table to {args.write_measured}", highlight=False)
+    return code
 
 
 # ---------------------------------------------------------------------------------------

@@ -43,6 +43,74 @@ def strict_equal(pred, gold) -> bool | None:
     return a == b
 
 
+# Column orders tried at most when columns share their values (a result of ten identical
+# columns would otherwise try 10! orders); past it the pair is compared by position.
+MAX_COLUMN_ORDERS = 5040
+MAX_REORDERED_COLUMNS = 64  # wider results are compared column by column, in place
+
+
+def orders_rows(sql: str, dialect: str | None = "sqlite") -> bool:
+    """Whether the outermost query sorts its rows (Spider's rule: then row order counts)."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:  # noqa: BLE001 - sqlglot raises several kinds; unreadable gold: rows as a multiset
+        return " order by " in f" {' '.join(sql.lower().split())} "
+    while isinstance(tree, exp.Subquery):
+        tree = tree.this
+    return tree is not None and tree.args.get("order") is not None
+
+
+def spider_equal(pred, gold, ordered: bool) -> bool | None:
+    """Spider's test-suite rule: both ran, the same number of columns, and for some order of
+    the predicted columns the rows equal the gold's — as a list when the gold sorts its rows
+    (``ordered``), else as a multiset; values normalised as everywhere in Vouch (numbers to
+    four decimals, numeric text as numbers). ``None`` when a cut-off result leaves it open."""
+    from collections import Counter
+    from itertools import islice
+
+    from ..agreement import normalise_rows
+
+    if pred.error is not None or gold.error is not None:
+        return False
+    if len(pred.columns) != len(gold.columns):
+        return False
+    if pred.truncated or gold.truncated:
+        return None if pred.row_count == gold.row_count else False
+    a, b = normalise_rows(pred), normalise_rows(gold)
+    if len(a) != len(b):
+        return False
+    width = len(gold.columns)
+    if width == 0:
+        return True
+    # Only orders that put a column holding the same values under each gold column.
+    col_a = [Counter(r[i] for r in a) for i in range(width)]
+    col_b = [Counter(r[i] for r in b) for i in range(width)]
+    if width > MAX_REORDERED_COLUMNS:
+        fits = [[j] if col_a[j] == col_b[j] else [] for j in range(width)]
+    else:
+        fits = [[i for i in range(width) if col_a[i] == col_b[j]] for j in range(width)]
+    if any(not f for f in fits):
+        return False
+    target = b if ordered else Counter(b)
+
+    def orders(j: int = 0, used: tuple = ()):
+        if j == width:
+            yield used
+            return
+        for i in fits[j]:
+            if i not in used:
+                yield from orders(j + 1, used + (i,))
+
+    for order in islice(orders(), MAX_COLUMN_ORDERS):
+        rows = [tuple(r[i] for i in order) for r in a]
+        if (rows if ordered else Counter(rows)) == target:
+            return True
+    return False
+
+
 def _items_from_jsonl(path: Path) -> list[dict]:
     items = read_items(path, ("db", "gold_sql"))
     for item in items:
