@@ -6,7 +6,8 @@ per alarm (a check's name, and ``check:finding`` for each kind of finding it rep
 it fired on published text-to-SQL systems' predictions and how often those answers were wrong,
 overall and where every sample agreed (A = 1). It is written by::
 
-    python bench/real_output.py --write-measured src/vouchsql/checks/measured.json
+    vouch eval predictions --questions ../shared/cases/spider_predictions_dev.jsonl \
+        --db-dir ../shared/datasets/spider --show-gold --write-measured src/vouchsql/checks/measured.json
 
 A fired veto or cap is demoted to a signal (named in the reasons, never capping the score under
 ``agreement_first``) when every finding it reports is measured imprecise: fewer than

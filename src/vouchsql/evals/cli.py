@@ -339,9 +339,11 @@ def run_predictions_command(args, config, out: Console) -> int:
     _positive(args.bootstrap, "--bootstrap")
     _positive(args.jobs, "--jobs")
     rules = parse_rules(args.rules, P.DEFAULT_RULES) if args.rules else None
+    exclude = sorted({str(P._first(r, P._ID_KEYS)) for r in P._rows(Path(args.exclude))}) if args.exclude else None
     if args.replay:
         out_dir = _replay_out(args)
-        manifest, metrics = P.replay(Path(args.replay), out_dir, replicates=args.bootstrap, seed=args.seed)
+        manifest, metrics = P.replay(Path(args.replay), out_dir, replicates=args.bootstrap, seed=args.seed,
+                                     rules=rules, exclude=exclude)
         code = _report_replay(out, args.replay, out_dir, metrics)
     else:
         if not args.questions:
@@ -352,9 +354,6 @@ def run_predictions_command(args, config, out: Console) -> int:
         replicates, seed = _bootstrap(args)
         preds = [(n, Path(f)) for n, f in _pairs(args.predictions, "--predictions")]
         questions = P.load_inputs(Path(args.questions), preds, gold=_path(args.gold), labels=_path(args.labels))
-        exclude = []
-        if args.exclude:
-            exclude = sorted({str(P._first(r, P._ID_KEYS)) for r in P._rows(Path(args.exclude))})
         databases = P.resolve_databases(questions, _path(args.db_dir), dict(_pairs(args.db, "--db")))
         files = {"questions": Path(args.questions), **{f"predictions:{n}": p for n, p in preds}}
         for name, value in (("gold", args.gold), ("labels", args.labels), ("exclude", args.exclude)):
@@ -366,13 +365,17 @@ def run_predictions_command(args, config, out: Console) -> int:
             records, manifest = P.run_predictions(
                 questions, config, out_dir, databases=databases, k=args.k, shown=shown, show_gold=args.show_gold,
                 jobs=args.jobs, command=_command(args), files=files, progress=bar,
-                parameters={"rules": rules, "bootstrap": replicates, "seed": seed, "exclude": exclude})
+                parameters={"rules": rules, "bootstrap": replicates, "seed": seed, "exclude": exclude or []})
         metrics, report = P.finish(out_dir, records, manifest, rules=rules, replicates=replicates, seed=seed)
         _print_summary(out, report, out_dir, "predictions.jsonl, metrics.json, curves.json, report.md, report.html, "
                                              "figures/")
         code = 0
     if args.write_measured:
-        data = ", ".join(sorted(k for k in manifest.get("datasets", {}) if k.startswith("predictions:"))) or "the run"
+        params = manifest.get("parameters", {})
+        questions = Path(manifest.get("datasets", {}).get("questions", {}).get("path", "the questions")).name
+        data = (f"{questions}: each of {len(params.get('systems') or [])} systems shown in turn with K = "
+                f"{params.get('k')} candidates; labels: {metrics['labels']['given']} given, "
+                f"{metrics['labels']['execution']} by execution")
         write_json(Path(args.write_measured), P.measured_table(metrics, manifest.get("command", ""), data))
         out.print(f"Wrote the per-alarm precision table to {args.write_measured}", highlight=False)
     return code

@@ -709,7 +709,7 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
         ]),
         Section("Confident errors (A = 1)", [
             Text(f"{metrics['a1']['answers']} answers have every candidate agree (A = 1); {metrics['a1']['wrong']} of "
-                 "them are wrong — errors agreement cannot see. Withheld = flagged or abstained."),
+                 "them wrong — errors agreement cannot see. Withheld = flagged or abstained."),
             Table(["rule", "right withheld (all)", "wrong withheld (all)", "right withheld (A = 1)",
                    "wrong withheld (A = 1)"], a1_rows),
         ]),
@@ -760,12 +760,14 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
 
 
 def finish(out_dir: Path, records: list[dict], manifest: dict, *, rules: list[str] | None = None,
-           replicates: int | None = None, seed: int | None = None, replay_of: str | None = None) -> tuple[dict, Report]:
+           replicates: int | None = None, seed: int | None = None, replay_of: str | None = None,
+           exclude: list[str] | None = None) -> tuple[dict, Report]:
+    """metrics.json, curves.json and the reports; ``exclude`` (question ids) overrides the run's."""
     from .report import write_report
 
     params = manifest.get("parameters", {})
     rules = rules or params.get("rules") or list(DEFAULT_RULES)
-    exclude = set(params.get("exclude") or [])
+    exclude = set(params.get("exclude") or [] if exclude is None else exclude)
     metrics, curves = analyse(records, rules, replicates=replicates or params.get("bootstrap") or M.DEFAULT_REPLICATES,
                               seed=params.get("seed", M.DEFAULT_SEED) if seed is None else seed, exclude=exclude)
     write_json(Path(out_dir) / "metrics.json", metrics)
@@ -775,9 +777,12 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, *, rules: list[st
     return metrics, report
 
 
-def replay(run_dir: Path, out_dir: Path, *, replicates: int | None = None, seed: int | None = None) -> tuple[dict, dict]:
+def replay(run_dir: Path, out_dir: Path, *, replicates: int | None = None, seed: int | None = None,
+           rules: list[str] | None = None, exclude: list[str] | None = None) -> tuple[dict, dict]:
+    """Every number of a stored run again from its records (other rules or exclusions if asked)."""
     manifest = read_manifest(run_dir, HARNESS)
     replicates, seed = replay_bootstrap(manifest, replicates, seed)
     records = load_records(run_dir, RECORDS)
-    metrics, _ = finish(out_dir, records, manifest, replicates=replicates, seed=seed, replay_of=str(run_dir))
+    metrics, _ = finish(out_dir, records, manifest, replicates=replicates, seed=seed, replay_of=str(run_dir),
+                        rules=rules, exclude=exclude)
     return manifest, metrics
