@@ -90,12 +90,13 @@ def test_spider_text_bird_json_jsonl_samples_and_csv_all_read(tmp_path):
                                                  "2": KINDS}), encoding="utf-8")
     (tmp_path / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
         {"id": "0", "samples": [WRONG, COUNT, WRONG]}, {"id": "2", "sql": KINDS}]), encoding="utf-8")
-    (tmp_path / "d.csv").write_text(f'question_id,predicted_sql\n1,"{BY_WEIGHT}"\n0,{COUNT}\n', encoding="utf-8")
+    two_lines = BY_WEIGHT.replace(" FROM", "\nFROM")  # a quoted CSV cell over two lines
+    (tmp_path / "d.csv").write_text(f'question_id,predicted_sql\n1,"{two_lines}"\n0,{COUNT}\n', encoding="utf-8")
     got = P.load_inputs(q, [("a", _lines(tmp_path / "a.txt", [COUNT, None, KINDS])), ("b", tmp_path / "b.json"),
                             ("c", tmp_path / "c.jsonl"), ("d", tmp_path / "d.csv")])
     assert [x.id for x in got] == ["0", "1", "2"] and got[0].gold_sql == COUNT
     assert got[0].systems == {"a": [COUNT], "b": [COUNT], "c": [WRONG, COUNT, WRONG], "d": [COUNT]}
-    assert got[1].systems == {"a": [None], "b": [BY_WEIGHT], "c": [None], "d": [BY_WEIGHT]}
+    assert got[1].systems == {"a": [None], "b": [BY_WEIGHT], "c": [None], "d": [two_lines]}
     assert got[2].systems["d"] == [None], "a question the file does not mention has no SQL"
 
 

@@ -16,8 +16,9 @@ from ..settings import Config
 SHARED_NAMES = {"chinook", "sakila", "northwind"}
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    """The JSON objects of a JSONL file, one a line; blank lines and ``#`` comments skipped."""
+def read_jsonl(path: Path, *, line_numbers: bool = False) -> list[dict]:
+    """The JSON objects of a JSONL file, one a line; blank lines and ``#`` comments skipped.
+    With ``line_numbers`` each carries its line as ``_line`` (for errors that name it)."""
     if not path.is_file():
         raise UserInputError(f"{path}: no such case file")
     rows = []
@@ -30,7 +31,7 @@ def read_jsonl(path: Path) -> list[dict]:
             raise UserInputError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
         if not isinstance(row, dict):
             raise UserInputError(f"{path}:{n}: not a JSON object (each line is one {{...}})")
-        rows.append(row)
+        rows.append({**row, "_line": n} if line_numbers else row)
     return rows
 
 

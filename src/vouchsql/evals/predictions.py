@@ -42,6 +42,7 @@ Inputs, in the formats people publish:
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
@@ -55,6 +56,7 @@ from ..answer import CheckResult, Result, ResultError
 from ..errors import UserInputError, VouchError
 from ..settings import Config
 from . import metrics as M
+from .cases import read_jsonl
 from .progress import NoProgress
 from .report import (Figure, Report, Section, Table, Text, manifest_section, pct, pct_ci, reliability_png,
                      risk_coverage_png, with_ci)
@@ -95,34 +97,29 @@ def _first(row: dict, keys: tuple[str, ...]) -> Any:
     return next((row[k] for k in keys if row.get(k) not in (None, "")), None)
 
 
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise UserInputError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+
+
 def _rows(path: Path) -> list[dict]:
     """The objects of a JSON list, a JSONL or a CSV file, each with its line number as ``_line``."""
     if not path.is_file():
         raise UserInputError(f"{path}: no such file")
-    text = path.read_text(encoding="utf-8-sig")
     if path.suffix.lower() == ".csv":
-        return [{**row, "_line": n} for n, row in enumerate(csv.DictReader(text.splitlines()), 2)]
+        # A quoted cell may hold a SQL statement over several lines: the reader, not
+        # splitlines, decides where a row ends.
+        reader = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig"), newline=""))
+        return [{**row, "_line": reader.line_num} for row in reader]
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UserInputError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        data = _json(path)
         if not isinstance(data, list):
             raise UserInputError(f"{path}: expected a JSON list of objects")
         return [{**row, "_line": n} if isinstance(row, dict) else {"_bad": row, "_line": n}
                 for n, row in enumerate(data, 1)]
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserInputError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise UserInputError(f"{path}:{n}: not a JSON object (each line is one {{...}})")
-        out.append({**row, "_line": n})
-    return out
+    return read_jsonl(path, line_numbers=True)
 
 
 def _sql_list(value, where: str) -> list[str | None]:
@@ -203,10 +200,7 @@ def _by_id(path: Path, questions: list[Question], value_keys: tuple[str, ...], w
     position), as values by question id."""
     ids = [q.id for q in questions]
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
-        except json.JSONDecodeError as exc:
-            raise UserInputError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        data = _json(path)
         if isinstance(data, dict):
             if set(data) <= set(ids):
                 return data
