@@ -379,3 +379,83 @@ def test_paper_preset_with_a_scripted_model_every_cell_by_hand(demo_db, chinook_
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["parameters"]["shown"] == "first" and manifest["parameters"]["judge_complete"] is True
     assert "IES Table 8" in text and "H4" in text
+
+
+# ---------------------------------------------------------------------------------------
+# Deviations 1 and 2 of issue 29: the question as asked; a sample with no SQL stays in K
+# ---------------------------------------------------------------------------------------
+def _open_choice_reply(seen: list):
+    """A model whose assess step would split the question into two interpretations; its K
+    generate samples for the question as asked disagree 3–2."""
+
+    def reply(request):
+        system = request.messages[0][1]
+        seen.append(system)
+        if "Task: assess" in system:
+            return json.dumps({"is_valid": True, "flaw_code": None, "reason": "r", "clarification": None,
+                               "interpretations": [
+                                   {"request": "How many orders were over $100, strictly?", "clause": "strictly"},
+                                   {"request": "How many orders were $100 or more?", "clause": "inclusive"}]})
+        if "Task: generate" in system:
+            user = "\n".join(c for r, c in request.messages if r == "user")
+            if "strictly" in user or "or more" in user:  # an interpretation: its samples all agree
+                sql = OVER_100 if "strictly" in user else AT_LEAST_100
+            else:
+                sql = OVER_100 if request.sample in (0, 1, 2) else AT_LEAST_100
+            return json.dumps({"sql": sql, "interpretation": "as asked", "assumptions": []})
+        return "Some orders."
+
+    return reply
+
+
+@pytest.mark.parametrize("paper, agreement, assess_calls, interpretations", [
+    ("ies", 0.6, 0, None),  # the paper: K samples of the question as asked, A = 3/5
+    (None, 1.0, 1, 2),      # Vouch: the first interpretation's samples, said in the record
+])
+def test_the_ies_preset_samples_the_question_as_asked(demo_db, tmp_path, paper, agreement, assess_calls,
+                                                      interpretations):
+    from vouchsql.llm import FakeModel
+
+    seen: list = []
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"id": "q1", "db": str(demo_db), "question": "How many orders were over $100?",
+                                "gold_sql": OVER_100}) + "\n", encoding="utf-8")
+    config = load_config(env={}, cwd=tmp_path, cache_dir=str(tmp_path / "cache"), no_model_cache=True, shown="first")
+    records, manifest = C.run_confidence(path, config, tmp_path / "run", model=FakeModel(_open_choice_reply(seen)),
+                                         k=5, parameters={"rules": ["agreement_first"], "bootstrap": 50, "seed": 0,
+                                                          "paper": paper})
+    r = records[0]
+    assert r["agreement"] == pytest.approx(agreement) and r["k"] == 5
+    assert sum("Task: assess" in s for s in seen) == assess_calls
+    assert r.get("interpretations") == interpretations
+    assert manifest["parameters"]["assess"] is (paper != "ies")
+    metrics, _ = C.analyse(records, ["agreement_first"], replicates=50)
+    assert metrics["first_interpretation_only"] == (1 if interpretations else 0)
+
+
+@pytest.mark.parametrize("empty, shown_sql, agreement, gate", [
+    ((1,), OVER_100, 0.8, None),  # one of five gave no SQL: A = 4/5, not 4/4
+    ((0,), "", 0.0, "abstain"),   # sample 0 gave none: nothing is shown (sample 1 is not shown instead)
+])
+def test_a_sample_with_no_sql_stays_one_of_the_k(demo_db, tmp_path, empty, shown_sql, agreement, gate):
+    from vouchsql.llm import FakeModel
+
+    def reply(request):
+        system = request.messages[0][1]
+        if "Task: generate" in system:
+            return json.dumps({"sql": None if request.sample in empty else OVER_100, "interpretation": "as asked",
+                               "assumptions": []})
+        return "Some orders."
+
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"id": "q1", "db": str(demo_db), "question": "How many orders were over $100?",
+                                "gold_sql": OVER_100}) + "\n", encoding="utf-8")
+    config = load_config(env={}, cwd=tmp_path, cache_dir=str(tmp_path / "cache"), no_model_cache=True, shown="first")
+    records, _ = C.run_confidence(path, config, tmp_path / "run", model=FakeModel(reply), k=5,
+                                  parameters={"rules": ["agreement_first"], "bootstrap": 50, "seed": 0,
+                                              "paper": "ies"})
+    r = records[0]
+    assert r["k"] == 5 and r["candidates"][0]["sql"] == shown_sql
+    assert r["agreement"] == pytest.approx(agreement)
+    if gate:
+        assert r["verdicts"]["agreement_first"]["gate"] == gate and r["label"] is False

@@ -181,14 +181,17 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
         items = load_items(input_path, need_candidates=model is None)
     if model is not None:
         from .model import sample_candidates  # raises a clear UserInputError without `vouch ask`
-        sampler = sample_candidates(model, k=k)
+        # The IES preset answers each question as asked (K samples, no assess step): the
+        # paper has no premise refusal and no interpretations scored apart.
+        sampler = sample_candidates(model, k=k, assess=(parameters or {}).get("paper") != "ies")
     else:
         sampler = None
     resolver = DatabaseResolver(input_path, config, datasets)
     paths = {name: resolver.resolve(name) for name in sorted({str(i["db"]) for i in items})}
     params = {"k": (k or config.samples) if model else None, "max_rows": config.max_rows, "timeout": config.timeout,
               "check_set": check_set, "shown": config.shown if model else "given",
-              "judge_complete": config.judge_complete if model else None, **(parameters or {})}
+              "judge_complete": config.judge_complete if model else None,
+              "assess": (parameters or {}).get("paper") != "ies" if model else None, **(parameters or {})}
     manifest = build_manifest(HARNESS, command=command, datasets={"input": input_path},
                               databases={n: p for n, p in paths.items() if p is not None}, model=_model_name(model),
                               parameters=params, seed=params.get("seed"), record_keys=RECORD_KEYS)
@@ -203,8 +206,12 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
         drawn = sampler(db, item)
         if not drawn["candidates"]:
             return skipped(index, item, drawn["note"])
-        return evaluate_item(db, {**item, "candidates": drawn["candidates"], "answer_text": drawn["answer_text"],
-                                  "judged_parts": drawn["judged_parts"]}, index, check_set)
+        record = evaluate_item(db, {**item, "candidates": drawn["candidates"], "answer_text": drawn["answer_text"],
+                                    "judged_parts": drawn["judged_parts"]}, index, check_set)
+        if drawn.get("interpretations", 0) > 1:
+            # Scored on the first interpretation's samples: said in the record, not hidden.
+            record["interpretations"] = drawn["interpretations"]
+        return record
 
     records = run_items(out_dir, manifest, RECORDS, items, key=lambda item: item["id"],
                         path_of=lambda item: paths.get(str(item["db"])), evaluate=evaluate,
@@ -283,6 +290,8 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
                                         "kappa": M.cohen_kappa(a, b), "mcnemar": M.mcnemar_exact(a, b)}
     metrics = {
         "n": n, "accuracy": float(y.mean()) if n else float("nan"),
+        # --model runs with the assess step: questions scored on their first interpretation.
+        "first_interpretation_only": sum(r.get("interpretations", 0) > 1 for r in kept),
         "accuracy_ci": M.wilson(int(y.sum()), n),
         "skipped": len(records) - n,
         "rules": out_rules, "paired": paired, "labels": labels,
@@ -365,6 +374,11 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
                                 f"agree on {pct(g['agreement'])} (Cohen's κ = {g['kappa'] if g['kappa'] is None else round(g['kappa'], 3)}; "
                                 f"exact McNemar p = {g['mcnemar']['p']:.3g})."))
     label_items.append(Text(f"Stored verdicts reproduced from the records' evidence: {reproduced} of {total}."))
+    if metrics.get("first_interpretation_only"):
+        label_items.append(Text(f"{metrics['first_interpretation_only']} questions had an open choice: `vouch ask` "
+                                "answered each interpretation apart and these are scored on the first "
+                                "interpretation's samples (the IES preset, `--paper ies`, answers every question "
+                                "as asked instead)."))
     sections.append(Section("Labels and reproducibility", label_items))
     skipped = [r for r in records if r.get("skipped")]
     if skipped:

@@ -51,22 +51,32 @@ def resolve_model(spec: Any):
     raise UserInputError(f"--model {spec}: neither a Model nor a function of the request")
 
 
-def sample_candidates(model, *, k: int | None = None):
+def sample_candidates(model, *, k: int | None = None, assess: bool = True):
     """A function ``(db, item) -> {"candidates", "answer_text", "note"}`` that answers the item's
     question with ``vouch ask`` (assess, K generate samples, write; under the database's
     settings, which say the shown sample — ``shown`` — and whether a judge measures COMPLETE —
-    ``judge_complete``) and returns its candidates, shown answer first, with the judge's parts.
-    A question the assess step refuses, or a model failure, gives no candidates and a note."""
+    ``judge_complete``) and returns its K candidates, shown answer first (an empty string for
+    a sample that gave no SQL), with the judge's parts. A question the assess step refuses, or
+    a model failure, gives no candidates and a note.
+
+    ``assess=False`` is the IES protocol (§3.1): the question answered as asked with K samples —
+    no premise step that refuses it, no interpretations answered apart. With the assess step
+    (Vouch's own pipeline), a question with an open choice is scored on its first
+    interpretation's K samples and the record says how many interpretations there were."""
     from ..api import ask
 
     model = resolve_model(model)
 
     def draw(db, item: dict) -> dict:
         # prose: IES scores a model-written answer (its uncited-number check reads the text).
-        answer = ask(db, item["question"], model=model, k=k, hint=item.get("hint"), prose=True)
-        sqls = [c.sql for c in answer.candidates if c.sql]
+        answer = ask(db, item["question"], model=model, k=k, hint=item.get("hint"), prose=True, assess=assess)
+        # A sample that gave no SQL stays a candidate (an empty query that returns nothing and
+        # agrees with nobody): K does not shrink, as A's definition (IES §3.1) counts all K, and
+        # an empty sample 0 shown under ``shown = first`` is withheld, not replaced by sample 1.
+        sqls = [c.sql or "" for c in answer.candidates]
         note = None
-        if not sqls:
+        if not any(sqls):
+            sqls = []
             premise = answer.premise
             note = (f"vouch ask gave no SQL: the question was judged flawed ({premise.flaw_code})"
                     if premise is not None and not premise.is_valid
@@ -74,6 +84,7 @@ def sample_candidates(model, *, k: int | None = None):
         judged = next((c.evidence.get("parts") for c in answer.checks if c.name == "complete_judge"
                        and c.evidence.get("parts")), None)
         return {"candidates": sqls, "answer_text": answer.text or answer.answer_text, "note": note,
+                "interpretations": len(answer.interpretations),
                 "judged_parts": [[p["part"], p["covered"]] for p in judged] if judged else None}
 
     return draw

@@ -111,15 +111,17 @@ def ask(db: "str | os.PathLike | Database", question: str, *, model: "str | Mode
         k: int | None = None, definitions: "str | os.PathLike | dict | Definitions | None" = None,
         hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike | None" = None,
         base_url: str | None = None, rule: str | None = None, progress: Progress | None = None,
-        prose: bool = False, **settings) -> Answer:
+        prose: bool = False, assess: bool = True, **settings) -> Answer:
     """Answer ``question`` over ``db`` with a model and vouch for the answer (phase 1). The
     answer text comes from a template unless ``prose`` asks for a model-written one (one more
-    call per interpretation); ``no_prose`` is the template, kept for older callers."""
+    call per interpretation); ``no_prose`` is the template, kept for older callers.
+    ``assess=False`` skips the assess step: no premise verdict, no interpretations, the
+    question answered as asked with K generate samples (the IES study's protocol, §3.1)."""
     if not question or not question.strip():
         raise UserInputError("the question is empty")
     no_prose = _template_only(prose, no_prose)
     with _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, progress, settings) as run:
-        return run.ask(question)
+        return run.ask(question, assess=assess)
 
 
 def refine(answer: Answer, pick: int, *, db: "str | os.PathLike | Database", model: "str | Model | None" = None,
@@ -256,9 +258,16 @@ class _Run:
     _known: dict[str, Result] = field(default_factory=dict)  # SQL run in this ask → its result
 
     # -- phases ------------------------------------------------------------------------------
-    def ask(self, question: str) -> Answer:
+    def ask(self, question: str, assess: bool = True) -> Answer:
         premise = None
         self._query = question
+        if not assess:
+            try:
+                targets = [_Target(question)]
+                answers = self._answer(targets)
+            except _Failed as failed:
+                return self._model_error(question, failed, None)
+            return self._assemble(question, None, targets, answers)
         try:
             self.progress("assessing the question")
             with self._stage("assess"):
