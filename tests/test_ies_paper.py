@@ -98,10 +98,15 @@ def test_table5_hypotheses_by_hand(paper_metrics):
 def test_tables_2_and_7_by_hand(paper_metrics):
     a = paper_metrics["ies"]["ablations"]
     assert a["None (designed)"]["auroc"] == pytest.approx(10 / 16)
-    # Drop GROUNDED: COMPLETE and SAFETY only, two terms → thin, capped at .79: right .79, .79, .79, .3333
-    # vs wrong .6064, .79, .4482, .3333 → 3.5 + 3.5 + 3.5 + 0.5 = 11.
-    assert a["Drop GROUNDED"]["auroc"] == pytest.approx(11 / 16)
-    assert a["Drop GROUNDED"]["pass_share"] == 0
+    # Drop GROUNDED: the mean of COMPLETE and SAFETY, (.1 + .2 × SAFETY) / .3. GROUNDED was still
+    # measured, so evidence is not thin and nothing is capped at .79 (issue 29, deviation 3: the
+    # paper's Drop rows pass about as many answers as the designed score). SAFETY = min(L1, L2):
+    # right r1 1, r2 .6891, r5 1, r7 0 (its veto) → 1, .7927, 1, .3333; wrong r3 .4096, r4 1,
+    # r6 .1723, r8 0 → .6064, 1, .4482, .3333. AUROC: 3.5 + 3 + 3.5 + 0.5 = 10.5 of 16; three
+    # answers score 1 and pass (r2's .7927 is a flag): pass share 3/8.
+    assert a["Drop GROUNDED"]["auroc"] == pytest.approx(10.5 / 16)
+    assert a["Drop GROUNDED"]["pass_share"] == pytest.approx(3 / 8)
+    assert a["Drop COMPLETE"]["pass_share"] > 0 and a["Drop SAFETY"]["pass_share"] > 0
     assert a["No hard caps"]["auroc"] == pytest.approx(10 / 16)  # r7's .4167 is already under .59
     assert a["Agreement alone, relaxed rows"]["auroc"] == pytest.approx(13.5 / 16)
     assert a["Unsupported claims ignored"] is None  # no claim judge in Vouch: not measured, never filled in

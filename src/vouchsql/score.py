@@ -233,6 +233,9 @@ def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, Reaso
         terms["safety"] = (l1 + l2) / 2
     else:
         terms["safety"] = min(l1, l2)
+    # Thin evidence is about what was measured (IES §3.2): a term an ablation leaves out of
+    # the mean (Table 2's "Drop …" rows) was still measured, so it still counts here.
+    measured = dict(terms)
     for term in opts.get("drop", ()):
         terms.pop(term, None)
     if not terms:  # every term dropped: nothing is measured, so nothing can pass
@@ -251,7 +254,7 @@ def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, Reaso
     if use_agreement and _incomplete(inp, reasons):  # the v2 change (IES §3.4)
         score = min(score, CAP_CAP)
     if opts.get("thin_cap", True):
-        if _thin(terms, reasons):
+        if _thin(measured, reasons):
             score = min(score, CAP_CAP)
         elif l2 is None and not inp.paper:
             # One sample: the SAFETY term lacks its agreement/entropy layer, so evidence is thin too.
