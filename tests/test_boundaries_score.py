@@ -233,8 +233,12 @@ def test_designed_drops_terms():
     assert verdict("designed", checks).score == round((0.3 + 0.2 + 0.2) / 0.8, 4)
     v = verdict("designed", checks, drop=["complete"])
     assert v.score == 1.0 and v.reasons == []
-    # Dropping GROUNDED leaves thin evidence.
+    # Dropping GROUNDED leaves it out of the mean, but it was measured: evidence is not thin
+    # (IES Table 2's "Drop GROUNDED" row passes answers; issue 29, deviation 3).
     v = verdict("designed", [GROUNDED, SCHEMA, judge(1.0)], drop=["grounded"])
+    assert v.score == 1.0 and v.reasons == []
+    # Unmeasured, it is thin whether dropped or not.
+    v = verdict("designed", [SCHEMA, judge(1.0)], drop=["grounded"])
     assert v.score == CAP_CAP and v.reasons == ["thin_evidence (only schema, complete, safety measured)"]
     # Every term dropped: nothing measured, nothing passes.
     v = verdict("designed", checks, drop=["grounded", "schema", "complete", "safety", "retrieve"])

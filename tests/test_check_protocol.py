@@ -13,6 +13,7 @@ from vouchsql.checks import CHECKS
 from vouchsql.checks.base import TERMS, report
 from vouchsql.checks.bad_join import BadJoin, RHO_MIN
 from vouchsql.checks.evidence import Evidence
+from vouchsql.pipeline import rescore
 
 ORDERS_LOYALTY = ("SELECT COUNT(*) FROM orders o JOIN customers c ON o.customer_id = c.customer_id "
                   "JOIN loyalty_accounts l ON l.customer_id = c.customer_id")
@@ -102,3 +103,27 @@ def test_stand_in_is_not_measured_where_its_probe_cannot_reach(demo_db, tmp_path
     reach (a CTE, a UNION): not measured, and no GROUNDED part — never 'no code reaches'."""
     check = by_name(vouchsql.check(demo_db, "What is the average age?", [sql], cache_dir=str(tmp_path)))["stand_in_value"]
     assert not check.fired and check.terms == {} and check.detail.startswith("not measured")
+
+
+# IES §3.2's stand-in veto is narrower than Vouch's (issue 29, deviation 7): only a nonzero code
+# returned as a value. Vouch's also fires on a code averaged or summed in, and on a 0 code.
+@pytest.mark.parametrize("sql, vouch_fires, paper_fires, paper_grounded", [
+    ("SELECT name, age FROM people", True, True, 0.0),             # -1 returned as a value
+    ("SELECT AVG(age) FROM people", True, False, 1.0),             # -1 averaged in: Vouch's only
+    ("SELECT name, fee FROM people WHERE fee = 0", True, False, None),  # a 0 code: Vouch's only
+    ("SELECT AVG(age) FROM people WHERE age >= 0", False, False, 1.0),
+])
+def test_the_paper_check_set_reads_the_papers_own_stand_in_rule(tmp_path, sql, vouch_fires, paper_fires,
+                                                                 paper_grounded):
+    from test_boundaries import make_db
+
+    rows = [(i, f"p{i}", 20 + i % 40, 0 if i % 10 == 0 else 50 + i) for i in range(1, 201)]
+    rows += [(300 + i, f"q{i}", -1, 60) for i in range(5)]  # 5 of 205 ages unknown, written -1
+    path = make_db(tmp_path / "people.sqlite", {"people": ("id INTEGER, name TEXT, age INTEGER, fee INTEGER", rows)})
+    answer = vouchsql.check(path, "What does the query return?", [sql] * 5, cache_dir=str(tmp_path / "c"))
+    check = by_name(answer)["stand_in_value"]
+    assert check.fired is vouch_fires
+    assert check.evidence["paper_fired"] is paper_fires and check.evidence["paper_grounded"] == paper_grounded
+    paper = rescore(answer, "agreement_first", check_set="paper")
+    assert ("stand_in_value" in paper.reasons) is paper_fires
+    assert (rescore(answer, "agreement_first").gate == "abstain") is vouch_fires

@@ -78,9 +78,17 @@ def _fired(checks: list[CheckResult], kind: str) -> list[CheckResult]:
     return [c for c in checks if c.fired and c.kind == kind]
 
 
+def _paper_fired(c: CheckResult) -> bool:
+    """Fired under the paper's definitions: the stand-in veto only for a nonzero code returned
+    as a value (IES §3.2; Vouch's check also fires on codes averaged or summed in, and on 0)."""
+    if c.name == "stand_in_value":
+        return bool(c.evidence.get("paper_fired", c.fired))
+    return c.fired
+
+
 def vetoes(inp: ScoreInput) -> list[CheckResult]:
     if inp.paper:
-        return [c for c in inp.checks if c.fired and c.name in PAPER_VETOES]
+        return [c for c in inp.checks if c.name in PAPER_VETOES and _paper_fired(c)]
     return _fired(inp.checks, "veto")
 
 
@@ -121,7 +129,7 @@ def _capped(score: float, cap: float, fired: list[CheckResult], reasons: Reasons
     return score
 
 
-def measured_term(checks: list[CheckResult], term: str) -> float | None:
+def measured_term(checks: list[CheckResult], term: str, paper: bool = False) -> float | None:
     """A score term from the checks that feed it: the mean of the parts they measured
     (GROUNDED: tables exist, joins overlap, stand-in columns return none), or ``None``.
     COMPLETE is the judge's when a judge ran, else the alignment checks' mean."""
@@ -129,7 +137,14 @@ def measured_term(checks: list[CheckResult], term: str) -> float | None:
         judged = [c.terms[term] for c in checks if c.name == JUDGE_COMPLETE and term in c.terms]
         if judged:
             return judged[0]
-    parts = [c.terms[term] for c in checks if term in c.terms]
+    parts = []
+    for c in checks:
+        if paper and term == "grounded" and c.name == "stand_in_value" and "paper_grounded" in c.evidence:
+            value = c.evidence["paper_grounded"]  # the paper's g_val (None: no part)
+        else:
+            value = c.terms.get(term)
+        if value is not None:
+            parts.append(value)
     return sum(parts) / len(parts) if parts else None
 
 
@@ -145,7 +160,7 @@ def _terms(inp: ScoreInput) -> dict[str, float]:
     names = ("grounded", "schema", "complete") if inp.paper else ("grounded", "schema", "complete", "retrieve")
     terms = {}
     for term in names:
-        value = measured_term(inp.checks, term)
+        value = measured_term(inp.checks, term, paper=inp.paper)
         if value is not None:
             terms[term] = value
     return terms

@@ -57,6 +57,10 @@ class StandInHit(Evidence):
 class StandInEvidence(Evidence):
     hits: list[StandInHit] = []
     carriers: int | None = None  # returned columns whose sources have stand-in codes
+    # The paper's narrower g_val (IES §3.2): only a nonzero code returned as a value counts,
+    # over the returned columns whose sources hold one; None when no such column is returned.
+    paper_grounded: float | None = None
+    paper_fired: bool = False
 
 
 class UncitedNumberEvidence(Evidence):

@@ -1,5 +1,8 @@
 """Veto: a stand-in code (−1 for unknown, 99999999, …) that the profile found reaches the
-answer — returned as a value, or averaged/summed into one (IES §3.2).
+answer — returned as a value, or averaged/summed into one (IES §3.2 names the first; the
+second is Vouch's, as is 0 read as a code where a column's other values are far from it).
+The evidence also carries the paper's own reading (a nonzero code returned as a value), which
+the ``paper`` check set scores.
 
 A returned value is read from the result itself. For an aggregate, the check runs the
 query's own FROM and WHERE with ``AND column = code`` to see whether code rows are really
@@ -68,6 +71,7 @@ class StandInValue:
         hit_outputs: set[int] = set()  # by position: two outputs may share a name
         unread: list[str] = []  # aggregates over carrying columns whose code rows could not be counted
         carriers = 0
+        paper_carriers, paper_hit = 0, 0  # the paper's g_val: nonzero codes, returned as values
         for i, out in enumerate(insp.outputs):
             codes = []
             for ref in out.sources:
@@ -77,6 +81,9 @@ class StandInValue:
                 continue
             carriers += 1
             values = {normalise_value(row[i]) for row in result.rows}
+            paper_codes = [code for _, code in codes if code != 0]
+            paper_carriers += bool(paper_codes)
+            paper_hit += any(normalise_value(code) in values for code in paper_codes)
             before = len(hits)
             for ref, code in codes:
                 if normalise_value(code) in values:
@@ -93,18 +100,21 @@ class StandInValue:
                                      "how": f"{out.aggregate} over {n} rows holding the code", "rows": n})
             if len(hits) > before:
                 hit_outputs.add(i)
+        paper = {"paper_grounded": 1 - paper_hit / paper_carriers if paper_carriers else None,
+                 "paper_fired": paper_hit > 0}
         if hits:
             words = "; ".join(f"{h['source']} uses {h['code']:g} for unknown, {h['how']} in '{h['column']}'"
                               for h in hits)
             # GROUNDED's stand-in share: the carrying columns no code reaches.
             share = 1 - len(hit_outputs) / carriers
-            return report(self, True, words, hits=hits, carriers=carriers, terms={"grounded": share})
+            return report(self, True, words, hits=hits, carriers=carriers, terms={"grounded": share}, **paper)
         if unread:
             # The aggregate sits where the probe cannot reach it (a CTE, a subquery, a UNION):
             # whether a code feeds it is unknown, so no GROUNDED part either way.
             return report(self, False, f"not measured: could not count the stand-in code rows feeding "
-                                       f"{', '.join(repr(c) for c in unread)}", carriers=carriers)
+                                       f"{', '.join(repr(c) for c in unread)}", carriers=carriers, **paper)
         if carriers:
             return report(self, False, f"{carriers} returned column(s) come from columns with stand-in codes, "
-                                       f"but no code reaches the answer", carriers=carriers, terms={"grounded": 1.0})
+                                       f"but no code reaches the answer", carriers=carriers, terms={"grounded": 1.0},
+                          **paper)
         return report(self, False, "no returned column carries a stand-in code", carriers=0)
