@@ -156,3 +156,25 @@ def test_cli_runs_ambrosia_and_replays(folder, tmp_path, monkeypatch):
     args.argv = []
     assert args.handler(args, cli._config_from(args), console) == 0
     assert json.loads((tmp_path / "out" / "replay" / "replay.json").read_text())["identical"]
+
+
+def test_attachment_questions_ask_for_one_table_as_ambrosias_loader_does(tmp_path):
+    from vouchsql.evals.ambrosia import ONE_TABLE
+
+    ambig, narrow, broad = ("Give me dogs and cats who are orange.", "Give me all dogs and orange cats.",
+                            "Give me orange dogs and orange cats.")
+    path = tmp_path / "ambrosia.csv"
+    rows = [{"question": ambig, "ambig_question": ambig, "gold_queries": "SELECT 1\n\nSELECT 2", "is_ambiguous": "True"},
+            {"question": narrow, "ambig_question": ambig, "gold_queries": "SELECT 1", "is_ambiguous": "False"},
+            {"question": broad + ONE_TABLE, "ambig_question": ambig, "gold_queries": "SELECT 2",
+             "is_ambiguous": "False"}]
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=["question", "ambig_question", "gold_queries", "db_file", "is_ambiguous",
+                                           "ambig_type", "split"])
+        w.writeheader()
+        for r in rows:
+            w.writerow({**r, "db_file": "x.sqlite", "ambig_type": "attachment", "split": "test"})
+    items = load_ambrosia(path)
+    assert [i.question for i in items] == [ambig + ONE_TABLE, narrow + ONE_TABLE, broad + ONE_TABLE]
+    # The interpretations still pair with their question, and the sentence is never doubled.
+    assert [i["text"] for i in items[0].interpretations] == [narrow + ONE_TABLE, broad + ONE_TABLE]

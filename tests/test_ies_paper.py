@@ -272,6 +272,11 @@ def test_cli_paper_preset_prints_the_tables_and_refuses_a_partial_rule_list(demo
     replay = tmp_path / "replay"
     assert main(["eval", "confidence", "--replay", str(out), "--out", str(replay), "--check-set", "vouch"]) == 0
     assert json.loads((replay / "metrics.json").read_text(encoding="utf-8"))["check_set"] == "vouch"
+    # --replay --paper ies prints the paper's tables, not only whether the numbers are identical
+    capsys.readouterr()
+    assert main(["eval", "confidence", "--replay", str(out), "--out", str(tmp_path / "again"), "--paper", "ies"]) == 0
+    text = capsys.readouterr().out
+    assert "IES Table 4" in text and "IES Table 5" in text and "every number identical" in text
     code = main(["eval", "confidence", "--paper", "ies", "--rules", "designed", "--input", str(path),
                  "--out", str(tmp_path / "x")])
     assert code == 2 and "every rule" in capsys.readouterr().err
@@ -464,3 +469,18 @@ def test_a_sample_with_no_sql_stays_one_of_the_k(demo_db, tmp_path, empty, shown
     assert r["agreement"] == pytest.approx(agreement)
     if gate:
         assert r["verdicts"]["agreement_first"]["gate"] == gate and r["label"] is False
+
+
+def test_table5_reports_the_truncation_bound_beside_h1():
+    # r2's one disagreeing sample was a pair left open by truncation in the stored run: its
+    # lower bound counts that pair as disagreeing (A 0.8 → 0.6, a flag instead of a pass).
+    records = [dict(r) for r in RECORDS]
+    records[0] = {**records[0], "agreement": 1.0, "agreement_lower": 0.6, "truncated_pairs": 2}
+    metrics, _ = C.analyse(records, list(C.DEFAULT_RULES), replicates=100, seed=1, check_set="paper", paper="ies")
+    bound = metrics["ies"]["truncation_lower_bound"]
+    assert bound["answers"] == 1
+    # agreement-first with r1 at .6: right r1 .6, r2 .8, r5 1, r7 .59 vs wrong r3 .6, r4 1, r6 .4, r8 .2:
+    # r1 .6: .5+0+1+1 = 2.5; r2 .8: 1+0+1+1 = 3; r5 1: 1+.5+1+1 = 3.5; r7 .59: 0+0+1+1 = 2 → 11/16.
+    assert bound["agreement_first_auroc"] == pytest.approx(11 / 16)
+    h1 = next(h for h in metrics["ies"]["hypotheses"] if h["id"] == "H1")
+    assert "with truncated pairs counted as disagreeing (1 answer), agreement-first AUROC 0.688" in h1["observed"]

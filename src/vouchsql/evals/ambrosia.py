@@ -38,6 +38,7 @@ from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci
 from .runs import build_manifest, finish_run, load_records, read_manifest, run_items
 
 HARNESS = "choices_ambrosia"
+ONE_TABLE = " Show them in one table."
 RECORDS = "ambrosia.jsonl"
 
 
@@ -101,6 +102,13 @@ def _from_csv(path: Path, split: str | None, root: Path) -> list[AmbrosiaItem]:
     need = {"question", "gold_queries", "db_file", "is_ambiguous"}
     if rows and not need <= set(rows[0]):
         raise UserInputError(f"{path}: not an AMBROSIA CSV (needs columns {', '.join(sorted(need))})")
+    for r in rows:
+        if r.get("ambig_type") == "attachment":
+            # AMBROSIA's own loader asks attachment questions for one result ("Give me dogs and
+            # cats who are orange. Show them in one table."): its gold queries return one table.
+            for key in ("question", "ambig_question"):
+                if r.get(key) and not r[key].endswith(ONE_TABLE):
+                    r[key] += ONE_TABLE
     unambiguous_of: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
         if not _truth(r["is_ambiguous"]) and r.get("ambig_question") and r["ambig_question"] != r["question"]:

@@ -291,6 +291,11 @@ def run_confidence_command(args, config, out: Console) -> int:
         out_dir = _replay_out(args)
         _, metrics = C.replay(Path(args.replay), out_dir, rules=rules, replicates=args.bootstrap, seed=args.seed,
                               check_set=check_set, paper=paper)
+        if paper:
+            # The paper's tables, as the live run prints them, recomputed from the records.
+            from rich.markdown import Markdown
+
+            out.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
         return _report_replay(out, args.replay, out_dir, metrics)
     if not args.input and not args.dataset:
         raise UserInputError("give --input FILE.jsonl, --dataset SPIDER_OR_BIRD with --model, or --replay RUN_DIR")

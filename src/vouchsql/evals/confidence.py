@@ -276,7 +276,8 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
                                      "ci": boot.paired("agreement_alone", "l2_alone")}
         accuracy = float(y.mean()) if n else float("nan")
         ies_metrics["hypotheses"] = hypotheses(M.jsonable(out_rules), M.jsonable(paired),
-                                               ies_metrics["empty_result"], accuracy)
+                                               ies_metrics["empty_result"], accuracy,
+                                               M.jsonable(ies_metrics["truncation_lower_bound"]))
     both = [r for r in kept if r.get("label_source") == "given" and r.get("exec_label") is not None]
     labels = {
         "given": sum(r.get("label_source") == "given" for r in kept),
