@@ -600,3 +600,16 @@ def test_prop_agrees_with_brute_force(pair):
     expected = _brute_force_match(a, b)
     assert results_match(a, b) == Match(expected, True)
     assert results_match(b, a) == Match(expected, True)
+
+
+def test_the_entropy_clusters_compare_floats_to_six_places_and_agreement_to_four():
+    """IES §3.2 clusters samples for the entropy by full rows with floats rounded to six
+    places; agreement's matching (§3.3) rounds to four (issue 29, deviation 8)."""
+    from vouchsql.agreement import cluster, strict_clusters
+    from vouchsql.answer import Result
+
+    a = Result(columns=["x"], rows=[[0.123411]], row_count=1)
+    b = Result(columns=["x"], rows=[[0.123444]], row_count=1)  # the same to four places, not to six
+    c = Result(columns=["x"], rows=[[0.1234111]], row_count=1)  # the same as a to six places
+    assert cluster([a, b, c]) == [0, 0, 0]
+    assert strict_clusters([a, b, c]) == [0, 1, 0]

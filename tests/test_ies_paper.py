@@ -484,3 +484,22 @@ def test_table5_reports_the_truncation_bound_beside_h1():
     assert bound["agreement_first_auroc"] == pytest.approx(11 / 16)
     h1 = next(h for h in metrics["ies"]["hypotheses"] if h["id"] == "H1")
     assert "with truncated pairs counted as disagreeing (1 answer), agreement-first AUROC 0.688" in h1["observed"]
+
+
+def test_proposition_1_compares_the_statistics_under_one_matching():
+    """A minus L2 with the matching held fixed (IES §8): strict A against strict entropy, and
+    relaxed A against the entropy over the relaxed (greedy, sample-order) clusters."""
+    def rec(i, label, strict, relaxed, agreement):
+        return {**_record(i, "a", label, agreement, strict),
+                "candidates": [{"sql": "x", "cluster": c} for c in relaxed]}
+
+    records = [rec(1, True, [0, 0, 0, 0, 1], [0, 0, 0, 0, 1], 0.8),
+               rec(2, False, [0, 1, 1, 1, 1], [0, 1, 1, 1, 1], 0.2),  # shown alone: L2 as for r1 (Prop. 1)
+               rec(3, True, [0, 0, 0, 1, 1], [0, 0, 0, 1, 1], 0.6),
+               rec(4, False, [0, 1, 2, 3, 4], [0, 0, 0, 0, 1], 0.8)]  # strict: all apart; relaxed: 4 of 5
+    metrics, _ = C.analyse(records, list(C.DEFAULT_RULES), replicates=100, seed=1, check_set="paper", paper="ies")
+    ies_m = metrics["ies"]
+    # Strict: A = .8, .2, .6, .2 → AUROC 1; L2 = .6891, .6891, .5818, 0 → (1.5 + 1) / 4 = .625.
+    assert ies_m["a_minus_l2"]["diff"] == pytest.approx(1 - 0.625)
+    # Relaxed: A = .8, .2, .6, .8 → (1.5 + 1) / 4 = .625; L2 = .6891, .6891, .5818, .6891 → 1 / 4 = .25.
+    assert ies_m["a_minus_l2_relaxed"]["diff"] == pytest.approx(0.625 - 0.25)

@@ -68,7 +68,10 @@ MAX_SEARCH_CELLS = 5_000_000
 _MIN_SEARCH_STEPS = 256
 
 _DECIMALS = 4
-_QUANTUM = Decimal(1).scaleb(-_DECIMALS)
+_QUANTUM = Decimal(1).scaleb(-_DECIMALS)  # agreement's rounding unit (the ties choice reads it)
+#: The entropy layer's clusters compare floats to six places (IES §3.2: "full rows, floats
+#: rounded to six places"); agreement's matching compares them to four (§3.3).
+ENTROPY_DECIMALS = 6
 
 
 # --------------------------------------------------------------------------------------
@@ -110,16 +113,16 @@ _NUMERIC = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9
 _NUMERIC_START = frozenset("0123456789+-. \t\n\r\f\v")
 
 
-def _norm_float(x: float) -> Any:
+def _norm_float(x: float, decimals: int = _DECIMALS) -> Any:
     if x != x:
         return NAN
-    r = round(x, _DECIMALS)
+    r = round(x, decimals)
     if r.is_integer():  # False for ±inf, which stay floats
         return int(r)
     return r
 
 
-def _norm_decimal(d: Decimal) -> Any:
+def _norm_decimal(d: Decimal, decimals: int = _DECIMALS) -> Any:
     if d.is_nan():
         return NAN
     if d.is_infinite():
@@ -129,20 +132,20 @@ def _norm_decimal(d: Decimal) -> Any:
     if d.adjusted() < 15:
         # Go through float so a Decimal and a float holding the same number normalise
         # identically (float rounding of the binary value, as for float inputs).
-        return _norm_float(float(d))
-    # Too large for a float to keep four decimals: round exactly.
+        return _norm_float(float(d), decimals)
+    # Too large for a float to keep the decimals: round exactly.
     with localcontext() as ctx:
-        ctx.prec = d.adjusted() + _DECIMALS + 2
+        ctx.prec = d.adjusted() + decimals + 2
         try:
-            q = d.quantize(_QUANTUM, rounding=ROUND_HALF_EVEN)
+            q = d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_EVEN)
         except InvalidOperation:  # pragma: no cover - defensive
-            return _norm_float(float(d))
+            return _norm_float(float(d), decimals)
     if q == q.to_integral_value():
         return int(q)
     return float(q)
 
 
-def _norm_str(s: str) -> Any:
+def _norm_str(s: str, decimals: int = _DECIMALS) -> Any:
     if not s or s[0] not in _NUMERIC_START or not _NUMERIC.fullmatch(s):
         return s
     if "." not in s and "e" not in s and "E" not in s:
@@ -151,17 +154,17 @@ def _norm_str(s: str) -> Any:
         except ValueError:  # more digits than int() accepts from text
             pass
     try:
-        return _norm_float(float(s))
+        return _norm_float(float(s), decimals)
     except (ValueError, OverflowError):  # pragma: no cover - defensive
         return s
 
 
-def normalise_value(v: Any) -> Any:
+def normalise_value(v: Any, decimals: int = _DECIMALS) -> Any:
     """One value → its canonical, hashable form for comparison.
 
     - ``None`` stays ``None`` (NULL equals NULL and nothing else);
     - ``bool`` → ``int``; ``int`` unchanged;
-    - ``float`` / ``Decimal`` → rounded to 4 decimal places, and to the ``int`` when the
+    - ``float`` / ``Decimal`` → rounded to ``decimals`` places (4 unless asked), and to the ``int`` when the
       rounded value is integral (``3.0`` → ``3``, ``0.33333`` → ``0.3333``); NaN →
       :data:`NAN`, a sentinel equal to itself; ±inf stay floats;
     - numeric strings (``"12"``, ``" 3.50"``, ``"-1e3"``) → the number, normalised the same
@@ -172,30 +175,30 @@ def normalise_value(v: Any) -> Any:
     """
     t = type(v)
     if t is str:
-        return _norm_str(v)
+        return _norm_str(v, decimals)
     if t is int or v is None:
         return v
     if t is float:
-        return _norm_float(v)
+        return _norm_float(v, decimals)
     if t is bool:
         return int(v)
     if isinstance(v, Decimal):
-        return _norm_decimal(v)
+        return _norm_decimal(v, decimals)
     if isinstance(v, str):
-        return _norm_str(str.__str__(v))
+        return _norm_str(str.__str__(v), decimals)
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
         return int(v)
     if isinstance(v, float):
-        return _norm_float(float(v))
+        return _norm_float(float(v), decimals)
     if isinstance(v, (bytes, bytearray, memoryview)):
         return bytes(v).hex()
     if isinstance(v, numbers.Integral):
         return int(v)
     if isinstance(v, numbers.Real):
         try:
-            return _norm_float(float(v))
+            return _norm_float(float(v), decimals)
         except (OverflowError, ValueError):  # pragma: no cover - defensive
             return str(v)
     if v is _MISSING:  # a ragged result's padding: equal to itself only
@@ -209,17 +212,17 @@ _MEMO_TYPES = frozenset({int, float, str, bool, Decimal, type(None)})
 _UNCHANGED_TYPES = frozenset({int, type(None)})
 
 
-def _normalise_column(col: tuple) -> tuple:
+def _normalise_column(col: tuple, decimals: int = _DECIMALS) -> tuple:
     types = set(map(type, col))
     if types <= _UNCHANGED_TYPES:
         return col
     if types <= _MEMO_TYPES:
         try:
-            memo = {v: normalise_value(v) for v in set(col)}
+            memo = {v: normalise_value(v, decimals) for v in set(col)}
         except TypeError:  # an unhashable value, e.g. Decimal('sNaN')
-            return tuple(map(normalise_value, col))
+            return tuple(normalise_value(v, decimals) for v in col)
         return tuple(map(memo.__getitem__, col))
-    return tuple(map(normalise_value, col))
+    return tuple(normalise_value(v, decimals) for v in col)
 
 
 class _Missing:
@@ -234,7 +237,8 @@ class _Missing:
 _MISSING = _Missing()
 
 
-def _normalise_columns(rows: Sequence[Sequence[Any]], ncols_hint: int) -> tuple[int, list[tuple]]:
+def _normalise_columns(rows: Sequence[Sequence[Any]], ncols_hint: int,
+                       decimals: int = _DECIMALS) -> tuple[int, list[tuple]]:
     """(width, normalised column vectors) of ``rows``."""
     if not rows:
         return ncols_hint, []
@@ -244,7 +248,7 @@ def _normalise_columns(rows: Sequence[Sequence[Any]], ncols_hint: int) -> tuple[
         rows = [tuple(r) + (_MISSING,) * (width - len(r)) for r in rows]
     if width == 0:
         return 0, []
-    return width, [_normalise_column(c) for c in zip(*rows)]
+    return width, [_normalise_column(c, decimals) for c in zip(*rows)]
 
 
 def normalise_rows(result: Result) -> list[tuple]:
@@ -264,11 +268,12 @@ def normalise_rows(result: Result) -> list[tuple]:
 
 
 class _Prepared:
-    __slots__ = ("result", "ok", "truncated", "count", "_width", "_cols", "_rows",
+    __slots__ = ("result", "ok", "truncated", "count", "decimals", "_width", "_cols", "_rows",
                  "_row_counts", "_groups")
 
-    def __init__(self, result: Result) -> None:
+    def __init__(self, result: Result, decimals: int = _DECIMALS) -> None:
         self.result = result
+        self.decimals = decimals
         self.ok = result.error is None
         self.truncated = bool(result.truncated)
         n = len(result.rows)
@@ -281,7 +286,7 @@ class _Prepared:
 
     def _load(self) -> None:
         if self._cols is None:
-            self._width, self._cols = _normalise_columns(self.result.rows, len(self.result.columns))
+            self._width, self._cols = _normalise_columns(self.result.rows, len(self.result.columns), self.decimals)
 
     @property
     def width(self) -> int:
@@ -492,12 +497,15 @@ def _strict(pa: _Prepared, pb: _Prepared) -> bool:
 
 def strict_match(a: Result, b: Result) -> bool:
     """Exact match for the entropy variant: both ran, same number of columns, and the same
-    multiset of normalised rows with columns compared by position (names ignored).
+    multiset of normalised rows with columns compared by position (names ignored), floats to
+    :data:`ENTROPY_DECIMALS` places (IES §3.2).
 
     Truncated results with equal row counts and widths count as matching (undetermined,
-    same policy as :func:`results_match`), so ``strict_match`` implies ``results_match``.
+    same policy as :func:`results_match`). Values equal at six places are equal at four
+    except where rounding to four lands on either side of a half (0.12345 and 0.1234500001),
+    so ``strict_match`` implies ``results_match`` but for such ties.
     """
-    return _strict(_Prepared(a), _Prepared(b))
+    return _strict(_Prepared(a, ENTROPY_DECIMALS), _Prepared(b, ENTROPY_DECIMALS))
 
 
 # --------------------------------------------------------------------------------------
@@ -505,14 +513,14 @@ def strict_match(a: Result, b: Result) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def _prepare_all(results: Sequence[Result]) -> list[_Prepared]:
+def _prepare_all(results: Sequence[Result], decimals: int = _DECIMALS) -> list[_Prepared]:
     """One prepared (normalised-once) object per distinct Result object."""
     seen: dict[int, _Prepared] = {}
     out = []
     for r in results:
         p = seen.get(id(r))
         if p is None:
-            p = seen[id(r)] = _Prepared(r)
+            p = seen[id(r)] = _Prepared(r, decimals)
         out.append(p)
     return out
 
@@ -550,7 +558,7 @@ def cluster(results: list[Result]) -> list[int]:
 def strict_clusters(results: list[Result]) -> list[int]:
     """Cluster ids as :func:`cluster` gives them, under :func:`strict_match` (the entropy
     layer's clusters); a failed result is its own cluster."""
-    return _cluster_prepared(_prepare_all(results), _strict)
+    return _cluster_prepared(_prepare_all(results, ENTROPY_DECIMALS), _strict)
 
 
 def agreement(results: list[Result]) -> Agreement:

@@ -272,8 +272,12 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
 
         # Proposition 1 in practice (IES §8): the agreement with the shown answer against the
         # entropy over strict clusters, on the same resamples.
-        ies_metrics["a_minus_l2"] = {"diff": out_rules["agreement_alone"]["auroc"] - M.auroc(extra["l2_alone"], y),
-                                     "ci": boot.paired("agreement_alone", "l2_alone")}
+        ies_metrics["a_minus_l2"] = {"diff": M.auroc(extra["a_strict"], y) - M.auroc(extra["l2_alone"], y),
+                                     "ci": boot.paired("a_strict", "l2_alone")}
+        if "l2_relaxed" in extra:
+            ies_metrics["a_minus_l2_relaxed"] = {
+                "diff": out_rules["agreement_alone"]["auroc"] - M.auroc(extra["l2_relaxed"], y),
+                "ci": boot.paired("agreement_alone", "l2_relaxed")}
         accuracy = float(y.mean()) if n else float("nan")
         ies_metrics["hypotheses"] = hypotheses(M.jsonable(out_rules), M.jsonable(paired),
                                                ies_metrics["empty_result"], accuracy,
