@@ -63,9 +63,9 @@ def reply(request) -> Completion:
     user = [c for r, c in request.messages if r == "user"][0]
     task = system.split("—")[0].strip()
     text = user.rsplit("Question:" if "(decide)" in task else "Request:", 1)[1].strip()
-    if task == "# Task: assess (decide)":  # answers the ambiguous question as clear: reading 1 only
+    if task in ("# Task: assess (decide)", "# Task: generate"):  # the ambiguous question as clear: reading 1
         sql = SQL_1 if text == AMBIG else SQL_CLEAR
-        out = {"is_valid": True, "reason": "r", "interpretations": [], "sql": sql}
+        out = {"is_valid": True, "reason": "r", "interpretations": [], "sql": sql, "assumptions": []}
     elif task == "# Task: plain":  # both readings of the ambiguous one; a wrong extra on the clear one
         main, alt = (SQL_1, SQL_2) if text == AMBIG else (SQL_CLEAR, WRONG)
         out = {"sql": main, "interpretation": "x", "assumptions": [], "alternatives": [{"sql": alt}]}
@@ -89,7 +89,8 @@ def test_methods_scored_as_the_paper_scores_ambrosia(folder, tmp_path):
     config = load_config(env={}, cwd=tmp_path, cache_dir=str(tmp_path / "cache"))
     model = FakeModel(reply)
     out = tmp_path / "run"
-    records, manifest = run_ambrosia(folder, config, out, model=model, methods=["decide_then_answer", "plain"])
+    records, manifest = run_ambrosia(folder, config, out, model=model,
+                                     methods=["decide_then_answer", "plain", "decide_then_answer_vouch"])
     m = finish(out, records, manifest)
     assert (m["ambiguous"], m["unambiguous"]) == (1, 3)
     dta, plain = m["overall"]["decide_then_answer"], m["overall"]["plain"]
@@ -101,7 +102,10 @@ def test_methods_scored_as_the_paper_scores_ambrosia(folder, tmp_path):
     # query per question (1 of 3 right), plain two (its wrong extra too: 1 of 6)
     assert (dta["precision"]["k"], dta["precision"]["n"]) == (1, 3)
     assert (plain["precision"]["k"], plain["precision"]["n"]) == (1, 6)
-    assert dta["calls_per_question"] == 1 and plain["calls_per_question"] == 1
+    # SpecBridge's Decide-then-answer: the decide call, then one answer call for a clear question;
+    # Vouch's saving answers it with the decide call's SQL
+    assert dta["calls_per_question"] == 2 and plain["calls_per_question"] == 1
+    assert m["overall"]["decide_then_answer_vouch"]["calls_per_question"] == 1
     assert "AllFound" in (out / "report.md").read_text()
     n = len(model.requests)
     assert replay(out, tmp_path / "replayed") == m and len(model.requests) == n

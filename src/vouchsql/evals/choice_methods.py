@@ -6,9 +6,12 @@ said (stated interpretations, assumptions, a question back to the user), whether
 by :class:`vouchsql.llm.LLM` for this request alone; a call answered from the response cache
 is still a call of the method).
 
-- ``decide_then_answer`` — Vouch's ``ask`` (:mod:`vouchsql.pipeline.asking`): the decide call
-  (premise, interpretations, and the SQL of a clear request), then each interpretation in its
-  own call; K samples each (``--k``, default 1 as in the paper). Returned: the shown answer,
+- ``decide_then_answer`` — Vouch's ``ask`` (:mod:`vouchsql.pipeline.asking`) at SpecBridge's
+  budget: the decide call (premise, interpretations), then each interpretation — or the clear
+  request — in its own call; K samples each (``--k``, default 1 as in the paper). So a clear
+  request costs two calls, an open one 1 + its interpretations.
+- ``decide_then_answer_vouch`` — the same with Vouch's saving: the decide call's own SQL
+  answers a clear request (one call). Returned: the shown answer,
   then each interpretation's shown answer whose result differs. Choices raised by Vouch's
   deterministic detectors are recorded but not scored here (that is the ``detectors`` method).
 - ``decide_then_search`` — the decide call; for an open request two more calls list the
@@ -25,7 +28,7 @@ is still a call of the method).
   dropped (as production assistants answer; the same call as ``plain``, so from the response
   cache when both run).
 - ``clarifying_question`` — the decide call; where it finds a choice open it returns no SQL and
-  asks the user to choose; otherwise it answers (the decide call's SQL, or one generate call).
+  asks the user to choose; otherwise one more call answers.
 
 The structured "names the choice" reading: decide-based methods and DtP when they list two or
 more interpretations, ``plain`` / ``three_samples`` when they return an alternative, never for
@@ -45,7 +48,7 @@ from ..llm.context import definitions_text, schema_text
 from ..llm.jsonparse import require
 
 METHODS = ("decide_then_answer", "decide_then_search", "plain", "three_samples", "decide_then_pick",
-           "single_answer", "clarifying_question")
+           "single_answer", "clarifying_question", "decide_then_answer_vouch")
 MODEL_FREE = ("detectors",)
 ALL_METHODS = METHODS + MODEL_FREE
 MAX_TOKENS = 2048
@@ -194,11 +197,12 @@ def _decide(ctx: Context, llm: LLM, request: str):
 # ---------------------------------------------------------------------------------------
 # The methods
 # ---------------------------------------------------------------------------------------
-def decide_then_answer(ctx: Context, request: str) -> Response:
+def decide_then_answer(ctx: Context, request: str, *, decide_writes_sql: bool = False,
+                       name: str = "decide_then_answer") -> Response:
     from ..pipeline.asking import ask
 
-    answer = ask(ctx.db, request, model=ctx.model, k=ctx.k)
-    resp = Response("decide_then_answer", request)
+    answer = ask(ctx.db, request, model=ctx.model, k=ctx.k, decide_writes_sql=decide_writes_sql)
+    resp = Response(name, request)
     u = answer.usage
     if u is not None:
         resp.calls, resp.requests = u.total.calls, u.total.requests
@@ -229,12 +233,13 @@ def decide_then_search(ctx: Context, request: str) -> Response:
     llm = ctx.llm()
     resp = Response("decide_then_search", request)
     try:
-        assessment, seed = _decide(ctx, llm, request)
+        assessment, _ = _decide(ctx, llm, request)
         if not assessment.premise.is_valid:
             resp.asked = assessment.premise.clarification
             return _account(resp, llm)
         if not assessment.interpretations:
-            answers = [asdict_sample(seed)] if seed is not None else _answer_each(ctx, llm, [request])
+            # SpecBridge: the decide call decides; the answer is one more call.
+            answers = _answer_each(ctx, llm, [request])
         else:
             resp.open_flag = True
             listed = _read_list_call(ctx, llm, "interpretations", request)
@@ -309,7 +314,7 @@ def clarifying_question(ctx: Context, request: str) -> Response:
     llm = ctx.llm()
     resp = Response("clarifying_question", request)
     try:
-        assessment, seed = _decide(ctx, llm, request)
+        assessment, _ = _decide(ctx, llm, request)
         if not assessment.premise.is_valid:
             resp.asked = assessment.premise.clarification or assessment.premise.reason
         elif assessment.interpretations:
@@ -318,14 +323,10 @@ def clarifying_question(ctx: Context, request: str) -> Response:
             resp.asked = f"Your request could mean different things. Which do you mean: {options}?"
             resp.extra["interpretations"] = [r.request for r in assessment.interpretations]
         else:
-            _fill(resp, [asdict_sample(seed)] if seed is not None else _answer_each(ctx, llm, [request]))
+            _fill(resp, _answer_each(ctx, llm, [request]))  # SpecBridge: one more call answers
     except ModelError as exc:
         resp.error = exc.message
     return _account(resp, llm)
-
-
-def asdict_sample(sample) -> dict:
-    return {"sql": sample.sql, "interpretation": sample.interpretation or "", "assumptions": sample.assumptions}
 
 
 def _fill(resp: Response, answers: list[dict]) -> None:
@@ -342,10 +343,15 @@ def _read_list_call(ctx: Context, llm: LLM, prompt: str, request: str, **more) -
     return llm.complete_json(req, stage=prompt, validate=_read_list)
 
 
+def decide_then_answer_vouch(ctx: Context, request: str) -> Response:
+    """Vouch's own budget: the decide call's SQL answers a clear request (one call, not two)."""
+    return decide_then_answer(ctx, request, decide_writes_sql=True, name="decide_then_answer_vouch")
+
+
 RUNNERS: dict[str, Callable[[Context, str], Response]] = {
     "decide_then_answer": decide_then_answer, "decide_then_search": decide_then_search, "plain": plain,
     "three_samples": three_samples, "decide_then_pick": decide_then_pick, "single_answer": single_answer,
-    "clarifying_question": clarifying_question,
+    "clarifying_question": clarifying_question, "decide_then_answer_vouch": decide_then_answer_vouch,
 }
 
 

@@ -111,17 +111,20 @@ def ask(db: "str | os.PathLike | Database", question: str, *, model: "str | Mode
         k: int | None = None, definitions: "str | os.PathLike | dict | Definitions | None" = None,
         hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike | None" = None,
         base_url: str | None = None, rule: str | None = None, progress: Progress | None = None,
-        prose: bool = False, assess: bool = True, **settings) -> Answer:
+        prose: bool = False, assess: bool = True, decide_writes_sql: bool = True, **settings) -> Answer:
     """Answer ``question`` over ``db`` with a model and vouch for the answer (phase 1). The
     answer text comes from a template unless ``prose`` asks for a model-written one (one more
     call per interpretation); ``no_prose`` is the template, kept for older callers.
     ``assess=False`` skips the assess step: no premise verdict, no interpretations, the
-    question answered as asked with K generate samples (the IES study's protocol, §3.1)."""
+    question answered as asked with K generate samples (the IES study's protocol, §3.1).
+    ``decide_writes_sql=False`` draws a clear request's first sample from the generate call
+    too, as SpecBridge's Decide-then-answer does (one decide call, then one call per
+    interpretation); by default the decide call's own SQL is that sample, saving a call."""
     if not question or not question.strip():
         raise UserInputError("the question is empty")
     no_prose = _template_only(prose, no_prose)
     with _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, progress, settings) as run:
-        return run.ask(question, assess=assess)
+        return run.ask(question, assess=assess, decide_writes_sql=decide_writes_sql)
 
 
 def refine(answer: Answer, pick: int, *, db: "str | os.PathLike | Database", model: "str | Model | None" = None,
@@ -258,7 +261,7 @@ class _Run:
     _known: dict[str, Result] = field(default_factory=dict)  # SQL run in this ask → its result
 
     # -- phases ------------------------------------------------------------------------------
-    def ask(self, question: str, assess: bool = True) -> Answer:
+    def ask(self, question: str, assess: bool = True, decide_writes_sql: bool = True) -> Answer:
         premise = None
         self._query = question
         if not assess:
@@ -280,8 +283,9 @@ class _Run:
             if assessment.interpretations:
                 targets = [_Target(r.request, r.clause) for r in assessment.interpretations]
             else:
-                # Decide-then-answer: a clear request's first sample is the decide call's SQL.
-                targets = [_Target(question, seed=seed)]
+                # Decide-then-answer: a clear request's first sample is the decide call's SQL
+                # (unless the caller follows SpecBridge's budget: a generate call draws it).
+                targets = [_Target(question, seed=seed if decide_writes_sql else None)]
             answers = self._answer(targets)
         except _Failed as failed:
             return self._model_error(question, failed, premise)
