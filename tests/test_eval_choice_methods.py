@@ -177,20 +177,27 @@ def test_every_method_and_measure_by_hand(setup, tmp_path):
     assert lo <= 0.5 <= hi
 
     two = m["two_turn"]
-    # Users T-a, T-b, C-a, C-b. DtA shows both of T, only A of C; C-b's second answer is wrong.
-    assert two["decide_then_answer"]["turns_per_100"] == pytest.approx(125)
-    assert _k(two["decide_then_answer"]["final_accuracy"]) == (3, 4)
-    # calls: T 3 for both users; C 2 for user a, 2 + 1 (the second answer) for user b
-    assert two["decide_then_answer"]["calls_per_request"] == pytest.approx((3 + 2.5) / 2)
-    assert two["plain"]["turns_per_100"] == pytest.approx(125) and _k(two["plain"]["final_accuracy"]) == (4, 4)
-    assert two["clarifying_question"]["turns_per_100"] == pytest.approx(175)
-    assert _k(two["clarifying_question"]["final_accuracy"]) == (3, 4)
-    assert two["single_answer"]["turns_per_100"] == pytest.approx(150)
+    # Every request has its user: the open one two (A, B), each specific one its own; the second
+    # answer is the specific request (SpecBridge §7.2), here always right. Per request, averaged
+    # over the open request's two users, then over a set's three requests, then over sets.
+    # DtA: T shows both readings, its specific ones are right: 1 turn each. C's open answer
+    # shows A only: (1 + 2) / 2 = 1.5 turns; its specific ones 1 → (1.5 + 1 + 1) / 3.
+    assert two["decide_then_answer"]["turns_per_100"] == pytest.approx(100 * (1 + 3.5 / 3) / 2)
+    assert two["decide_then_answer"]["users"] == 8 and _k(two["decide_then_answer"]["final_accuracy"]) == (8, 8)
+    # calls: T (3 + 2 + 2) / 3; C: open (2 + (2 + 1)) / 2 = 2.5, specific 2 and 2
+    assert two["decide_then_answer"]["calls_per_request"] == pytest.approx((7 / 3 + 6.5 / 3) / 2)
+    # plain: T's open answer shows A only (1.5), C's both (1)
+    assert two["plain"]["turns_per_100"] == pytest.approx(100 * (3.5 / 3 + 1) / 2)
+    # clarifying question: T's open request asks back (2 turns for both users), C's shows A only
+    assert two["clarifying_question"]["turns_per_100"] == pytest.approx(100 * (4 / 3 + 3.5 / 3) / 2)
+    assert _k(two["clarifying_question"]["final_accuracy"]) == (8, 8)
+    assert two["single_answer"]["turns_per_100"] == pytest.approx(100 * 3.5 / 3)
     assert two["three_samples"]["turns_per_100"] == two["decide_then_pick"]["turns_per_100"] == pytest.approx(100)
-    assert two["paired"]["differences"]["clarifying_question"]["turns"]["diff"] == pytest.approx(-50)
+    assert two["paired"]["differences"]["clarifying_question"]["turns"]["diff"] == pytest.approx(-100 / 6)
     assert "detectors" not in two
     rec_c = next(r for r in records if r["id"] == "C")
-    assert rec_c["second"]["b"]["request"] == f"{CO} {CLAUSE_B}" and rec_c["second"]["b"]["from_clause"]
+    assert rec_c["second"]["b"]["request"] == CB and not rec_c["second"]["b"]["from_clause"]
+    assert "specific_b" not in rec_c["second"], "the same request: one second answer for both users"
     rec_t = next(r for r in records if r["id"] == "T")
     assert rec_t["second"]["a"]["request"] == TA and not rec_t["second"]["a"]["from_clause"]
 
@@ -258,3 +265,22 @@ def test_cli_runs_the_model_methods_and_replays(setup, tmp_path, monkeypatch):
     args.argv = []
     assert args.handler(args, cli._config_from(args), console) == 0
     assert json.loads((tmp_path / "out" / "replay" / "replay.json").read_text())["identical"]
+
+
+def test_the_clause_second_turn_is_vouchs_phase_2(setup, tmp_path):
+    """``--second-turn clause``: the open request plus the interpretation's clause (Vouch's
+    phase 2); the specific requests' users still get the specific request answered."""
+    sets, config = setup
+    out = tmp_path / "run"
+    records, manifest = run_choices_model(sets, config, out, model=FakeModel(reply), methods=["decide_then_answer"],
+                                          simulated_user=True, second_turn="clause")
+    assert manifest["parameters"]["second_turn"] == "clause"
+    rec_c = next(r for r in records if r["id"] == "C")
+    assert rec_c["second"]["b"]["request"] == f"{CO} {CLAUSE_B}" and rec_c["second"]["b"]["from_clause"]
+    assert rec_c["second"]["specific_b"]["request"] == CB
+    two = finish(out, records, manifest)["two_turn"]["decide_then_answer"]
+    # C's open user b: its second answer (the clause request, answered LA) is wrong: 7 of 8 end right.
+    assert _k(two["final_accuracy"]) == (7, 8)
+    with pytest.raises(UserInputError, match="--second-turn"):
+        run_choices_model(sets, config, tmp_path / "x", model=FakeModel(reply), methods=["plain"],
+                          simulated_user=True, second_turn="other")

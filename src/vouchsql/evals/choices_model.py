@@ -25,13 +25,16 @@ Measures per method, overall and per choice type (SpecBridge §3):
 - paired bootstrap differences (resampling sets, :mod:`vouchsql.evals.metrics`) between the
   first method given (``decide_then_answer`` by default) and each other one.
 
-``--simulated-user`` (§7.2): for each open request, a user holds A, and another holds B. The
-first turn is the method's answer to the open request; when none of its queries gives the held
-interpretation's result (a clarifying question shows none), the user states the interpretation
-in one more turn and the request is answered again: the open request with the interpretation's
-clause appended (``clause_a`` / ``clause_b`` of the set; the specific request where the set has
-no clause), by one generate call, the same second answer for every method. Reported: user turns
-per 100 requests (100 + the second turns), final accuracy, calls per request.
+``--simulated-user`` (§7.2): a user has one interpretation in mind — for the open request one
+user holds A and another B; each specific request's user holds its own. The first turn is the
+method's answer to the request; when none of its queries gives the held interpretation's result
+(a clarifying question shows none), the user states the interpretation in one more turn and the
+model answers the specific request (one generate call, the same second answer for every
+method). ``--second-turn clause`` answers the open request with the interpretation's clause
+appended instead (Vouch's phase 2, §7.3; ``clause_a`` / ``clause_b`` of the set, the specific
+request where it has none). Reported, over the set's three requests (the open one counted once,
+its two users averaged): user turns per 100 requests (100 + the second turns), final accuracy
+over users, calls per request.
 
 Records (``choices_model.jsonl``) keep every response, its SQL and each query's matches, so
 ``--replay`` recomputes every number with no model call and no SQL.
@@ -84,8 +87,11 @@ def _score(db, sqls: list[str], refs: dict, ties: dict, known: dict) -> list[dic
     return out
 
 
+SECOND_TURNS = ("specific", "clause")
+
+
 def evaluate_set_with_methods(db, rs: RequestSet, index: int, *, model, methods: list[str], k: int,
-                              judge=None, simulated_user: bool = False) -> dict:
+                              judge=None, simulated_user: bool = False, second_turn: str = "specific") -> dict:
     from .choices_eval import evaluate_set
 
     base = {"key": rs.id, "index": index, "id": rs.id, "kind": "set", "db": rs.db, "type": rs.choice_type,
@@ -123,24 +129,30 @@ def evaluate_set_with_methods(db, rs: RequestSet, index: int, *, model, methods:
     if simulated_user:
         second = {}
         for side in ("a", "b"):
-            clause = rs.extra.get(f"clause_{side}")
+            specific = rs.request_a if side == "a" else rs.request_b
+            clause = rs.extra.get(f"clause_{side}") if second_turn == "clause" else None
             if clause:
                 from ..pipeline.asking import append_clause
                 text = append_clause(rs.open_request, str(clause))
             else:
-                text = rs.request_a if side == "a" else rs.request_b
-            resp = second_answer(ctx, text)
-            rec = resp.to_dict()
-            rec["scored"] = _score(db, resp.returned, res, ties, known)
-            rec["from_clause"] = bool(clause)
-            second[side] = rec
+                text = specific
+            texts = {side: text, f"specific_{side}": specific}
+            for key, words in texts.items():
+                if key != side and words == text:
+                    continue  # the same request: one second answer serves both users
+                resp = second_answer(ctx, words)
+                rec = resp.to_dict()
+                rec["scored"] = _score(db, resp.returned, res, ties, known)
+                rec["from_clause"] = key == side and bool(clause)
+                second[key] = rec
         out["second"] = second
     return out
 
 
 def run_choices_model(sets_path: Path, config: Config, out_dir: Path, *, model, methods: list[str], k: int = 1,
                       judge=None, simulated_user: bool = False, datasets: Path | None = None, command: str = "",
-                      types: Iterable[str] | None = None, progress=None) -> tuple[list[dict], dict]:
+                      types: Iterable[str] | None = None, progress=None,
+                      second_turn: str = "specific") -> tuple[list[dict], dict]:
     from ..llm import get_model, load_prompt, spec_of
     from .cases import DatabaseResolver
     from .choices_eval import load_choice_file
@@ -148,6 +160,8 @@ def run_choices_model(sets_path: Path, config: Config, out_dir: Path, *, model, 
     progress = progress or NoProgress()
     if not isinstance(k, int) or k < 1:
         raise UserInputError(f"--k must be a whole number >= 1, got {k!r}")
+    if second_turn not in SECOND_TURNS:
+        raise UserInputError(f"--second-turn {second_turn!r}: choose {' or '.join(SECOND_TURNS)}")
     if any(m != "detectors" for m in methods) and model is None:
         raise UserInputError("the model methods need --model provider:model (only `detectors` runs without one)")
     sets_path = Path(sets_path)
@@ -164,16 +178,17 @@ def run_choices_model(sets_path: Path, config: Config, out_dir: Path, *, model, 
     prompts = {n: load_prompt(n).text for n in ("decide", "generate", "plain", "interpretations", "missing",
                                                   "judge_named")}
     parameters = {"methods": methods, "k": k, "judge": judge_spec, "simulated_user": simulated_user,
+                  "second_turn": second_turn if simulated_user else None,
                   "temperature": config.temperature, "max_rows": config.max_rows, "timeout": config.timeout,
                   "named_by": "judge" if judge is not None else "structured"}
     manifest = build_manifest(HARNESS, command=command, datasets={"sets": sets_path},
                               databases={n: p for n, p in paths.items() if p is not None}, prompts=prompts,
                               model=spec, parameters=parameters,
-                              record_keys=("methods", "k", "judge", "simulated_user", "temperature"))
+                              record_keys=("methods", "k", "judge", "simulated_user", "second_turn", "temperature"))
 
     def evaluate(db, index, rs):
         return evaluate_set_with_methods(db, rs, index, model=model, methods=methods, k=k, judge=judge,
-                                         simulated_user=simulated_user)
+                                         simulated_user=simulated_user, second_turn=second_turn)
 
     def missing(index, rs):
         return {"key": rs.id, "index": index, "id": rs.id, "kind": "set", "db": rs.db, "type": rs.choice_type,
@@ -219,20 +234,27 @@ def _per_set(r: dict, method: str, named_by: str) -> dict:
             "errors": sum(p["error"] is not None for p in parts)}
 
 
+def _user(first: dict, second: dict, side: str) -> tuple[int, bool, float]:
+    """One simulated user holding ``side``: (turns, right at the end, calls)."""
+    shown = any(q[side] is not None for q in first["scored"])
+    second_right = bool(second["scored"]) and second["scored"][0][side] is not None
+    return 1 + (not shown), shown or second_right, first["calls"] + (0 if shown else second["calls"])
+
+
 def _two_turn(r: dict, method: str) -> dict | None:
-    """Per set, the mean over the two users (one holding A, one holding B)."""
+    """Per set: turns and calls per request over its three requests (the open request's two
+    users averaged), and whether each of its four users ends right."""
     if "second" not in r or method == "detectors":
         return None
-    o = r["methods"][method]["open"]
-    turns, final, calls = [], [], []
-    for side in ("a", "b"):
-        shown = any(q[side] is not None for q in o["scored"])
-        s = r["second"][side]
-        second_right = bool(s["scored"]) and s["scored"][0][side] is not None
-        turns.append(1 + (not shown))
-        final.append(shown or second_right)
-        calls.append(o["calls"] + (0 if shown else s["calls"]))
-    return {"turns": sum(turns) / 2, "final": sum(final) / 2, "calls": sum(calls) / 2}
+    parts = r["methods"][method]
+    opened = [_user(parts["open"], r["second"][side], side) for side in ("a", "b")]
+    specific = [_user(parts[f"specific_{side}"], r["second"].get(f"specific_{side}", r["second"][side]), side)
+                for side in ("a", "b")]
+    per_request = [(sum(t for t, _, _ in opened) / 2, sum(c for _, _, c in opened) / 2)]
+    per_request += [(t, c) for t, _, c in specific]
+    finals = [f for _, f, _ in opened + specific]
+    return {"turns": sum(t for t, _ in per_request) / 3, "calls": sum(c for _, c in per_request) / 3,
+            "finals": finals, "final": sum(finals) / len(finals)}
 
 
 def _method_measures(kept: list[dict], method: str, named_by: str) -> dict:
@@ -301,8 +323,9 @@ def analyse(records: list[dict], manifest: dict, *, replicates: int = M.DEFAULT_
             vals = [_two_turn(r, m) for r in kept]
             vals = [v for v in vals if v is not None]
             if vals:
-                two[m] = {"users": 2 * len(vals), "turns_per_100": 100 * statistics.fmean(v["turns"] for v in vals),
-                          "final_accuracy": M.proportion([f for v in vals for f in _split(v["final"])]),
+                two[m] = {"users": sum(len(v["finals"]) for v in vals),
+                          "turns_per_100": 100 * statistics.fmean(v["turns"] for v in vals),
+                          "final_accuracy": M.proportion([f for v in vals for f in v["finals"]]),
                           "calls_per_request": statistics.fmean(v["calls"] for v in vals)}
         model_methods = [m for m in methods if m in two]
         if len(model_methods) >= 2:
@@ -390,10 +413,12 @@ def build_report(metrics: dict, manifest: dict, *, replay_of: str | None = None)
         trows = [[m, v["users"], fmt(v["turns_per_100"], 1), _p(v["final_accuracy"]), fmt(v["calls_per_request"], 2)]
                  for m, v in two.items() if m != "paired"]
         items = [Table(["method", "users", "user turns / 100 requests", "final accuracy", "calls / request"], trows,
-                       caption="Each open request twice: a user holding A, a user holding B. A second user turn is "
+                       caption="Every request of a set has a user with one interpretation in mind: the open "
+                               "request two (one holding A, one B), each specific request one. A second user turn is "
                                "needed when no query of the first answer gives the held interpretation's result; the "
-                               "second answer (one generate call on the open request plus the clause, or the "
-                               "specific request) is the same for every method.")]
+                               "second answer (one generate call on the specific request, or with --second-turn "
+                               "clause on the open request plus the clause) is the same for every method. Turns and "
+                               "calls are per request.")]
         if "paired" in two:
             ref = two["paired"]["reference"]
             items.append(Table(["difference", "user turns / 100", "final accuracy"],
@@ -448,6 +473,7 @@ def run_command(args, config, out) -> int:
     with RichProgress("choices") as bar:
         records, manifest = run_choices_model(sets, config, out_dir, model=model, methods=methods,
                                               k=args.k or 1, judge=judge, simulated_user=args.simulated_user,
+                                              second_turn=args.second_turn,
                                               datasets=_path(args.datasets), command=_command(args), types=types,
                                               progress=bar)
     finish(out_dir, records, manifest)

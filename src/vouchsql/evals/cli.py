@@ -167,6 +167,9 @@ def register_choices(evals, common) -> None:
     c.add_argument("--judge", metavar="PROVIDER:MODEL", help="judge model for 'named' (default: the structured output)")
     c.add_argument("--k", type=int, default=None, help="SQL samples per interpretation for the model methods (default 1)")
     c.add_argument("--simulated-user", action="store_true", help="also run the two-turn experiment (SpecBridge §7.2)")
+    c.add_argument("--second-turn", choices=("specific", "clause"), default="specific",
+                   help="the simulated user's second answer: the specific request (the paper's; default) or the open "
+                        "request with the interpretation's clause (Vouch's phase 2)")
     c.add_argument("--ambrosia", metavar="FILE", help="answer AMBROSIA questions (its CSV, or JSONL) instead of request sets")
     c.add_argument("--ambrosia-split", default="test", help="AMBROSIA split to run (default test; 'all' for every split)")
     c.set_defaults(handler=_run_choices)
