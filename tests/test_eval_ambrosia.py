@@ -182,3 +182,28 @@ def test_attachment_questions_ask_for_one_table_as_ambrosias_loader_does(tmp_pat
     assert [i.question for i in items] == [ambig + ONE_TABLE, narrow + ONE_TABLE, broad + ONE_TABLE]
     # The interpretations still pair with their question, and the sentence is never doubled.
     assert [i["text"] for i in items[0].interpretations] == [narrow + ONE_TABLE, broad + ONE_TABLE]
+
+
+def test_simulated_user_on_ambrosia(folder, tmp_path):
+    """SpecBridge §7.2 on AMBROSIA: a user per interpretation of the ambiguous question and one
+    per clear question; a user not shown theirs states it and that question is answered again."""
+    def scripted(request):
+        system = request.messages[0][1]
+        user = [c for r, c in request.messages if r == "user"][0]
+        if system.startswith("# Task: generate") and user.rsplit("Request:", 1)[1].strip() == INTERP_2:
+            return Completion(text=json.dumps({"sql": SQL_2, "interpretation": "x", "assumptions": []}),
+                              input_tokens=5, output_tokens=5)
+        return reply(request)
+
+    config = load_config(env={}, cwd=tmp_path, cache_dir=str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    records, manifest = run_ambrosia(folder, config, out, model=FakeModel(scripted), methods=["decide_then_answer"],
+                                     simulated_user=True)
+    two = finish(out, records, manifest)["two_turn"]["decide_then_answer"]
+    # AMBIG shows reading 1: its user 1 turn, user 2 two (the second answer, SQL_2, is right) → 1.5;
+    # INTERP_1 answered wrong twice → 2; INTERP_2 and CLEAR right at once → 1. Calls: 2 a question
+    # (decide + answer), + 1 per second answer: (2.5 + 3 + 2 + 2) / 4.
+    assert two["users"] == 5 and (two["final_accuracy"]["k"], two["final_accuracy"]["n"]) == (4, 5)
+    assert two["turns_per_100"] == pytest.approx(100 * (1.5 + 2 + 1 + 1) / 4)
+    assert two["calls_per_question"] == pytest.approx((2.5 + 3 + 2 + 2) / 4)
+    assert "Two turns with a simulated user" in (out / "report.md").read_text()

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..errors import UserInputError
 from . import metrics as M
-from .choice_methods import RUNNERS, Context
+from .choice_methods import RUNNERS, Context, second_answer
 from .progress import NoProgress
 from .reference_match import match_reference, tie_context
 from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci
@@ -138,7 +138,8 @@ def _from_csv(path: Path, split: str | None, root: Path) -> list[AmbrosiaItem]:
 # ---------------------------------------------------------------------------------------
 # Running and scoring
 # ---------------------------------------------------------------------------------------
-def evaluate_item(db, item: AmbrosiaItem, index: int, *, model, methods: list[str], k: int = 1) -> dict:
+def evaluate_item(db, item: AmbrosiaItem, index: int, *, model, methods: list[str], k: int = 1,
+                  simulated_user: bool = False) -> dict:
     base = {"key": item.id, "index": index, "id": item.id, "db": str(item.db), "question": item.question,
             "ambiguous": item.ambiguous, "type": item.ambig_type, "interpretations": item.interpretations}
     refs = []
@@ -149,20 +150,56 @@ def evaluate_item(db, item: AmbrosiaItem, index: int, *, model, methods: list[st
         refs.append((res, tie_context(db, interp["sql"], res)))
     ctx = Context(db=db, model=model, k=k, temperature=db.config.temperature)
     known: dict = {}
+
+    def scored(returned: list[str]) -> list[dict]:
+        out = []
+        for sql in returned:
+            if sql not in known:
+                known[sql] = db.execute(sql)
+            res = known[sql]
+            out.append({"sql": sql, "ok": res.ok,
+                        "matches": [res.ok and match_reference(res, ref, ties) is not None for ref, ties in refs]})
+        return out
+
     out = {**base, "methods": {}}
     for method in methods:
         resp = RUNNERS[method](ctx, item.question)
         rec = resp.to_dict()
-        scored = []
-        for sql in resp.returned:
-            if sql not in known:
-                known[sql] = db.execute(sql)
-            res = known[sql]
-            scored.append({"sql": sql, "ok": res.ok,
-                           "matches": [res.ok and match_reference(res, ref, ties) is not None for ref, ties in refs]})
-        rec["scored"] = scored
+        rec["scored"] = scored(resp.returned)
         out["methods"][method] = rec
+    if simulated_user:
+        # SpecBridge §7.2 on AMBROSIA: a user per interpretation (one on a clear question) who,
+        # not shown it, states it; the model answers that interpretation's own question in one
+        # generate call, the same second answer for every method.
+        second = []
+        for interp in item.interpretations:
+            text = interp.get("text") or (item.question if not item.ambiguous else None)
+            if text is None:
+                second.append(None)  # an interpretation with no words: no user can state it
+                continue
+            resp = second_answer(ctx, text)
+            second.append({**resp.to_dict(), "scored": scored(resp.returned)})
+        out["second"] = second
     return out
+
+
+def _two_turn(r: dict, method: str) -> dict | None:
+    """Per question: mean turns and calls over its users, and whether each ends right."""
+    if "second" not in r:
+        return None
+    m = r["methods"][method]
+    turns, finals, calls = [], [], []
+    for i, s in enumerate(r["second"]):
+        if s is None:
+            continue
+        shown = any(q["matches"][i] for q in m["scored"])
+        again = bool(s["scored"]) and s["scored"][0]["matches"][i]
+        turns.append(1 + (not shown))
+        finals.append(shown or again)
+        calls.append(m["calls"] + (0 if shown else s["calls"]))
+    if not turns:
+        return None
+    return {"turns": statistics.fmean(turns), "calls": statistics.fmean(calls), "finals": finals}
 
 
 def _values(r: dict, method: str) -> dict:
@@ -193,6 +230,13 @@ def analyse(records: list[dict], manifest: dict) -> dict:
             "recall": statistics.fmean(v["recall"] for v in a) if a else None,
             "precision": {"k": k, "n": n, "rate": k / n if n else None, "ci": M.wilson(k, n)},
             "calls_per_question": statistics.fmean(v["calls"] for v in a + c) if a + c else None}
+        two = [v for v in (_two_turn(r, m) for r in kept) if v is not None]
+        if two:
+            out.setdefault("two_turn", {})[m] = {
+                "questions": len(two), "users": sum(len(v["finals"]) for v in two),
+                "turns_per_100": 100 * statistics.fmean(v["turns"] for v in two),
+                "final_accuracy": M.proportion([f for v in two for f in v["finals"]]),
+                "calls_per_question": statistics.fmean(v["calls"] for v in two)}
     return M.jsonable(out)
 
 
@@ -212,13 +256,23 @@ def build_report(metrics: dict, manifest: dict, *, replay_of: str | None = None)
         caption="AllFound: ambiguous questions with every interpretation's result among the returned queries. "
                 "Precision: of the queries returned for unambiguous questions, those with its correct result.")]),
         manifest_section(manifest)]
+    if metrics.get("two_turn"):
+        trows = [[m, v["users"], fmt(v["turns_per_100"], 1),
+                  f"{pct_ci(v['final_accuracy']['rate'], v['final_accuracy']['ci'])}", fmt(v["calls_per_question"], 2)]
+                 for m, v in metrics["two_turn"].items()]
+        sections.insert(1, Section("Two turns with a simulated user (SpecBridge §7.2)", [Table(
+            ["method", "users", "user turns / 100 questions", "final accuracy", "calls / question"], trows,
+            caption=f"A user per interpretation of an ambiguous question and one per clear question "
+                    f"({metrics['ambiguous']} of {metrics['questions']} questions ambiguous here). A user not shown "
+                    "their interpretation states it in a second turn, answered by one generate call on that "
+                    "interpretation's question, the same for every method.")]))
     return Report(title="AMBROSIA answered by each method (SpecBridge §3, §7)", command=manifest.get("command"),
                   intro=intro, sections=sections, manifest=manifest)
 
 
 def run_ambrosia(path: Path, config, out_dir: Path, *, model, methods: list[str], k: int = 1,
                  split: str | None = "test", root: Path | None = None, command: str = "",
-                 progress=None) -> tuple[list[dict], dict]:
+                 progress=None, simulated_user: bool = False) -> tuple[list[dict], dict]:
     from ..llm import get_model, spec_of
 
     items = load_ambrosia(path, split=split, root=root)
@@ -229,11 +283,12 @@ def run_ambrosia(path: Path, config, out_dir: Path, *, model, methods: list[str]
         raise UserInputError(f"AMBROSIA runs the model methods only; not {', '.join(bad)}")
     spec = spec_of(get_model(model)) if not isinstance(model, str) else model
     manifest = build_manifest(HARNESS, command=command, datasets={"ambrosia": Path(path)}, model=spec,
-                              parameters={"methods": methods, "k": k, "split": split},
-                              record_keys=("methods", "k", "split"))
+                              parameters={"methods": methods, "k": k, "split": split,
+                                          "simulated_user": simulated_user},
+                              record_keys=("methods", "k", "split", "simulated_user"))
     records = run_items(out_dir, manifest, RECORDS, items, key=lambda it: it.id, path_of=lambda it: it.db,
                         evaluate=lambda db, index, it: evaluate_item(db, it, index, model=model, methods=methods,
-                                                                     k=k),
+                                                                     k=k, simulated_user=simulated_user),
                         missing=lambda index, it: {"key": it.id, "index": index, "id": it.id,
                                                    "skipped": f"database {it.db} not found"},
                         config=config, progress=progress or NoProgress())

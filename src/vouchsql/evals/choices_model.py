@@ -461,7 +461,7 @@ def run_command(args, config, out) -> int:
             records, manifest = ambrosia.run_ambrosia(Path(args.ambrosia), config, out_dir, model=model,
                                                       methods=[m for m in methods if m != "detectors"],
                                                       k=args.k or 1, split=split, command=_command(args),
-                                                      progress=bar)
+                                                      progress=bar, simulated_user=args.simulated_user)
         ambrosia.finish(out_dir, records, manifest)
         out.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
         out.print(f"Wrote {out_dir}: {ambrosia.RECORDS}, metrics.json, manifest.json, report.md, report.html",
