@@ -536,3 +536,26 @@ def test_tables_over_two_runs_pool_their_outputs(printed, paper_run, capsys):
 def test_paper_runs_bad_input(tmp_path, capsys, args, needle):
     assert main(["eval", "premise", *args]) == 2
     assert needle in capsys.readouterr().err
+
+
+def test_the_mechanism_sample_is_stratified_by_setting_and_category_and_deterministic():
+    """PremiseSQL App. C.3: one per nonempty stratum (setting × error category), the rest by
+    largest remainder in proportion to stratum size, SHA-256-ranked within a stratum (seed 42)."""
+    import random
+
+    from vouchsql.evals.premise_agreement import stratified_sample
+
+    recs = ([{"key": f"b1-{i}", "setting": "base", "flaw": "E1.1"} for i in range(6)]
+            + [{"key": f"b2-{i}", "setting": "base", "flaw": "E2.2"} for i in range(2)]
+            + [{"key": f"i1-{i}", "setting": "implicit", "flaw": "E1.2"} for i in range(2)])
+    got = stratified_sample(recs, 5)
+    # 1 each, then 2 more by size (6, 2, 2 of 10): exact 1.2, .4, .4 → 1, 0, 0 and one left for the
+    # largest remainder (a tie of .4: the first stratum in order, base × E2).
+    by = {}
+    for r in got:
+        by[(r["setting"], r["flaw"][:2])] = by.get((r["setting"], r["flaw"][:2]), 0) + 1
+    assert by == {("base", "E1"): 2, ("base", "E2"): 2, ("implicit", "E1"): 1}
+    shuffled = recs[:]
+    random.Random(3).shuffle(shuffled)
+    assert sorted(r["key"] for r in stratified_sample(shuffled, 5)) == sorted(r["key"] for r in got)
+    assert stratified_sample(recs, 50) == recs and stratified_sample(recs, 0) == recs

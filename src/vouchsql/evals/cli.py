@@ -98,6 +98,9 @@ def register(evals, common) -> None:
     p.add_argument("--mechanism-judges", metavar="P:M,P:M",
                    help="two judge models that attribute failure mechanisms M01–M04 in strict agreement "
                         "(PremiseSQL §4.4, App. C); needs --judges")
+    p.add_argument("--mechanism-sample", type=int, default=None, metavar="N",
+                   help="eligible failures attributed, a stratified sample by setting × error category "
+                        "(PremiseSQL App. C.3: 250; 0 for every one)")
     p.add_argument("--paper", choices=("premisesql",),
                    help="print the paper's Tables 3 and 4 in its layout (also written to paper_tables.md)")
     p.add_argument("--paper-runs", nargs="+", metavar="RUN_DIR",
@@ -475,6 +478,8 @@ def run_premise_command(args, config, out: Console) -> int:
                              "not --det-from structured")
     settings = settings or list(P.PAPER_SETTINGS if args.paper else P.SETTINGS)
     replicates, seed = _bootstrap(args)
+    if args.paper and not args.bootstrap:
+        replicates = PREMISESQL_REPLICATES  # App. B.8
     out_dir = _run_out(args, "premise")
     with RichProgress("asking") as bar:
         records, manifest = P.run_premise(
@@ -483,12 +488,15 @@ def run_premise_command(args, config, out: Console) -> int:
             parameters={"settings": settings, "bootstrap": replicates, "seed": seed}, progress=bar,
             judges=[resolve_model(j) for j in judges], judge_names=judges,
             mechanism_judges=[resolve_model(j) for j in mechanism_judges], mechanism_judge_names=mechanism_judges,
-            det_from=det_from)
+            det_from=det_from, mechanism_sample=args.mechanism_sample)
     metrics, report = P.finish(out_dir, records, manifest, settings, replicates=replicates, seed=seed)
     _print_summary(out, report, out_dir, "premise.jsonl, metrics.json, report.md, report.html")
     if args.paper:
         _print_paper(out, args.paper, metrics, args.model, out_dir)
     return 0
+
+
+PREMISESQL_REPLICATES = 10_000
 
 
 def _print_paper(out: Console, paper: str, metrics: dict, model: str, out_dir: Path) -> None:

@@ -57,6 +57,7 @@ from . import metrics as M
 from . import premise_judges as J
 from .cases import DatabaseResolver
 from .datasets import FLAW_CODES, PremiseItem, load_premise
+from .premise_agreement import MECHANISM_SAMPLE, stratified_sample
 from .premise_report import build_report
 from .progress import NoProgress
 from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, replay_bootstrap, write_json
@@ -354,10 +355,12 @@ def _pair(models, names, what: str) -> list[tuple[str, object]]:
 def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model_name: str | None = None,
                 settings=SETTINGS, datasets: Path | None = None, command: str = "", parameters: dict | None = None,
                 progress=None, workers: int | None = None, judges=None, judge_names=None,
-                mechanism_judges=None, mechanism_judge_names=None, det_from: str | None = None) -> tuple[list[dict], dict]:
+                mechanism_judges=None, mechanism_judge_names=None, det_from: str | None = None,
+                mechanism_sample: int | None = None) -> tuple[list[dict], dict]:
     """Ask every (question, setting) not yet recorded in ``out_dir``, have the judges score each
     reply to a flawed question, then (with ``mechanism_judges``) attribute mechanisms to the
-    eligible failures; return all records and the manifest."""
+    eligible failures — a stratified sample of ``mechanism_sample`` of them (App. C.3: 250 per
+    dataset–model combination; 0 attributes every one); return all records and the manifest."""
     progress = progress or NoProgress()
     input_path = Path(input_path)
     items = load_premise(input_path)
@@ -381,7 +384,8 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
     paths = {name: resolver.resolve(name) for name in sorted({i.db for i in items})}
     params = {"settings": list(settings), "max_tokens": MAX_TOKENS, "det_from": det_from,
               "judges": [n for n, _ in judge_pair], "mechanism_judges": [n for n, _ in mech_pair],
-              **(parameters or {})}
+              "mechanism_sample": (MECHANISM_SAMPLE if mechanism_sample is None else mechanism_sample)
+              if mech_pair else None, **(parameters or {})}
     manifest = build_manifest(HARNESS, command=command, datasets={"input": input_path},
                               databases={n: p for n, p in paths.items() if p is not None},
                               prompts=prompt_texts(settings, judges=bool(judge_pair), mechanisms=bool(mech_pair)),
@@ -447,7 +451,12 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
                 progress.advance(f"{item.id}/{setting}")
         if mech_llms:
             keys = {f"{i.id}/{s}" for i in items for s in settings}
-            pending = [r for r in log.records() if r["key"] in keys and _needs_attribution(r, originals)]
+            eligible = [r for r in log.records() if r["key"] in keys
+                        and eligibility_stage(r, r["pair_id"] in originals) == "eligible"]
+            # The sample is drawn over every eligible failure, attributed or not, so a resumed
+            # run draws the same one and attributes only what it has not yet.
+            sampled = stratified_sample(eligible, params["mechanism_sample"])
+            pending = [r for r in sampled if "attributions" not in r]
 
             def attribute(rec):
                 item = by_id[rec["id"]]
@@ -486,11 +495,6 @@ def eligibility_stage(record: dict, has_pair: bool) -> str | None:
         return None
     return J.eligibility(judge_labels(record), reason=reply.get("reason") or "", sql=reply.get("sql"),
                          has_pair=has_pair)
-
-
-def _needs_attribution(record: dict, originals: dict) -> bool:
-    return "attributions" not in record and \
-        eligibility_stage(record, record["pair_id"] in originals) == "eligible"
 
 
 def _record(index: int, item: PremiseItem, setting: str, reply: dict | None, db) -> dict:

@@ -42,6 +42,41 @@ def judge_agreement(measured: dict, settings: list[str]) -> dict:
             "kappa": {"all": kappas(pooled), **{s: kappas(pairs.get(s, [])) for s in settings}}}
 
 
+MECHANISM_SAMPLE = 250  # App. C.3: responses sampled per dataset–model combination
+SAMPLE_SEED = 42
+
+
+def stratified_sample(records: list[dict], quota: int, *, seed: int = SAMPLE_SEED) -> list[dict]:
+    """PremiseSQL App. C.3's attribution sample: ``quota`` records (all when there are no
+    more), stratified by prompting setting × source error category (E1–E4). Every nonempty
+    stratum gets one, the rest of the quota goes in proportion to stratum size by the
+    largest-remainder method, and within a stratum records are taken in the order of the
+    SHA-256 of ``"{seed}:{key}"`` — deterministic, whatever order the records arrive in."""
+    import hashlib
+
+    if quota <= 0 or len(records) <= quota:
+        return list(records)
+    strata: dict[tuple, list[dict]] = {}
+    for r in records:
+        strata.setdefault((r["setting"], str(r.get("flaw") or "")[:2]), []).append(r)
+    keys = sorted(strata)
+    if len(keys) >= quota:  # more strata than places: one each from the largest strata
+        keys = sorted(keys, key=lambda k: (-len(strata[k]), k))[:quota]
+        share = {k: 1 for k in keys}
+    else:
+        rest, total = quota - len(keys), sum(len(strata[k]) for k in keys)
+        exact = {k: rest * len(strata[k]) / total for k in keys}
+        share = {k: 1 + int(exact[k]) for k in keys}
+        left = quota - sum(share.values())
+        for k in sorted(keys, key=lambda k: (-(exact[k] - int(exact[k])), k))[:left]:
+            share[k] += 1
+    out = []
+    for k in keys:
+        ranked = sorted(strata[k], key=lambda r: hashlib.sha256(f"{seed}:{r['key']}".encode()).hexdigest())
+        out.extend(ranked[:min(share[k], len(ranked))])
+    return out
+
+
 def mechanisms(kept: list[dict], settings: list[str], paired: set[str]) -> dict:
     """The App. C pool (stage counts), and over the attributed outputs: strict-consensus
     incidence per mechanism, per setting and per source error type, Cohen's κ between the two
