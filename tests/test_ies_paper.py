@@ -340,6 +340,8 @@ def _scripted(request):
                            "interpretations": []})
     if "Task: judge_complete" in system:
         return json.dumps({"parts": [{"part": "the count asked for", "covered": True}]})
+    if "Task: judge_claims" in system:
+        return json.dumps({"claims": []})
     if "Task: generate" in system:
         question = next(q for q in SCRIPT if q in user)
         return json.dumps({"sql": SCRIPT[question][request.sample], "interpretation": "as asked", "assumptions": []})
@@ -503,3 +505,63 @@ def test_proposition_1_compares_the_statistics_under_one_matching():
     assert ies_m["a_minus_l2"]["diff"] == pytest.approx(1 - 0.625)
     # Relaxed: A = .8, .2, .6, .8 → (1.5 + 1) / 4 = .625; L2 = .6891, .6891, .5818, .6891 → 1 / 4 = .25.
     assert ies_m["a_minus_l2_relaxed"]["diff"] == pytest.approx(0.625 - 0.25)
+
+
+# ---------------------------------------------------------------------------------------
+# The claim judge (issue 29, deviation 4): TDD-H's unsupported claims
+# ---------------------------------------------------------------------------------------
+def _with_claims(*claims: tuple[str, bool]) -> list[CheckResult]:
+    checks = [CheckResult.model_validate(c) for c in _checks()]
+    about = sum(a for _, a in claims)
+    checks.append(CheckResult(name="claim_judge", kind="cap", fired=about > 0, detail="x",
+                              evidence={"claims": [{"claim": c, "about_answer": a} for c, a in claims],
+                                        "about_answer": about}))
+    return checks
+
+
+@pytest.mark.parametrize("claims, designed, v2, agreement_first", [
+    # No claim: GROUNDED 1, COMPLETE 1, SAFETY min(L1 1, L2 1) → 1 for all.
+    ((), 1.0, 1.0, 1.0),
+    # A claim in the commentary: the design counts it (L1 = 0 → SAFETY 0: (.3 + .1) / .6 = .6667,
+    # and its hard cap: .59); v2 and agreement-first count only claims about the answer.
+    ((("it will rise next year", False),), 0.59, 1.0, 1.0),
+    # A claim about the answer: every rule counts it; agreement-first caps at .79.
+    ((("there are 12 customers", True),), 0.59, 0.59, 0.79),
+])
+def test_unsupported_claims_by_rule(claims, designed, v2, agreement_first):
+    inp = dict(agreement=1.0, k=5, checks=_with_claims(*claims), strict_clusters=[0] * 5, check_set="paper")
+    assert score("designed", ScoreInput(**inp)).score == pytest.approx(designed)
+    assert score("v2", ScoreInput(**inp)).score == pytest.approx(v2)
+    assert score("agreement_first", ScoreInput(**inp)).score == pytest.approx(agreement_first)
+    # Table 2's rows: the design with claims about the answer only, and with claims ignored
+    only_answer = score("designed", ScoreInput(**inp, options={"claims": "answer"})).score
+    assert only_answer == pytest.approx(v2 if claims and claims[0][1] else 1.0)
+    assert score("designed", ScoreInput(**inp, options={"claims": "ignore"})).score == 1.0
+
+
+def test_ask_runs_the_claim_judge_and_the_check_carries_its_claims(demo_db, tmp_path):
+    from vouchsql.api import ask
+    from vouchsql.llm import FakeModel
+
+    def reply(request):
+        system = request.messages[0][1]
+        if "Task: assess" in system:
+            return json.dumps({"is_valid": True, "flaw_code": None, "reason": "r", "clarification": None,
+                               "interpretations": []})
+        if "Task: generate" in system:
+            return json.dumps({"sql": OVER_100, "interpretation": "as asked", "assumptions": []})
+        if "Task: judge_claims" in system:
+            assert "<data name=\"result\">" in request.messages[-1][1]  # the judge sees the rows
+            return json.dumps({"claims": [{"claim": "most were in December", "about_answer": False, "why": "no dates"},
+                                          {"claim": "there were 999 such orders", "about_answer": True, "why": "x"}]})
+        return "There were 999 such orders, most in December."
+
+    answer = ask(demo_db, "How many orders were over $100?", model=FakeModel(reply), k=3, prose=True,
+                 judge_claims=True, cache_dir=str(tmp_path / "c"), no_model_cache=True)
+    check = {c.name: c for c in answer.checks}["claim_judge"]
+    assert check.fired and check.evidence["about_answer"] == 1 and len(check.evidence["claims"]) == 2
+    assert "claim_judge" in answer.verdict.reasons and answer.verdict.score <= 0.79
+    # Without the setting no judge call is made and the check measures nothing.
+    quiet = ask(demo_db, "How many orders were over $100?", model=FakeModel(reply), k=3, prose=True,
+                cache_dir=str(tmp_path / "c2"), no_model_cache=True)
+    assert {c.name: c for c in quiet.checks}["claim_judge"].detail.startswith("not measured")

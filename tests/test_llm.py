@@ -386,8 +386,8 @@ def test_prompts_are_files_identified_by_content_hash():
     from pathlib import Path
 
     prompts = list_prompts()
-    assert [p.name for p in prompts] == ["assess", "decide", "generate", "write", "judge_complete", "plain",
-                                              "interpretations", "missing", "judge_named", "paraphrase"]
+    assert [p.name for p in prompts] == ["assess", "decide", "generate", "write", "judge_complete", "judge_claims",
+                                              "plain", "interpretations", "missing", "judge_named", "paraphrase"]
     for p in prompts:
         data = Path(p.path).read_bytes()
         assert p.hash == hashlib.sha256(data).hexdigest()[:12]

@@ -28,11 +28,15 @@ def build_demo(out: "str | os.PathLike | None" = None, *, seed: int | None = Non
 
 def check(db: "str | os.PathLike | Database", question: str, candidates: "list[str] | str", *,
           answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
-          all_choices: bool = False, judged_parts: "list[tuple[str, bool]] | None" = None, **settings):
+          all_choices: bool = False, judged_parts: "list[tuple[str, bool]] | None" = None,
+          judged_claims: "list[tuple[str, bool]] | None" = None, **settings):
     """Vouch for a SQL answer without a model. ``candidates[0]`` is the answer being
     checked; further candidates are independent samples used for agreement.
     ``judged_parts``: the question's parts and whether the answer covers each, as a judge of
-    your own listed them (IES §3.2 COMPLETE); without it COMPLETE comes from the alignment."""
+    your own listed them (IES §3.2 COMPLETE); without it COMPLETE comes from the alignment.
+    ``judged_claims``: the claims of ``answer_text`` its result does not support, each with
+    whether it is about the answer, as a judge of your own listed them (``claim_judge``)."""
+    from .checks.claim_judge import from_claims
     from .checks.complete_judge import from_parts
     from .pipeline import check_candidates
 
@@ -43,7 +47,7 @@ def check(db: "str | os.PathLike | Database", question: str, candidates: "list[s
     try:
         return check_candidates(database, question, list(candidates), answer_text=answer_text,
                                 hint=hint, rule=rule, all_choices=all_choices,
-                                judged_complete=from_parts(judged_parts))
+                                judged_complete=from_parts(judged_parts), judged_claims=from_claims(judged_claims))
     finally:
         if owned:
             database.close()

@@ -42,9 +42,10 @@ WEIGHTS = {"grounded": 0.30, "schema": 0.20, "safety": 0.20, "retrieve": 0.20, "
 # The paper's checks (IES §3.2, §3.4): its three vetoes, its uncited-number cap, its one
 # frozen signal. Everything else is Vouch's, read only under the ``vouch`` check set.
 PAPER_VETOES = frozenset({"missing_table", "bad_join", "stand_in_value"})
-PAPER_CAPS = frozenset({"uncited_number"})
+PAPER_CAPS = frozenset({"uncited_number", "claim_judge"})
 FROZEN_SIGNALS = frozenset({"empty_result"})
 JUDGE_COMPLETE = "complete_judge"  # the check that carries a judge model's COMPLETE
+JUDGE_CLAIMS = "claim_judge"  # the check that carries a judge model's unsupported claims
 
 # The one-change variants of ``designed`` that IES Tables 2 and 7 recompute (``options``).
 DESIGNED_OPTIONS = {
@@ -53,6 +54,8 @@ DESIGNED_OPTIONS = {
     "thin_cap": "the thin-evidence cap (default on)",
     "hard_caps": "the hard caps (default on)",
     "use_agreement": "L2 replaced by the agreement A (the v2 change)",
+    "claims": "the judge's unsupported claims L1 and the hard cap count: all (the design), answer (only "
+              "claims about the answer: the v2 change), ignore",
 }
 
 
@@ -224,10 +227,25 @@ def _entropy_layer(inp: ScoreInput) -> float | None:
     return max(0.0, 1 - h / math.log(inp.k))
 
 
-def _checklist_layer(inp: ScoreInput) -> float:
-    """L1 = 1 − r1: r1 = 1 when a deterministic check (a veto) fires, ½ for another tag (a
-    signal; none under the paper's checks, whose judge and heuristic tags Vouch does not run)."""
-    if vetoes(inp):
+def _claims(inp: ScoreInput, mode: str) -> list[CheckResult]:
+    """The claim judge's result when it counts under ``mode``: ``all`` — any unsupported claim
+    (the designed score, IES §3.2), ``answer`` — a claim about the answer (v2, §3.4), ``ignore``."""
+    if mode == "ignore":
+        return []
+    out = []
+    for c in inp.checks:
+        if c.name == JUDGE_CLAIMS:
+            claims = c.evidence.get("claims") or []
+            if (claims if mode == "all" else c.evidence.get("about_answer", 0)):
+                out.append(c)
+    return out
+
+
+def _checklist_layer(inp: ScoreInput, claims: str = "all") -> float:
+    """L1 = 1 − r1: r1 = 1 when a deterministic check (a veto) fires or the judge reports an
+    unsupported claim (``claims``: which count), ½ for another tag (a signal; none under the
+    paper's checks, whose heuristic tags Vouch does not run)."""
+    if vetoes(inp) or _claims(inp, claims):
         return 0.0
     return 0.5 if not inp.paper and _fired(inp.checks, "signal") else 1.0
 
@@ -235,9 +253,11 @@ def _checklist_layer(inp: ScoreInput) -> float:
 def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, Reasons]:
     opts = inp.options
     use_agreement = opts.get("use_agreement", use_agreement)
+    # The v2 change: L1 and the claim cap count only claims about the answer (IES §3.4).
+    claims = opts.get("claims", "answer" if use_agreement else "all")
     reasons = Reasons()
     terms = _terms(inp)
-    l1 = _checklist_layer(inp)
+    l1 = _checklist_layer(inp, claims)
     l2 = inp.agreement if use_agreement else _entropy_layer(inp)
     mode = opts.get("safety", "min")
     if mode == "l1" or l2 is None:
@@ -264,7 +284,8 @@ def designed(inp: ScoreInput, use_agreement: bool = False) -> tuple[float, Reaso
         reasons.checks(_fired(inp.checks, "signal"))
     if opts.get("hard_caps", True):
         # Hard caps: every veto, and the uncited-number cap (the text states what the result lacks).
-        hard = vetoes(inp) + [c for c in inp.checks if c.fired and c.name == "uncited_number"]
+        # and an unsupported claim (of any kind in the design; about the answer under v2).
+        hard = vetoes(inp) + [c for c in inp.checks if c.fired and c.name == "uncited_number"] + _claims(inp, claims)
         score = _capped(score, VETO_CAP, hard, reasons)
     if use_agreement and _incomplete(inp, reasons):  # the v2 change (IES §3.4)
         score = min(score, CAP_CAP)

@@ -169,6 +169,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("temperature", 0.7, "Sampling temperature of the K generate calls (assess and write use 0).", _temperature),
     Setting("no_model_cache", False, "Send every model request instead of reading the on-disk response cache.", _bool),
     Setting("shown", "largest", "The sample `vouch ask` shows and scores: largest (the first member of the largest result cluster) or first (sample 0, as IES §3.1 scores it).", _shown),
+    Setting("judge_claims", False, "`vouch ask` asks the model which claims of the written answer its result does not support, each about the answer or commentary (IES §3.2, TDD-H), one more call per answer; a claim about the answer caps the score (claim_judge).", _bool),
     Setting("judge_complete", False, "`vouch ask` asks the model for COMPLETE (IES §3.2: the share of the question's parts the answer covers), one more call per answer; without it COMPLETE comes from the question–SQL alignment.", _bool),
     Setting("definitions", None, "A TOML (or YAML) file of recorded definitions and routing rules: given to the model, and its rules checked on the SQL (definition_rule).", str),
     Setting("exact_columns", False, "The answer's columns are its contract (a program reads them, or an evaluation compares them as Spider does): a returned column the question did not ask for (asked_columns) caps the score; without it that is a signal, shown but not withholding.", _bool),
@@ -202,6 +203,7 @@ class Config:
     no_model_cache: bool = False
     shown: str = "largest"
     judge_complete: bool = False
+    judge_claims: bool = False
     definitions: str | None = None
     schema_tokens: int = 8000
     exact_columns: bool = False

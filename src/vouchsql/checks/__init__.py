@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .asked_columns import AskedColumns
 from .bad_join import BadJoin
+from .claim_judge import ClaimJudge
 from .complete_judge import CompleteJudge
 from .date_only_bound import DateOnlyBound
 from .base import Check, CheckContext
@@ -47,6 +48,7 @@ CHECKS: tuple[Check, ...] = (
     MergedEntities(),
     AskedColumns(),
     CompleteJudge(),
+    ClaimJudge(),
 )
 
 

@@ -38,6 +38,8 @@ class CheckContext:
     hint: str | None = None
     # A judge model's COMPLETE: (share covered, [(part, covered)…]), or None (no judge asked)
     judged_complete: tuple[float, list[tuple[str, bool]]] | None = None
+    # A judge model's unsupported claims: [(claim, about the answer?)…], or None (no judge asked)
+    judged_claims: list[tuple[str, bool]] | None = None
     cache: dict[str, Any] = field(default_factory=dict)  # shared by checks within one run
 
     @property

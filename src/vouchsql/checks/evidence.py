@@ -81,6 +81,16 @@ class CompleteJudgeEvidence(Evidence):
     parts: list[JudgedPart] = []  # the question's parts as the judge listed them
 
 
+class JudgedClaim(Evidence):
+    claim: str
+    about_answer: bool
+
+
+class ClaimJudgeEvidence(Evidence):
+    claims: list[JudgedClaim] = []  # every unsupported claim the judge listed
+    about_answer: int = 0  # how many of them are about the answer (the rest: commentary)
+
+
 class RowCountEvidence(Evidence):
     row_count: int | None = None
 

@@ -64,7 +64,8 @@ def register(evals, common) -> None:
                    help="the checks the rules' vetoes and caps read: vouch (every check; default) or paper (IES §3.2 "
                         "only; the default with --paper ies)")
     c.add_argument("--no-judge", action="store_true",
-                   help="with --model: no judge call for COMPLETE (it then comes from the question–SQL alignment)")
+                   help="with --model: no judge calls — COMPLETE then comes from the question–SQL alignment, and no "
+                        "claim judge reads the written answer")
     c.add_argument("--splits", type=int, default=None,
                    help="random whole-database splits of the fitted variant (--paper ies; default 20)")
     _bootstrap_options(c)
@@ -311,7 +312,7 @@ def run_confidence_command(args, config, out: Console) -> int:
     if args.model:
         # The judge measures COMPLETE on --model runs unless told not to (IES §3.2); the paper
         # scores sample 0 (§3.1) unless --shown (or VOUCH_SHOWN / vouch.toml) says otherwise.
-        overrides = {"judge_complete": not args.no_judge}
+        overrides = {"judge_complete": not args.no_judge, "judge_claims": not args.no_judge}
         if paper == "ies" and args.shown is None and "shown" not in config.sources:
             overrides["shown"] = "first"
         config = config.with_overrides(**overrides)

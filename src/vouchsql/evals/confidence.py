@@ -3,7 +3,8 @@
 Each input line is one answer to score::
 
     {"id": "q1", "db": "chinook", "question": "…", "candidates": ["SELECT …", "SELECT …"],
-     "answer_text": "…"?, "hint": "…"?, "gold_sql": "SELECT …"?, "label": true?}
+     "answer_text": "…"?, "hint": "…"?, "gold_sql": "SELECT …"?, "label": true?,
+     "judged_parts": [["part", true]]?, "judged_claims": [["claim", true]]?}
 
 ``db`` is a path relative to the input file's folder, ``demo``, or a shared database name
 (chinook, sakila, northwind). The first candidate is the shown answer; the others are samples
@@ -93,19 +94,22 @@ def _summary(result) -> dict:
 
 def evaluate_item(db, item: dict, index: int, check_set: str = "vouch") -> dict:
     """Check one answer and return its record (or a record with ``skipped``). An item may
-    carry ``judged_parts`` (a judge's COMPLETE: ``[[part, covered], …]``, as ``--model``
-    runs record it); the stored verdicts are under ``check_set``."""
+    carry ``judged_parts`` (a judge's COMPLETE: ``[[part, covered], …]``) and
+    ``judged_claims`` (a judge's unsupported claims: ``[[claim, about_answer], …]``), as
+    ``--model`` runs record them; the stored verdicts are under ``check_set``."""
     base = {"key": item["id"], "index": index, "id": item["id"], "db": item["db"], "question": item["question"]}
     given = parse_label(item.get("label"))
     gold_sql = item.get("gold_sql")
     if given is None and not gold_sql:
         return {**base, "skipped": "no label and no gold_sql to compute one"}
     try:
+        from ..checks.claim_judge import from_claims
         from ..checks.complete_judge import from_parts
 
         answer = check_candidates(db, item["question"], list(item["candidates"]),
                                   answer_text=item.get("answer_text"), hint=item.get("hint"),
-                                  judged_complete=from_parts(item.get("judged_parts")))
+                                  judged_complete=from_parts(item.get("judged_parts")),
+                                  judged_claims=from_claims(item.get("judged_claims")))
     except VouchError as exc:
         return {**base, "skipped": exc.message}
     exec_label, determined, gold = None, None, None
@@ -191,6 +195,7 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
     params = {"k": (k or config.samples) if model else None, "max_rows": config.max_rows, "timeout": config.timeout,
               "check_set": check_set, "shown": config.shown if model else "given",
               "judge_complete": config.judge_complete if model else None,
+              "judge_claims": config.judge_claims if model else None,
               "assess": (parameters or {}).get("paper") != "ies" if model else None, **(parameters or {})}
     manifest = build_manifest(HARNESS, command=command, datasets={"input": input_path},
                               databases={n: p for n, p in paths.items() if p is not None}, model=_model_name(model),
@@ -207,7 +212,8 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
         if not drawn["candidates"]:
             return skipped(index, item, drawn["note"])
         record = evaluate_item(db, {**item, "candidates": drawn["candidates"], "answer_text": drawn["answer_text"],
-                                    "judged_parts": drawn["judged_parts"]}, index, check_set)
+                                    "judged_parts": drawn["judged_parts"], "judged_claims": drawn.get("judged_claims")},
+                               index, check_set)
         if drawn.get("interpretations", 0) > 1:
             # Scored on the first interpretation's samples: said in the record, not hidden.
             record["interpretations"] = drawn["interpretations"]

@@ -7,10 +7,10 @@ score rebuilt one step at a time), Table 8 (gate decisions by correctness) and T
 (calibration). Everything here is recomputed from the records' stored evidence — no SQL, no
 model call — so ``--replay`` reproduces every cell.
 
-What Vouch cannot measure is shown as such, never filled in: the paper's claim judge (the
-"unsupported claim" rows of Table 2, the judge issues of agreement-first's caps) does not
-exist in Vouch, and COMPLETE comes from the judge only on ``--model`` runs (otherwise from
-the deterministic question–SQL alignment, named in the report).
+What Vouch cannot measure is shown as such, never filled in: the claim judge (the
+"unsupported claim" rows of Table 2, the judge issues of agreement-first's caps) and COMPLETE's
+judge run only on ``--model`` runs; elsewhere the claim rows say "not measured" and COMPLETE
+comes from the deterministic question–SQL alignment, named in the report.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import numpy as np
 
 from ..answer import CheckResult
 from ..errors import UserInputError
-from ..score import ScoreInput, complete_source, components, gate, score
+from ..score import JUDGE_CLAIMS, ScoreInput, complete_source, components, gate, score
 from . import metrics as M
 from .report import Section, Table, Text, pct, with_ci
 
-# Table 2: one change to the designed score each; None = not measurable in Vouch.
+# Table 2: one change to the designed score each (the claim rows need the claim judge's records).
 ABLATIONS: tuple[tuple[str, dict | str | None], ...] = (
     ("None (designed)", {}),
     ("Drop GROUNDED", {"drop": ("grounded",)}),
@@ -36,8 +36,8 @@ ABLATIONS: tuple[tuple[str, dict | str | None], ...] = (
     ("SAFETY as mean instead of min", {"safety": "mean"}),
     ("No thin-evidence cap", {"thin_cap": False}),
     ("No hard caps", {"hard_caps": False}),
-    ("Unsupported claims capped only when about the answer", None),
-    ("Unsupported claims ignored", None),
+    ("Unsupported claims capped only when about the answer", {"claims": "answer"}),
+    ("Unsupported claims ignored", {"claims": "ignore"}),
     ("Agreement alone, relaxed rows", "agreement_alone"),
 )
 # Table 7: the designed score rebuilt one step at a time.
@@ -216,9 +216,19 @@ def analyse_ies(kept: list[dict], parsed: list[list[CheckResult]], y: np.ndarray
     missing = [r for r in NEEDED_RULES if r not in scores]
     if missing:
         raise UserInputError(f"--paper ies needs the rules {', '.join(NEEDED_RULES)}; missing {', '.join(missing)}")
+    # The claim rows differ from the design only where the claim judge ran (--model runs).
+    claim_results = [next((c for c in checks if c.name == JUDGE_CLAIMS and "claims" in c.evidence), None)
+                     for checks in parsed]
+    judged = any(c is not None for c in claim_results)
+    claims = {"judged": sum(c is not None for c in claim_results),
+              "any": sum(bool(c is not None and c.evidence["claims"]) for c in claim_results),
+              "about_answer": sum(bool(c is not None and c.evidence.get("about_answer")) for c in claim_results)}
     ablations = {}
     for label, variant in ABLATIONS:
-        ablations[label] = None if variant is None else summary(variant_scores(kept, parsed, check_set, variant), y)
+        if isinstance(variant, dict) and "claims" in variant and not judged:
+            ablations[label] = None
+        else:
+            ablations[label] = summary(variant_scores(kept, parsed, check_set, variant), y)
     steps = {label: summary(variant_scores(kept, parsed, check_set, variant), y)["auroc"] for label, variant in STEPS}
     fitted, fit_note = cross_fitted(feature_matrix(kept, parsed, check_set), y, [str(r["db"]) for r in kept],
                                     splits=splits, seed=seed)
@@ -245,7 +255,8 @@ def analyse_ies(kept: list[dict], parsed: list[list[CheckResult]], y: np.ndarray
     lower = {"answers": sum(bool(r.get("truncated_pairs")) for r in kept),
              "agreement_first_auroc": M.auroc(variant_scores(bounded, parsed, check_set, "agreement_first"), y)}
     return {"ablations": ablations, "steps": steps, "fitted": fit_note, "empty_result": empty,
-            "complete_sources": sources, "retrieve_measured": retrieve, "truncation_lower_bound": lower}, extra
+            "complete_sources": sources, "retrieve_measured": retrieve, "truncation_lower_bound": lower,
+            "claims": claims}, extra
 
 
 # ---------------------------------------------------------------------------------------
@@ -274,8 +285,10 @@ def sections(metrics: dict) -> list[Section]:
                f"alignment on {src['alignment']}, unmeasured on {src['unmeasured']}. RETRIEVE "
                + ("not measured (IES §3.2)" if metrics["check_set"] == "paper" else
                   f"measured by the alignment on {ies['retrieve_measured']}")
-               + ". The paper's claim judge (judge issues about the answer, unsupported claims) is not part of "
-                 "Vouch: those caps never fire here.")]
+               + ". " + (f"The claim judge read {ies['claims']['judged']} answers: an unsupported claim in "
+                         f"{ies['claims']['any']}, about the answer in {ies['claims']['about_answer']}."
+                         if ies.get("claims", {}).get("judged") else
+                         "No claim judge ran (it runs on --model runs): the unsupported-claim caps cannot fire."))]
     if "metrics" in fit:
         t4.append(Text(f"Fitted: logistic regression on {', '.join(fit['features'])}; whole-database cross-fitting "
                        f"over {fit['splits']} random halvings of {fit['databases']} databases (seed {fit['seed']}; "
@@ -284,7 +297,8 @@ def sections(metrics: dict) -> list[Section]:
     hyp = [[h["id"], h["observed"], h["verdict"]] for h in ies["hypotheses"]]
     a_l2 = ies["a_minus_l2"]
     relaxed = ies.get("a_minus_l2_relaxed")
-    ablation_rows = [[label, "not measured (no claim judge in Vouch)", "—", "—"] if m is None else
+    ablation_rows = [[label, "not measured (no claim judge ran: --model runs with the judge)", "—", "—"]
+                     if m is None else
                      [label, with_ci(m["auroc"], None), pct(m["pass_accuracy"]), pct(m["pass_share"])]
                      for label, m in ies["ablations"].items()]
     steps = ies["steps"]

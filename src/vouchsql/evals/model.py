@@ -83,8 +83,11 @@ def sample_candidates(model, *, k: int | None = None, assess: bool = True):
                     else "vouch ask gave no SQL: " + "; ".join(answer.verdict.reasons or ["no candidates"]))
         judged = next((c.evidence.get("parts") for c in answer.checks if c.name == "complete_judge"
                        and c.evidence.get("parts")), None)
+        claims = next((c.evidence.get("claims") for c in answer.checks if c.name == "claim_judge"
+                       and "claims" in c.evidence), None)
         return {"candidates": sqls, "answer_text": answer.text or answer.answer_text, "note": note,
                 "interpretations": len(answer.interpretations),
+                "judged_claims": [[c["claim"], c["about_answer"]] for c in claims] if claims is not None else None,
                 "judged_parts": [[p["part"], p["covered"]] for p in judged] if judged else None}
 
     return draw

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-PROMPT_NAMES = ("assess", "decide", "generate", "write", "judge_complete", "plain", "interpretations", "missing",
-                "judge_named", "paraphrase")
+PROMPT_NAMES = ("assess", "decide", "generate", "write", "judge_complete", "judge_claims", "plain", "interpretations",
+                "missing", "judge_named", "paraphrase")
 USER_MARK = "<!-- user -->"
 _SLOT = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 _DATA_BLOCK = re.compile(r'^<data name="[a-z_]+">$(.*?)^</data>$', re.M | re.S)

@@ -87,6 +87,9 @@ class CheckSqlInput(_Input):
     judged_parts: Optional[list[tuple[str, bool]]] = Field(None, max_length=50, description=(
         "optional: the question's parts and whether candidates[0] covers each, as [[part, covered], ...] "
         "(a completeness judgement of your own; without it Vouch aligns question and SQL itself)"))
+    judged_claims: Optional[list[tuple[str, bool]]] = Field(None, max_length=50, description=(
+        "optional: claims in answer_text that the result does not support, as [[claim, about_answer], ...] "
+        "(a judgement of your own; a claim about the answer caps the score)"))
     all_choices: bool = Field(False, description="also return choices that do not change the result or that the "
                                                  "wording settles")
 
@@ -403,7 +406,9 @@ class Tools:
         try:
             answer = api.check(db, args.question, list(args.candidates), answer_text=args.answer_text,
                                hint=args.hint, rule=self.config.rule, all_choices=args.all_choices,
-                               judged_parts=[tuple(p) for p in args.judged_parts] if args.judged_parts else None)
+                               judged_parts=[tuple(p) for p in args.judged_parts] if args.judged_parts else None,
+                               judged_claims=[tuple(c) for c in args.judged_claims]
+                               if args.judged_claims is not None else None)
         finally:
             db.close()
         return self._fit(answer.model_dump(mode="json"), args.database)

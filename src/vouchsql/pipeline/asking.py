@@ -18,7 +18,8 @@ endpoint that returns several choices per request (OpenAI-compatible ``n``):
 3. the answer text comes from a template over the shown result (no call) unless model prose
    is asked for (``prose=True``, ``--prose``): then write, 1 call per interpretation, in
    parallel, one more round.
-4. judge (only with ``judge_complete``): one call per answer, outside the budget above.
+4. judge (only with ``judge_complete`` / ``judge_claims``): one call each per answer, outside
+   the budget above.
 
 Then each interpretation's executed samples are vouched for by
 :func:`vouchsql.pipeline.checking.vouch` — the code behind ``vouch check``, not a copy — with
@@ -52,7 +53,7 @@ from ..llm import data_text as data
 from ..llm.context import definitions_text, result_text, rows_caption, template_text
 from ..llm.jsonparse import require
 from ..llm.retrieval import SchemaContext, schema_for_prompt
-from ..llm.judges import judge_completeness
+from ..llm.judges import judge_claims, judge_completeness
 from ..premise import Assessment, flaw_name, validate_assessment
 from ..score import RULES
 from .checking import vouch
@@ -204,7 +205,8 @@ def _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, 
         run = _Run(db=database, llm=llm, k=k or config.samples, definitions=defs, hint=hint, no_prose=no_prose,
                    rule=rule or config.rule, temperature=config.temperature, concurrency=config.concurrency,
                    progress=progress or (lambda stage: None), shown=config.shown,
-                   judge_complete=config.judge_complete, schema_tokens=config.schema_tokens)
+                   judge_complete=config.judge_complete, judge_claims=config.judge_claims,
+                   schema_tokens=config.schema_tokens)
         try:
             with use_definitions(defs):
                 yield run
@@ -255,6 +257,7 @@ class _Run:
     progress: Progress
     shown: str = "largest"  # which sample is shown and scored: "largest" cluster's first, or "first"
     judge_complete: bool = False  # ask the judge for COMPLETE (one more call per answer)
+    judge_claims: bool = False  # ask the judge for unsupported claims (one more call per written answer)
     schema_tokens: int = 8000  # the schema text's budget: a larger schema gets retrieved tables
     _schema: SchemaContext | None = None  # the prompts' schema text, built once per run
     _query: str = ""  # what the schema is retrieved for: the question (or the refined request)
@@ -323,8 +326,9 @@ class _Run:
         self._execute(targets)
         self._write(targets)
         judged = self._judge(targets)
+        claims = self._judge_claims(targets)
         self.progress("vouching")
-        return [self._vouch(t, judged.get(ti)) for ti, t in enumerate(targets)]
+        return [self._vouch(t, judged.get(ti), claims.get(ti)) for ti, t in enumerate(targets)]
 
     # -- stages ------------------------------------------------------------------------------
     def _generate(self, targets: list[_Target]) -> None:
@@ -387,10 +391,11 @@ class _Run:
         for ti, text in texts.items():
             targets[ti].prose = text
 
-    def _vouch(self, t: _Target, judged=None) -> Answer:
+    def _vouch(self, t: _Target, judged=None, claims=None) -> Answer:
         ordered = t.ordered()
         answer = vouch(self.db, t.text, [s.sql for s in ordered], [self._known[s.sql] for s in ordered],
-                       answer_text=t.prose, hint=self.hint, rule=self.rule, judged_complete=judged)
+                       answer_text=t.prose, hint=self.hint, rule=self.rule, judged_complete=judged,
+                       judged_claims=claims)
         answer.reply()
         _name_broken_rules(answer)
         return answer
@@ -407,6 +412,22 @@ class _Run:
         def call(ti: int):
             t = targets[ti]
             return judge_completeness(self.llm, t.text, t.prose or "", t.results[t.shown], self.db.dialect)
+
+        return self._parallel("judge", jobs, call)
+
+    def _judge_claims(self, targets: list[_Target]) -> dict[int, list]:
+        """The written answer's unsupported claims by the judge (IES §3.2, TDD-H), one call per
+        answer with a result and a text, in one round."""
+        if not self.judge_claims:
+            return {}
+        jobs = {ti: ti for ti, t in enumerate(targets) if t.results[t.shown].error is None and t.prose}
+        if not jobs:
+            return {}
+        self.progress("judging the answer's claims")
+
+        def call(ti: int):
+            t = targets[ti]
+            return judge_claims(self.llm, t.text, t.prose, t.results[t.shown], self.db.dialect)
 
         return self._parallel("judge", jobs, call)
 

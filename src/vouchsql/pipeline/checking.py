@@ -35,7 +35,7 @@ class Timings:
 
 def check_candidates(db: Database, question: str, candidates: list[str], *, answer_text: str | None = None,
                      hint: str | None = None, rule: str | None = None, all_choices: bool = False,
-                     timings: Timings | None = None, judged_complete=None) -> Answer:
+                     timings: Timings | None = None, judged_complete=None, judged_claims=None) -> Answer:
     """Run each candidate read-only (identical texts once) and :func:`vouch` for them."""
     _require(db, question, candidates, rule)
     t = timings or Timings()
@@ -45,7 +45,7 @@ def check_candidates(db: Database, question: str, candidates: list[str], *, answ
     results = [by_text[sql] if sql in by_text else by_text.setdefault(sql, db.execute(sql)) for sql in candidates]
     t.execute_ms = _ms(mark)
     answer = vouch(db, question, candidates, results, answer_text=answer_text, hint=hint, rule=rule,
-                   all_choices=all_choices, timings=t, judged_complete=judged_complete)
+                   all_choices=all_choices, timings=t, judged_complete=judged_complete, judged_claims=judged_claims)
     t.total_ms += t.execute_ms
     return answer
 
@@ -66,11 +66,14 @@ def _require(db: Database, question: str, candidates: list[str], rule: str | Non
 
 def vouch(db: Database, question: str, candidates: list[str], results: list[Result], *,
           answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
-          all_choices: bool = False, timings: Timings | None = None, judged_complete=None) -> Answer:
+          all_choices: bool = False, timings: Timings | None = None, judged_complete=None,
+          judged_claims=None) -> Answer:
     """Vouch for candidates already run: ``results[i]`` is what ``candidates[i]`` returned,
     the first is the shown answer. Runs only the checks' and detectors' own read-only SQL.
     ``judged_complete``: a judge model's COMPLETE as ``(share, [(part, covered)…])``
-    (:func:`vouchsql.llm.judges.judge_completeness`), read by the ``complete_judge`` check."""
+    (:func:`vouchsql.llm.judges.judge_completeness`), read by the ``complete_judge`` check;
+    ``judged_claims``: the unsupported claims a judge found, ``[(claim, about_answer)…]``
+    (:func:`vouchsql.llm.judges.judge_claims`), read by the ``claim_judge`` check."""
     rule = _require(db, question, candidates, rule)
     if len(results) != len(candidates):
         raise UserInputError(f"{len(candidates)} candidates but {len(results)} results")
@@ -78,11 +81,11 @@ def vouch(db: Database, question: str, candidates: list[str], results: list[Resu
     # cycles in the middle of it rescans the catalogue, so it waits until the check is done.
     with quiet_gc():
         return _vouch(db, question, candidates, results, rule, answer_text, hint, all_choices, timings,
-                      judged_complete)
+                      judged_complete, judged_claims)
 
 
 def _vouch(db: Database, question: str, candidates: list[str], results: list[Result], rule: str,
-           answer_text, hint, all_choices: bool, timings, judged_complete) -> Answer:
+           answer_text, hint, all_choices: bool, timings, judged_complete, judged_claims=None) -> Answer:
     t = timings or Timings()
     start = time.perf_counter()
     try:
@@ -102,7 +105,7 @@ def _vouch(db: Database, question: str, candidates: list[str], results: list[Res
     shown = cands[0]
     try:
         checks, choices = _inspect(db, question, profile, tree, shown, cands, answer_text, hint, all_choices, t,
-                                   judged_complete)
+                                   judged_complete, judged_claims)
     except RecursionError:
         # The gate bounds nesting, but a flat chain the engine accepts (2,000 ANDs) is still a
         # tree 2,000 levels deep to the checks that walk it: no vouching without the checks.
@@ -116,7 +119,8 @@ def _vouch(db: Database, question: str, candidates: list[str], results: list[Res
 
 
 def _inspect(db: Database, question: str, profile, tree, shown: Candidate, cands: list[Candidate],
-             answer_text: str | None, hint: str | None, all_choices: bool, t: Timings, judged_complete=None):
+             answer_text: str | None, hint: str | None, all_choices: bool, t: Timings, judged_complete=None,
+             judged_claims=None):
     """The checks and the choice detectors on the shown SQL (``tree``, None where it did not
     parse): every stage that walks its tree."""
     inspection = inspect_sql(tree, profile, db.dialect) if tree is not None else None
@@ -125,7 +129,7 @@ def _inspect(db: Database, question: str, profile, tree, shown: Candidate, cands
     sql_before = db.query_ms
     ctx = CheckContext(question=question, db=db, profile=profile, shown=shown, candidates=cands,
                        tree=tree, inspection=inspection, answer_text=answer_text, hint=hint,
-                       judged_complete=judged_complete)
+                       judged_complete=judged_complete, judged_claims=judged_claims)
     checks = run_checks(ctx, CHECKS)
     t.checks_ms = _ms(mark)
     t.check_sql_ms = round(db.query_ms - sql_before, 3)
