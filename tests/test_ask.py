@@ -513,3 +513,25 @@ def test_bad_inputs_are_user_errors(ask, tmp_path):
     with pytest.raises(UserInputError, match="unknown scoring rule"):
         ask(None, rule="best")
     assert srv.calls == []
+
+
+def test_the_claim_judge_reads_the_written_answer_against_its_rows(ask):
+    """IES §3.2's unsupported-claim judge over the real SDK: one more call after the write
+    call; a claim in the commentary is kept in the evidence but caps nothing, a claim about
+    the answer caps the score (issue 29)."""
+    for about, gate in ((False, "pass"), (True, "flag")):
+        script = Script(samples=[STORES], write="There are 8 stores, most of them in large cities.")
+        claims = json.dumps({"claims": [{"claim": "most of them in large cities", "about_answer": about,
+                                         "why": "the rows hold no dates"}]})
+
+        def handler(call, script=script, claims=claims):
+            return claims if call.stage == "judge_claims" else script(call)
+
+        with ScriptedServer(handler) as srv:
+            answer = ask(srv, k=5, prose=True, judge_claims=True)
+        judge = next(c for c in srv.calls if c.stage == "judge_claims")
+        assert "most of them in large cities" in judge.user and "n\n8" in judge.user  # the text and the rows
+        check = next(c for c in answer.checks if c.name == "claim_judge")
+        assert check.fired is about and check.evidence["claims"][0]["about_answer"] is about
+        assert answer.verdict.gate == gate, answer.verdict
+        assert srv.stages()[-1] == "judge_claims"

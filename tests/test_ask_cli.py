@@ -173,8 +173,8 @@ def test_prompts_lists_names_and_hashes(capsys):
         assert p.name in out and p.hash in out
     assert vouch(["prompts", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert [d["name"] for d in data] == ["assess", "decide", "generate", "write", "judge_complete", "plain",
-                                              "interpretations", "missing", "judge_named", "paraphrase"]
+    assert [d["name"] for d in data] == ["assess", "decide", "generate", "write", "judge_complete", "judge_claims",
+                                              "plain", "interpretations", "missing", "judge_named", "paraphrase"]
     assert vouch(["prompts", "--show", "assess"]) == 0
     assert capsys.readouterr().out.startswith("# Task: assess")
     assert vouch(["prompts", "--show", "nope"]) == 2

@@ -410,7 +410,7 @@ def test_stand_in_code_kept_out_of_the_answer_does_not_veto(tmp_path, sql):
     db = people_db(tmp_path / "people.sqlite", 5)
     check = run_check(db, "stand_in_value", sql)
     assert not check.fired and check.terms == {"grounded": 1.0}
-    assert check.evidence == {"carriers": 1}
+    assert check.evidence == {"carriers": 1, "paper_grounded": 1.0, "paper_fired": False}
     assert check.detail == ("1 returned column(s) come from columns with stand-in codes, "
                             "but no code reaches the answer")
 
@@ -457,7 +457,7 @@ def test_stand_in_a_count_in_a_cte_is_measured(tmp_path):
     # 'not measured' as for a SUM/AVG/MIN/MAX/… computed where the probe cannot reach.
     db = people_db(tmp_path / "people.sqlite", 5)
     check = run_check(db, "stand_in_value", "WITH t AS (SELECT COUNT(age) AS a FROM people) SELECT a FROM t")
-    assert (check.fired, check.terms, check.evidence) == (False, {"grounded": 1.0}, {"carriers": 1})
+    assert (check.fired, check.terms, check.evidence) == (False, {"grounded": 1.0}, {"carriers": 1, "paper_grounded": 1.0, "paper_fired": False})
 
 
 def test_stand_in_names_every_hit(tmp_path):

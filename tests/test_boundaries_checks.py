@@ -1244,11 +1244,11 @@ def test_stand_in_names_every_output_it_could_not_measure(tmp_path):
     db = make_db(tmp_path / "people.sqlite", {"people": ("id INTEGER PRIMARY KEY, age INTEGER, income INTEGER", rows)})
     check = run_check(db, "stand_in_value",
                       "WITH t AS (SELECT AVG(age) AS a, AVG(income) AS b FROM people) SELECT a, b FROM t")
-    assert (check.fired, check.terms, check.evidence) == (False, {}, {"carriers": 2})
+    assert (check.fired, check.terms, check.evidence) == (False, {}, {"carriers": 2, "paper_grounded": 1.0, "paper_fired": False})
     assert check.detail == "not measured: could not count the stand-in code rows feeding 'a', 'b'"
     # An aggregate the probe cannot rewrite (a UNION): named too.
     union = run_check(db, "stand_in_value", "SELECT AVG(age) FROM people UNION SELECT 1")
-    assert (union.fired, union.terms, union.evidence) == (False, {}, {"carriers": 1})
+    assert (union.fired, union.terms, union.evidence) == (False, {}, {"carriers": 1, "paper_grounded": 1.0, "paper_fired": False})
     assert union.detail == "not measured: could not count the stand-in code rows feeding 'AVG(age)'"
 
 

@@ -25,7 +25,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "checks"
 NOTHING_FIRES = "nothing_fires"
 CHECK_NAMES = [c.name for c in CHECKS]
 DB_NAMES = {"demo", "chinook", "sakila", "northwind"}
-CASE_KEYS = {"title", "db", "question", "sql", "answer_text", "hint", "judged_parts", "settings", "expect"}
+CASE_KEYS = {"title", "db", "question", "sql", "answer_text", "hint", "judged_parts", "judged_claims", "settings",
+             "expect"}
 
 
 def _load(name: str) -> list[dict]:
@@ -49,7 +50,8 @@ def _db_path(request, name: str) -> Path:
 def _run(request, case: dict, cache_dir: str):
     db = _db_path(request, case["db"])
     return vouchsql.check(db, case["question"], case["sql"], answer_text=case.get("answer_text"),
-                          hint=case.get("hint"), judged_parts=case.get("judged_parts"), cache_dir=cache_dir,
+                          hint=case.get("hint"), judged_parts=case.get("judged_parts"),
+                          judged_claims=case.get("judged_claims"), cache_dir=cache_dir,
                           **case.get("settings", {}))
 
 

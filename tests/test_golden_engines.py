@@ -463,6 +463,7 @@ def test_check_golden(copies, engine, check_name, case):
     target = copies.targets[case["db"]] if settings else copies.db(case["db"])
     answer = vouchsql.check(target, case["question"], sqls, answer_text=case.get("answer_text"),
                             hint=case.get("hint"), judged_parts=case.get("judged_parts"),
+                            judged_claims=case.get("judged_claims"),
                             cache_dir=copies.cache_dir, **settings)
     assert_golden(answer, check_name, case, where=f" sql={sqls[0]!r}")
 
