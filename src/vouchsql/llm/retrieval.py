@@ -114,7 +114,6 @@ HUB = 100
 NUMBER_WEIGHT = 1 / 3
 STEM_WEIGHT = 0.5
 STEM_MATCH = 0.8  # how surely a name beginning with a word's stem answers the word
-SYNONYM_MATCH = 0.8  # how surely a name holding a word's synonym (SYNONYMS) answers the word
 MAX_SHOWN = 40  # tables rendered in full at most, whatever the budget: each is profiled
 MAX_LISTED = 200  # names of further tables listed at most
 MISFITS = 3  # profiled tables that did not fit, after which no more are tried
@@ -146,20 +145,6 @@ _IRREGULAR = {"paid": "pay", "sold": "sale", "sell": "sale", "sells": "sale", "s
               "grown": "grow", "left": "leave", "met": "meet", "led": "lead", "built": "build", "brought": "bring",
               "chose": "choose", "chosen": "choose", "flew": "fly", "flown": "fly", "drove": "drive",
               "driven": "drive", "ate": "eat", "eaten": "eat"}
-# The words schemas use for what questions call otherwise: plain English, the data-modelling
-# names of common business entities (a song is a track, a sale an invoice or an order, an
-# order line an order item or an order detail). A word some table is named outright is not
-# translated (:func:`_match`): a 'staff' table answers "staff" before an Employee does.
-SYNONYMS = {
-    "song": ("track",), "tune": ("track",), "movie": ("film",), "client": ("customer",), "buyer": ("customer",),
-    "shopper": ("customer",), "purchase": ("order", "invoice"), "sale": ("invoice", "order"),
-    "seller": ("employee",), "salesperson": ("employee",), "salespeople": ("employee",), "agent": ("employee",), "rep": ("employee",),
-    "representative": ("employee",), "worker": ("employee",), "staff": ("employee",), "employee": ("staff",),
-    "line": ("item", "detail"), "item": ("line", "product"), "vendor": ("supplier",), "supplier": ("vendor",),
-    "shop": ("store",), "band": ("artist",), "singer": ("artist",), "musician": ("artist",),
-    "writer": ("author",), "nation": ("country",), "town": ("city",), "carrier": ("shipper",),
-    "shipper": ("carrier",),
-}
 
 
 def estimate_tokens(text: str) -> int:
@@ -584,9 +569,10 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
       answers the pseudo-word NAMED_TABLE, weighted IDF_CAP.
 
     A word is also answered, STEM_MATCH surely, by a name beginning with its stem ('rented':
-    ``rental``) and, SYNONYM_MATCH surely, by the names, columns and comments holding one of
-    its SYNONYMS ('songs': ``Track``; never by sampled values), unless a table is named by the
-    word itself.
+    ``rental``). There is no lexicon of what schemas call things: the words for a database's
+    tables come from the database (names, columns, comments, sampled values) and from its
+    definitions file, whose meaning of a term the question uses is searched for as the
+    question's own words ("song: a track" makes 'songs' find ``Track``).
 
     A word's weight is min(IDF_CAP, ln(1 + N / n)), n the tables whose name, columns or
     comments match it (or, for a value only, those whose sample does), times the query's own
@@ -600,7 +586,7 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
         named.update(terms(next(g for g in m.groups() if g)))
 
     def asked(t: str) -> bool:
-        return t in plain or t in synonyms or (t.startswith(stems) if stems else False)
+        return t in plain or (t.startswith(stems) if stems else False)
 
     def covered(name: tuple[str, ...]) -> float:
         return sum(1 for t in name if asked(t)) / len(name) if name else 0.0
@@ -617,23 +603,15 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
             got[word] = q
 
     # A word and its stem are one word of the question: 'rented' answered by a name holding
-    # the word or, STEM_MATCH surely, by one beginning with its stem ('rental'); and so are
-    # a word and the words a schema says it with (SYNONYMS: 'songs' answered by Track).
+    # the word or, STEM_MATCH surely, by one beginning with its stem ('rental').
     slots: dict[str, list[str]] = {}
-    synonyms: set[str] = set()
     for w in wanted:
         stem = None if w.endswith("*") else _stem(w)
         if stem and stem + "*" in wanted:
             slots.setdefault(w, []).append(stem + "*")
         elif not w.endswith("*") or not any(_stem(x) == w[:-1] for x in plain):
             slots.setdefault(w, [])
-        # A word some table is named outright needs no translation (a 'staff' table for "staff").
-        if not w.endswith("*") and w in slots and (w,) not in index.by_name:
-            for x in (*SYNONYMS.get(w, ()), *SYNONYMS.get(_IRREGULAR.get(w, ""), ())):
-                if x not in plain and x not in slots[w]:
-                    slots[w].append(x)
-                    synonyms.add(x)
-    scored = index.field_scores([*wanted, *synonyms])
+    scored = index.field_scores(list(wanted))
     for slot, extra in slots.items():
         seen: dict[str, bool] = {}  # the tables whose name, columns or comments match
         found = False
@@ -642,7 +620,7 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
             if not hits:
                 continue
             found = True
-            sure = 1.0 if w == slot else SYNONYM_MATCH if w in synonyms else STEM_MATCH
+            sure = 1.0 if w == slot else STEM_MATCH
             prefix = w.endswith("*")
             body = w.rstrip("*")
             schema_word = any(per[0] or per[1] for per in hits.values())
@@ -671,7 +649,7 @@ def _match(index: SchemaIndex, question: str, hint: str | None, definitions: "De
                     put(key, slot, sure * Q_COLUMN * (COVERED + (1 - COVERED) * cover))
                 if per[2]:
                     put(key, slot, sure * Q_COMMENT * per[2] / best_comment)
-                if per[3] and not prefix and w not in synonyms:
+                if per[3] and not prefix:
                     put(key, slot, Q_VALUE * (VALUE_SCHEMA if schema_word else 1.0)
                         * (1.0 if w in named else VALUE_LOWER))
         if found:
