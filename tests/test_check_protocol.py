@@ -110,7 +110,7 @@ def test_stand_in_is_not_measured_where_its_probe_cannot_reach(demo_db, tmp_path
 @pytest.mark.parametrize("sql, vouch_fires, paper_fires, paper_grounded", [
     ("SELECT name, age FROM people", True, True, 0.0),             # -1 returned as a value
     ("SELECT AVG(age) FROM people", True, False, 1.0),             # -1 averaged in: Vouch's only
-    ("SELECT name, fee FROM people WHERE fee = 0", True, False, None),  # a 0 code: Vouch's only
+    ("SELECT name, fee_code FROM people WHERE fee_code = 0", True, False, None),  # a 0 code: Vouch's only
     ("SELECT AVG(age) FROM people WHERE age >= 0", False, False, 1.0),
 ])
 def test_the_paper_check_set_reads_the_papers_own_stand_in_rule(tmp_path, sql, vouch_fires, paper_fires,
@@ -119,7 +119,8 @@ def test_the_paper_check_set_reads_the_papers_own_stand_in_rule(tmp_path, sql, v
 
     rows = [(i, f"p{i}", 20 + i % 40, 0 if i % 10 == 0 else 50 + i) for i in range(1, 201)]
     rows += [(300 + i, f"q{i}", -1, 60) for i in range(5)]  # 5 of 205 ages unknown, written -1
-    path = make_db(tmp_path / "people.sqlite", {"people": ("id INTEGER, name TEXT, age INTEGER, fee INTEGER", rows)})
+    path = make_db(tmp_path / "people.sqlite",
+                   {"people": ("id INTEGER, name TEXT, age INTEGER, fee_code INTEGER", rows)})
     answer = vouchsql.check(path, "What does the query return?", [sql] * 5, cache_dir=str(tmp_path / "c"))
     check = by_name(answer)["stand_in_value"]
     assert check.fired is vouch_fires

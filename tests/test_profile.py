@@ -309,3 +309,27 @@ def test_profile_survives_a_broken_view(tmp_path):
     assert profile.table("a").row_count == 3 and profile.column("a", "x").null_count == 1
     assert profile.table("good").is_view and profile.table("good").row_count == 1
     assert profile.table("broken").error
+
+
+@pytest.mark.parametrize("name, values, is_code", [
+    ("population", [0] * 3 + list(range(50, 250)), False),  # an uninhabited place: 0 is data
+    ("price", [0] * 3 + list(range(10, 210)), False),  # free
+    ("region_code", [0] * 3 + list(range(10, 210)), True),
+    ("CustomerId", [0] * 3 + list(range(10, 210)), True),  # customer id
+    ("founded", [0] * 3 + [1990 + i % 30 for i in range(200)], True),  # no year 0
+])
+def test_a_zero_is_a_stand_in_only_where_the_column_cannot_mean_zero(tmp_path, name, values, is_code):
+    """Issue 26: stand-in codes judged against what the column means."""
+    import sqlite3
+
+    import vouchsql
+
+    path = tmp_path / "z.sqlite"
+    con = sqlite3.connect(path)
+    con.execute(f'CREATE TABLE t (k INTEGER PRIMARY KEY, "{name}" INTEGER)')
+    con.executemany("INSERT INTO t VALUES (?, ?)", list(enumerate(values)))
+    con.commit()
+    con.close()
+    with vouchsql.connect(path, no_cache=True) as db:
+        col = db.profile().table("t").column(name)
+    assert [s.value for s in col.stand_ins] == ([0] if is_code else [])

@@ -40,12 +40,13 @@ def people_rows() -> list[tuple]:
     rows = []
     for i in range(1, 601):
         age = -1 if i % 20 == 0 else round(18 + rng.randrange(0, 145) / 2, 2)  # -1 in 5% (a DECIMAL code)
-        score = 0 if i % 50 == 7 else rng.randrange(10, 101)  # 0 in 2%, others ≥ 10
+        region_code = 0 if i % 50 == 7 else rng.randrange(10, 101)  # 0 in 2%, others ≥ 10: a code
+        population = 0 if i % 50 == 9 else 50 + i * 7  # 0 in 2% too, but a population can be 0
         income = 999 if i % 30 == 11 else rng.randrange(1, 81)  # 999 in 3.3%, others ≤ 80
         name = None if i % 10 == 3 else "".join(rng.choice("abcdefghij") for _ in range(5))
         joined = f"20{rng.randrange(15, 24)}-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}"
         ratio = None if i % 7 == 0 else round(rng.random(), 4)
-        rows.append((i, age, score, income, name, joined, CITIES[rng.randrange(len(CITIES))], ratio))
+        rows.append((i, age, region_code, income, name, joined, CITIES[rng.randrange(len(CITIES))], ratio, population))
     return rows
 
 
@@ -64,11 +65,11 @@ def events_rows() -> list[tuple]:
 def source(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("profile_engines") / "same.sqlite"
     con = sqlite3.connect(path)
-    con.execute("CREATE TABLE people (id INTEGER PRIMARY KEY, age DECIMAL(6,2), score INTEGER NOT NULL, "
-                "income INTEGER, name TEXT, joined DATE NOT NULL, city TEXT NOT NULL, ratio REAL)")
+    con.execute("CREATE TABLE people (id INTEGER PRIMARY KEY, age DECIMAL(6,2), region_code INTEGER NOT NULL, "
+                "income INTEGER, name TEXT, joined DATE NOT NULL, city TEXT NOT NULL, ratio REAL, population INTEGER)")
     con.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, person_id INTEGER NOT NULL REFERENCES people (id), "
                 "amount DECIMAL(10,2) NOT NULL, kind TEXT, at DATE NOT NULL)")
-    con.executemany("INSERT INTO people VALUES (?, ?, ?, ?, ?, ?, ?, ?)", people_rows())
+    con.executemany("INSERT INTO people VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", people_rows())
     con.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", events_rows())
     con.commit()
     con.close()
@@ -155,7 +156,7 @@ def truth(rows: list[tuple], names: list[str]) -> dict[str, dict]:
     return out
 
 
-PEOPLE = ["id", "age", "score", "income", "name", "joined", "city", "ratio"]
+PEOPLE = ["id", "age", "region_code", "income", "name", "joined", "city", "ratio", "population"]
 EVENTS = ["id", "person_id", "amount", "kind", "at"]
 
 
@@ -181,7 +182,9 @@ def test_an_exact_table_has_the_same_figures_on_every_engine(targets, engine):
             for (v, n), (wv, wn) in zip(col.top_values, want["top"]):
                 assert same(v, wv) and n == wn, (name, col.top_values, want["top"])
     codes = {c.name: [(s.value, s.count, s.share, s.estimated) for s in c.stand_ins] for c in tp.columns if c.stand_ins}
-    assert codes == {"age": [(-1, 30, 0.05, False)], "score": [(0, 12, 0.02, False)],
+    # A 0 is a code where the column cannot mean 0 (a region code), not where it can (a
+    # population: an uninhabited place), by what the column is (issue 26).
+    assert codes == {"age": [(-1, 30, 0.05, False)], "region_code": [(0, 12, 0.02, False)],
                      "income": [(999, 20, round(20 / 600, 6), False)]}
 
 

@@ -214,7 +214,7 @@ class _Measure:
                 col.lo, col.hi, col.range_source = v.lowest(), v.highest(), None
                 col.distinct, col.distinct_source = v.distinct, None
                 col.top = v.top
-                col.stand_ins, col.value_source = _stand_ins(col.info.type, v, v.non_null, False), None
+                col.stand_ins, col.value_source = _stand_ins(col.info, v, v.non_null, False), None
                 continue
             n = self.sample_n or v.rows
             scale = total / n if n else 0.0
@@ -228,7 +228,7 @@ class _Measure:
             col.distinct = _estimate_distinct(v.distinct, v.singles, v.non_null, non_null)
             col.distinct_source = "sample"
             col.top = [(value, int(round(count * scale))) for value, count in v.top]
-            col.stand_ins = _stand_ins(col.info.type, v, non_null, True)
+            col.stand_ins = _stand_ins(col.info, v, non_null, True)
             col.value_source = "sample"
         # Columns a batch returned nothing for hold only NULLs (or the source had no rows).
         for c in cols:
@@ -247,7 +247,7 @@ class _Measure:
         col.lo, col.hi, col.range_source = v.lowest(), v.highest(), source
         col.distinct, col.distinct_source = v.distinct, source
         col.top = v.top
-        col.stand_ins, col.value_source = _stand_ins(col.info.type, v, v.non_null, True), source
+        col.stand_ins, col.value_source = _stand_ins(col.info, v, v.non_null, True), source
 
     def _cheap_exact(self, scanned: bool) -> None:
         """What is exact at no cost: a NOT NULL column's NULL count, and a single-column
@@ -540,13 +540,32 @@ def _estimate_distinct(d: int, f1: int, n: int, total: int) -> int:
     return int(round(min(max(estimate, d), total)))
 
 
-def _stand_ins(type_name: str, values: _Values, non_null_total: int, estimated: bool) -> list[StandIn]:
+# The last word of a column name that says it holds identifiers or codes, where 0 names
+# nothing: a 0 there stands in for "unknown". Everywhere else (a population, a price, a
+# score, a count) 0 is a value the column means, however rare (an uninhabited territory).
+_CODE_WORDS = frozenset({"id", "code", "key", "zip", "postcode", "no"})
+
+
+def _zero_is_a_code(name: str, low: list[float], high: list[float]) -> bool:
+    """Whether 0 can only stand in for "unknown" in this column, by what it means: an
+    identifier or code (by its name's last word), or a year (every other value 1000–2999)."""
+    from ..words import words_of
+
+    parts = words_of(name).split()
+    if parts and parts[-1] in _CODE_WORDS:  # customer_id, CustomerId, postal code
+        return True
+    others = [x for x in (*low, *high) if x != 0]
+    return bool(others) and all(float(x).is_integer() and 1000 <= x <= 2999 for x in others)
+
+
+def _stand_ins(info, values: _Values, non_null_total: int, estimated: bool) -> list[StandIn]:
     """IES §3.2: a value covering ≥ 0.5% of a column whose other values are non-negative
-    (for a negative code), much smaller (for a large code), or far from zero (for zero).
-    The candidates are the column's lowest and highest finite values and 0, from the same
-    values their counts come from (the whole column, its sample, or the engine's
-    statistics); a NaN is no value to compare, and an infinity beside a code is a value
-    that the code's rule must see. Counts are scaled to the table where ``estimated``."""
+    (for a negative code), much smaller (for a large code), or far from zero (for zero, and
+    only where the column cannot mean a true 0: :func:`_zero_is_a_code`). The candidates
+    are the column's lowest and highest finite values and 0, from the same values their
+    counts come from (the whole column, its sample, or the engine's statistics); a NaN is no
+    value to compare, and an infinity beside a code is a value that the code's rule must see.
+    Counts are scaled to the table where ``estimated``."""
     lows = [x for x in values.low_numbers if x is None or not math.isnan(x)]
     highs = [x for x in values.high_numbers if x is None or not math.isnan(x)]
     if not lows or not highs or lows[0] is None or highs[0] is None:
@@ -573,9 +592,9 @@ def _stand_ins(type_name: str, values: _Values, non_null_total: int, estimated: 
         reason = None
         if code < 0 and lo >= 0:
             reason = f"{code:g} in a column whose other values are all ≥ 0"
-        elif code == 0 and lo >= 10 and share < 0.5:
+        elif code == 0 and lo >= 10 and share < 0.5 and _zero_is_a_code(info.name, low, high):
             # A zero that most rows hold is the column's ordinary value (units on order),
-            # not a code for "unknown".
+            # not a code for "unknown"; nor is a zero the column can mean (a population).
             reason = f"0 in a column whose other values are all ≥ {lo:g}"
         elif code > 0 and hi is not None and math.isfinite(hi) and code >= 10 * max(abs(hi), 1) and (
                 set(str(int(code))) == {"9"} or code >= 1000 * max(abs(hi), 1)):

@@ -28,7 +28,7 @@ from ..words import singular
 from .base import Database, TableInfo
 from .shared import is_shared, keyed_on
 
-PROFILE_FORMAT = 3  # 3: join overlap counted by the join comparison (affinity-faithful)
+PROFILE_FORMAT = 4  # 4: a 0 is a stand-in only where the column cannot mean 0; 3: join overlap by the join comparison
 TOP_VALUES = 5
 SAMPLE_ROWS_SHOWN = 3
 STAND_IN_SHARE = 0.005  # IES §3.2: a code must cover at least 0.5% of the column
