@@ -1,9 +1,16 @@
-"""Shared fixtures: the public sample databases (skipped where absent) and the demo database."""
+"""Shared fixtures: the public sample databases (skipped where absent) and the demo database.
+
+``VOUCH_REQUIRE_SERVICES`` (comma-separated: ``postgresql``, ``mariadb``, ``chromium``,
+``java``, or ``all``) turns a test skipped because that service is missing into a failure:
+``.ci/run`` sets it, so CI cannot be green without having run the server, browser and Spark
+tests. A contributor without the servers leaves it unset and sees the skips with their reasons.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -14,6 +21,44 @@ from fakes import no_network  # noqa: F401 - autouse for every test: no vendor k
 
 # The public sample databases live beside the checkout, never inside it.
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+# What a skip's reason says when each service is missing (every skip site words it so).
+SERVICE_SKIPS = {
+    "postgresql": re.compile(r"PostgreSQL is not reachable|psycopg is not installed"),
+    "mariadb": re.compile(r"MariaDB/MySQL is not reachable|PyMySQL is not installed"),
+    "chromium": re.compile(r"Chromium|Playwright"),
+    "java": re.compile(r"^Spark: |no Java runtime"),
+}
+
+
+def required_services(value: str | None = None) -> set[str]:
+    """The services ``VOUCH_REQUIRE_SERVICES`` names (``all``: every one); an unknown name is an error."""
+    raw = os.environ.get("VOUCH_REQUIRE_SERVICES", "") if value is None else value
+    names = {n.strip().lower() for n in raw.split(",") if n.strip()}
+    if "all" in names:
+        return set(SERVICE_SKIPS)
+    unknown = names - set(SERVICE_SKIPS)
+    if unknown:
+        raise pytest.UsageError(f"VOUCH_REQUIRE_SERVICES names {', '.join(sorted(unknown))}; "
+                                f"choose from {', '.join(SERVICE_SKIPS)} or all")
+    return names
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A skip for a missing service that ``VOUCH_REQUIRE_SERVICES`` requires is a failure."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.skipped or not isinstance(report.longrepr, tuple):
+        return
+    reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+    for service in required_services():
+        if SERVICE_SKIPS[service].search(reason):
+            report.outcome = "failed"
+            report.longrepr = (f"{service} is required here (VOUCH_REQUIRE_SERVICES) but the test was skipped: "
+                               f"{reason}")
+            return
 
 
 @pytest.fixture(autouse=True, scope="session")
