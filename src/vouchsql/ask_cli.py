@@ -62,7 +62,7 @@ def run_ask(args, config, out: Console) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from .cli import open_database  # here: cli imports this module
+    from .cli_database import open_database
     from .jsonout import dumps
     from .render import print_ask_answer
 

@@ -10,6 +10,7 @@ import sys
 from . import __version__
 from .errors import SQLRejected, UserInputError, VouchError
 from . import ask_cli, sets_cli
+from .cli_database import open_database
 from .cli_parsers import FilledOnUse, add_command
 from .server import cli as server_cli
 from .mcp_server import cli as mcp_cli
@@ -219,26 +220,6 @@ def _print_error(console: "Console | _LazyConsole", message: str) -> None:
 
     # Messages hold literal brackets (pip install 'vouchsql[postgres]'): never parse them as markup.
     console.print(Text("error: ", style="bold red") + Text(message), highlight=False)
-
-
-def open_database(target, config):
-    """``api.connect`` for a command. Every command opens its database here, once, so a role
-    that may write or reach the server's files (docs/security.md) is warned about once."""
-    from . import api
-
-    db = api.connect(target, config=config)
-    try:
-        powers = db.role_powers()
-    except VouchError:
-        db.close()
-        raise
-    if powers is not None and powers.privileged:
-        from rich.console import Console
-        from rich.text import Text
-
-        Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(powers.warning()),
-                                                   highlight=False)
-    return db
 
 
 def _cmd_profile(args, config, out: Console) -> int:

@@ -27,13 +27,16 @@ import decimal
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import QueryTimeout, VouchError
-from .base import Database, TableInfo, jsonable
-from .profile import (SAMPLE_ROWS_SHOWN, STAND_IN_SHARE, TOP_VALUES, ColumnProfile, ForeignKey, StandIn,
+from .catalog import TableInfo, jsonable
+from .figures import (SAMPLE_ROWS_SHOWN, STAND_IN_SHARE, TOP_VALUES, ColumnProfile, ForeignKey, StandIn,
                       TableProfile, _is_numeric)
 from .stats import ColumnStatistics, TableStatistics
+
+if TYPE_CHECKING:
+    from .base import Database
 
 # Wide tables are profiled in batches: SQLite refuses more than 2,000 result columns and
 # PostgreSQL more than 1,664, and DuckDB crashed on one statement over 3,000 columns.

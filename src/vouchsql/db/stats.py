@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import jsonable
+from .catalog import jsonable
 
 # autovacuum's defaults: a table is due for ANALYZE once more rows than this changed.
 STALE_ROWS = 50

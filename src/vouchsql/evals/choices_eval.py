@@ -419,40 +419,6 @@ def replay(run_dir: Path, out_dir: Path) -> dict:
     return finish(out_dir, records, manifest, replay_of=str(run_dir))
 
 
-# ---------------------------------------------------------------------------------------
-# CLI
-# ---------------------------------------------------------------------------------------
-def run_choices_command(args, config, out) -> int:
-    from rich.markdown import Markdown
-
-    from .cli import _command, _path, _replay_out, _report_replay, _run_out
-    from .progress import RichProgress
-
-    from . import choices_model
-
-    if args.replay:
-        out_dir = _replay_out(args)
-        harness = read_manifest(Path(args.replay)).get("harness")
-        if harness == choices_model.HARNESS:
-            return _report_replay(out, args.replay, out_dir, choices_model.replay(Path(args.replay), out_dir))
-        if harness == "choices_ambrosia":
-            from . import ambrosia
-            return _report_replay(out, args.replay, out_dir, ambrosia.replay(Path(args.replay), out_dir))
-        return _report_replay(out, args.replay, out_dir, replay(Path(args.replay), out_dir))
-    if getattr(args, "model", None) or getattr(args, "methods", None) or getattr(args, "ambrosia", None):
-        return choices_model.run_command(args, config, out)
-    sets = Path(args.sets) if args.sets else DEFAULT_SETS
-    out_dir = _run_out(args, HARNESS)
-    types = args.types.split(",") if args.types else None
-    with RichProgress("choices") as bar:
-        records, manifest = run_choices(sets, config, out_dir, datasets=_path(args.datasets),
-                                        command=_command(args), budget_rows=args.budget_rows, types=types, progress=bar)
-    finish(out_dir, records, manifest)
-    out.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
-    out.print(f"Wrote {out_dir}: {RECORDS}, metrics.json, manifest.json, report.md, report.html", highlight=False)
-    return 0
-
-
 __all__ = ["DEFAULT_SETS", "NoDifferenceCase", "TieContext", "analyse", "build_report", "evaluate_no_difference",
            "evaluate_set", "finish", "load_choice_file", "match_reference", "replay",
-           "run_choices", "run_choices_command", "tie_context"]
+           "run_choices", "tie_context"]

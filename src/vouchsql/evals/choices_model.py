@@ -442,7 +442,9 @@ def replay(run_dir: Path, out_dir: Path) -> dict:
 def run_command(args, config, out) -> int:
     from rich.markdown import Markdown
 
-    from .cli import _command, _path, _run_out
+    from .command import command as _command
+    from .command import path as _path
+    from .command import run_out as _run_out
     from .model import resolve_model
     from .progress import RichProgress
     from .choices_eval import DEFAULT_SETS

@@ -11,13 +11,20 @@ numbers are identical to the stored ones.
 from __future__ import annotations
 
 import argparse
-import shlex
 from pathlib import Path
 
 from rich.console import Console
 
 from ..errors import UserInputError
 from ..rules import CHECK_SETS, RULE_NAMES
+from .command import bootstrap as _bootstrap
+from .command import command as _command
+from .command import path as _path
+from .command import positive as _positive
+from .command import print_summary as _print_summary
+from .command import replay_out as _replay_out
+from .command import report_replay as _report_replay
+from .command import run_out as _run_out
 
 
 def _bootstrap_options(p: argparse.ArgumentParser) -> None:
@@ -180,70 +187,38 @@ def register_choices(evals, common) -> None:
 
 
 def _run_choices(args, config, out) -> int:
-    # The harness (evals/choices_eval.py) loads sqlglot and numpy: only when the command runs.
-    from .choices_eval import run_choices_command
-
-    return run_choices_command(args, config, out)
-
-
-def _command(args) -> str:
-    return "vouch " + shlex.join(getattr(args, "argv", []) or [])
-
-
-def _positive(value: int | None, name: str) -> None:
-    if value is not None and value < 1:
-        raise UserInputError(f"{name} must be at least 1")
-
-
-def _replay_out(args) -> Path:
-    return Path(args.out) if args.out else Path(args.replay) / "replay"
-
-
-def _run_out(args, harness: str) -> Path:
-    from .runs import default_out
-
-    return Path(args.out) if args.out else default_out(harness)
-
-
-def _path(value: str | None) -> Path | None:
-    return Path(value) if value else None
-
-
-def _bootstrap(args) -> tuple[int, int]:
-    """The replicates and seed of a new run (a replay takes them from its manifest)."""
-    from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
-
-    return args.bootstrap or DEFAULT_REPLICATES, DEFAULT_SEED if args.seed is None else args.seed
-
-
-def _report_replay(out: Console, run_dir: str, out_dir: Path, metrics: dict) -> int:
-    """Compare the recomputed numbers with the stored ones; write replay.json."""
-    import json
-
-    from .runs import compare_metrics, write_json
-
-    stored_path = Path(run_dir) / "metrics.json"
-    stored = json.loads(stored_path.read_text(encoding="utf-8")) if stored_path.is_file() else None
-    diffs = compare_metrics(metrics, stored) if stored is not None else ["no stored metrics.json to compare"]
-    write_json(out_dir / "replay.json", {"replay_of": str(run_dir), "identical": not diffs, "differences": diffs})
-    if not diffs:
-        out.print(f"Replayed {run_dir}: every number identical to the stored metrics.json "
-                  f"(written to {out_dir}).", highlight=False)
-    else:
-        out.print(f"Replayed {run_dir} into {out_dir}; {len(diffs)} difference(s) from the stored metrics.json:",
-                  highlight=False)
-        for d in diffs[:20]:
-            out.print(f"  {d}", highlight=False, markup=False)
-    return 0
-
-
-def _print_summary(out: Console, report, out_dir: Path, files: str) -> None:
+    """``vouch eval choices``: the detectors' evaluation (evals/choices_eval.py), or with
+    ``--model``/``--methods``/``--ambrosia`` SpecBridge's methods (evals/choices_model.py), or a
+    replay of either. The harnesses load sqlglot and numpy: only when the command runs."""
     from rich.markdown import Markdown
 
-    from .report import render_markdown
+    from . import choices_eval as E
+    from . import choices_model
+    from .progress import RichProgress
+    from .runs import read_manifest
 
-    out.print(Markdown(render_markdown(report, console=True)))
-    out.print(f"Wrote {out_dir}: {files}", highlight=False)
+    if args.replay:
+        out_dir = _replay_out(args)
+        harness = read_manifest(Path(args.replay)).get("harness")
+        if harness == choices_model.HARNESS:
+            return _report_replay(out, args.replay, out_dir, choices_model.replay(Path(args.replay), out_dir))
+        if harness == "choices_ambrosia":
+            from . import ambrosia
+            return _report_replay(out, args.replay, out_dir, ambrosia.replay(Path(args.replay), out_dir))
+        return _report_replay(out, args.replay, out_dir, E.replay(Path(args.replay), out_dir))
+    if getattr(args, "model", None) or getattr(args, "methods", None) or getattr(args, "ambrosia", None):
+        return choices_model.run_command(args, config, out)
+    sets = Path(args.sets) if args.sets else E.DEFAULT_SETS
+    out_dir = _run_out(args, E.HARNESS)
+    types = args.types.split(",") if args.types else None
+    with RichProgress("choices") as bar:
+        records, manifest = E.run_choices(sets, config, out_dir, datasets=_path(args.datasets),
+                                          command=_command(args), budget_rows=args.budget_rows, types=types,
+                                          progress=bar)
+    E.finish(out_dir, records, manifest)
+    out.print(Markdown((out_dir / "report.md").read_text(encoding="utf-8")))
+    out.print(f"Wrote {out_dir}: {E.RECORDS}, metrics.json, manifest.json, report.md, report.html", highlight=False)
+    return 0
 
 
 # ---------------------------------------------------------------------------------------

@@ -625,7 +625,8 @@ def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEF
         from .premise_agreement import judge_agreement, mechanisms
 
         out["judges"] = judge_agreement(measured, settings)
-        out["mechanisms"] = mechanisms(kept, settings, {r["pair_id"] for r in kept if r["label"] == "original"})
+        out["mechanisms"] = mechanisms(kept, settings, {r["pair_id"] for r in kept if r["label"] == "original"},
+                                       paper_settings=PAPER_SETTINGS, stage_of=eligibility_stage, read_reply=read_any)
     return M.jsonable(out)
 
 

@@ -77,22 +77,22 @@ def stratified_sample(records: list[dict], quota: int, *, seed: int = SAMPLE_SEE
     return out
 
 
-def mechanisms(kept: list[dict], settings: list[str], paired: set[str]) -> dict:
+def mechanisms(kept: list[dict], settings: list[str], paired: set[str], *, paper_settings, stage_of,
+               read_reply) -> dict:
     """The App. C pool (stage counts), and over the attributed outputs: strict-consensus
     incidence per mechanism, per setting and per source error type, Cohen's κ between the two
     attribution judges per mechanism (binary coding) and the consensus coverage of App. C.4."""
-    from . import premise as P  # here, not at the top: premise imports this module
-
-    stages = {s: dict.fromkeys(J.STAGES, 0) for s in settings if s in P.PAPER_SETTINGS}
+    # The record readers come from :mod:`.premise` (the caller), which imports this module.
+    stages = {s: dict.fromkeys(J.STAGES, 0) for s in settings if s in paper_settings}
     rows, names, malformed, dropped = [], [], 0, 0
     for r in kept:
-        stage = P.eligibility_stage(r, r["pair_id"] in paired)
+        stage = stage_of(r, r["pair_id"] in paired)
         if stage is None or r["setting"] not in stages:
             continue
         stages[r["setting"]][stage] += 1
         if stage != "eligible" or "attributions" not in r:
             continue
-        reply = P.read_any(r)
+        reply = read_reply(r)
         got = [J.read_attribution(a.get("raw"), question=r["question"], reason=reply.get("reason") or "",
                                   sql=reply.get("sql"), shown_schema=r.get("shown_schema") or "")
                for a in r["attributions"]]

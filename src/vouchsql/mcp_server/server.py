@@ -152,7 +152,7 @@ def http_app(server: Server, host: str, token: str | None, path: str = "/mcp") -
     """The streamable-HTTP ASGI app, guarded as ``vouch serve`` is."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from ..server import is_loopback
+    from ..server.names import is_loopback
 
     security = None
     if is_loopback(host):

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
 from ..settings import Config
-from ..server import DB_NAME
+from ..server.names import DB_NAME
 from ..server.body import dumps, fit, hide_path
 
 log = logging.getLogger("vouchsql.mcp")

@@ -7,25 +7,9 @@ only here, never by the rest of the package.
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["create_app", "ServerOptions"]
 
-# What a client may call a database: ``server.cli`` names databases with it, ``app`` checks them.
-DB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (``server.cli`` and ``vouch mcp`` need no FastAPI for it)."""
-    import ipaddress
-
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
+from .names import DB_NAME, is_loopback  # noqa: F401 - part of this package's surface
 
 
 def __getattr__(name: str):  # lazy: importing vouchsql.server must not need FastAPI yet

@@ -48,7 +48,7 @@ from ..answer import Answer
 from ..db import Database, connect
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
 from ..settings import Config, load_config
-from . import DB_NAME, is_loopback  # noqa: F401 - is_loopback: imported from here by callers
+from .names import DB_NAME, is_loopback  # noqa: F401 - is_loopback: imported from here by callers
 from .body import fit, hide_path as _hide_path
 
 log = logging.getLogger("vouchsql.server")

@@ -9,7 +9,7 @@ import re
 
 from ..cli_parsers import add_command
 from ..errors import UserInputError, VouchError
-from . import DB_NAME
+from .names import DB_NAME
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
@@ -17,8 +18,10 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
 from sqlglot.schema import MappingSchema
 
-from ..db.profile import Profile
 from .edit import conjuncts
+
+if TYPE_CHECKING:  # the SQL layer reads a profile, never builds one: no import of db at run time
+    from ..db.profile import Profile
 
 # Names that look like tables but are not the user's: the SQLite catalogue and friends.
 CATALOGUE = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema",

@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from ..db.profile import ColumnProfile, Profile, TableProfile
 from .edit import column, conjuncts, from_node
 from .inspect import table_key
 from .tree import own_nodes, written_ident
+
+if TYPE_CHECKING:  # the SQL layer reads a profile, never builds one: no import of db at run time
+    from ..db.profile import ColumnProfile, Profile, TableProfile
 
 
 @dataclass(frozen=True)
