@@ -61,6 +61,66 @@ def pytest_runtest_makereport(item, call):
             return
 
 
+# Markers, given by what a test needs (`pytest --markers` lists them; docs/getting-started.md).
+# A test with none of the first five is `core`: `pytest -m core` is the quick run.
+MARKERS = {
+    "engines": "runs on PostgreSQL or MariaDB (the local servers), or on every engine",
+    "server": "drives `vouch serve` (HTTP) or `vouch mcp`",
+    "browser": "drives headless Chromium (tests/e2e)",
+    "spark": "starts a local Spark session (needs Java)",
+    "slow": "a long module of many cases: the full suite runs it, the core run does not",
+    "core": "none of the above: the quick run, `pytest -m core`",
+}
+ENGINE_FIXTURES = {"pg", "mariadb", "targets", "copies", "engines", "servers"}
+ENGINE_MODULES = {"test_golden_engines", "test_profile_engines", "test_engines", "test_join_overlap_engine",
+                  "test_privileges", "test_no_hidden_state", "test_isolation"}
+SERVER_MODULES = {"test_server", "test_server_refine", "test_mcp"}
+SPARK_MODULES = {"test_spark"}
+# The modules that take most of the time outside the servers, measured with
+# `pytest -m core --junitxml=…` and summed per module (2-vCPU VM): the many-case boundary
+# files, the docs' examples, the end-to-end harnesses and `vouch ask` over the scripted server.
+# What is left is the core run: under a minute.
+SLOW_MODULES = {
+    "test_boundaries", "test_boundaries_checks", "test_boundaries_question_filters", "test_boundaries_question_shape",
+    "test_boundaries_score", "test_docs", "test_robustness", "test_determinism", "test_ask", "test_ask_faults",
+    "test_ask_cli", "test_ies_paper", "test_eval_confidence", "test_eval_choices", "test_eval_premise",
+    "test_premise_paper", "test_planted", "test_profile", "test_readonly", "test_agreement", "test_sets_generate",
+    "test_lazy_profile", "test_startup_imports", "test_import_graph", "test_llm", "test_demo", "test_cli_basic",
+    "test_check_cli", "test_retrieval", "test_unjoined_table", "test_required_services",
+}
+
+
+def pytest_configure(config):
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def markers_for(module: str, parts: tuple[str, ...], fixtures, case_id: str = "") -> set[str]:
+    """The markers of a test, from its module, its folder, its fixtures and its case id."""
+    found = set()
+    if "e2e" in parts:
+        found.add("browser")
+    words = set(re.findall(r"[a-z]+", case_id.lower()))
+    if module in SPARK_MODULES or case_id.startswith("spark"):
+        found.add("spark")
+    if (module in ENGINE_MODULES or "isolation" in parts or ENGINE_FIXTURES & set(fixtures)
+            or words & {"pg", "postgresql", "mariadb", "mysql"}):
+        found.add("engines")
+    if module in SERVER_MODULES:
+        found.add("server")
+    if module in SLOW_MODULES:
+        found.add("slow")
+    return found or {"core"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(str(item.fspath))
+        case = getattr(getattr(item, "callspec", None), "id", "")
+        for name in markers_for(path.stem, path.parts, getattr(item, "fixturenames", ()), case):
+            item.add_marker(name)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def strict_detectors():
     """A detector that crashes fails the test that ran it, instead of reporting nothing."""

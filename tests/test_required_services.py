@@ -43,10 +43,23 @@ def test_a_required_service_skip_fails(pytester, monkeypatch, value, failed, ski
     # The real hook and its tables, alone (the suite's conftest imports the suite's fixtures).
     src = Path(conftest.__file__).read_text(encoding="utf-8")
     start = src.index("# What a skip's reason says")
-    end = src.index("@pytest.fixture(autouse=True, scope=\"session\")\ndef strict_detectors")
+    end = src.index("# Markers, given by what a test needs")
     pytester.makeconftest("import os\nimport re\n\nimport pytest\n\n" + src[start:end])
     pytester.makepyfile(test_inner=INNER)
     result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=failed, skipped=skipped)
     if failed:
         result.stdout.fnmatch_lines(["*is required here (VOUCH_REQUIRE_SERVICES)*"])
+
+
+def test_markers_follow_what_a_test_needs():
+    from conftest import markers_for
+
+    assert markers_for("test_checks", ("tests",), ("tmp_path",)) == {"core"}
+    assert markers_for("test_bounds", ("tests",), ()) == {"core"}
+    assert markers_for("test_bounds", ("tests",), (), "pg") == {"engines"}
+    assert markers_for("test_x", ("tests",), ("pg", "tmp_path")) == {"engines"}
+    assert markers_for("test_golden_engines", ("tests",), (), "spark: nothing_fires: x") == {"spark", "engines"}
+    assert markers_for("test_web", ("tests", "e2e"), ("browser",)) == {"browser"}
+    assert markers_for("test_mcp", ("tests",), ()) == {"server"}
+    assert markers_for("test_boundaries", ("tests",), ()) == {"slow"}
