@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -393,3 +394,18 @@ def test_refusals_name_the_statement(sql, dialect, kind, message):
     with pytest.raises(SQLRejected) as caught:
         parse_one_select(sql, dialect)
     assert caught.value.kind == kind and message in str(caught.value), str(caught.value)
+
+
+# Issue 27, item 7: server URLs that once ended in a traceback are one-line errors, through the
+# CLI (exit 2) and as a VouchError through the library.
+@pytest.mark.parametrize("url, says", [
+    ("mysql+pymysql://root@127.0.0.1:3306/test?charset=nonsense", "cannot connect to mysql+pymysql://root@"),
+    ("postgresql+psycopg://[::1:5432/test", "is not a database URL"),
+    ("postgresql+psycopg://" + "h" * 10_000 + "/x", "10,000 characters long"),
+])
+def test_a_broken_server_url_is_one_line(capsys, url, says):
+    pytest.importorskip("pymysql" if url.startswith("mysql") else "psycopg")
+    code, out, err = run(capsys, "check", "--db", url, "-q", "How many?", "--sql", "SELECT 1")
+    assert code == 2 and says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    with pytest.raises(UserInputError, match=re.escape(says)):
+        vouchsql.connect(url)

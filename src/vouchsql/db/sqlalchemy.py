@@ -55,8 +55,13 @@ class SQLAlchemyDatabase(Database):
         self._sa = sa
         try:
             self._url = sa.engine.make_url(url)
-        except sa.exc.ArgumentError:
-            raise UserInputError(f"{url!r} is not a database URL") from None
+            self._url.port  # a malformed host or port ('[::1:5432') raises only when read
+        except (sa.exc.ArgumentError, ValueError) as exc:
+            raise UserInputError(f"{url[:200]!r} is not a database URL ({_first_line(exc)}): write it as "
+                                 "dialect+driver://user@host:port/database") from None
+        if self._url.host and len(self._url.host) > 253:
+            raise UserInputError(f"the host in the database URL is {len(self._url.host):,} characters long; a host "
+                                 "name has at most 253")
         backend, plus, driver = self._url.drivername.partition("+")
         if backend == "postgres":
             # The libpq and Heroku spelling, which SQLAlchemy no longer takes as a name.
@@ -85,8 +90,12 @@ class SQLAlchemyDatabase(Database):
                 if self._is_postgres:
                     self._reader_role = _pg_reader_role(conn)
                 conn.rollback()
-        except sa.exc.SQLAlchemyError as exc:
-            raise UserInputError(f"cannot connect to {self.target}: {_first_line(exc)}") from None
+        except VouchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every driver fails its own way (a bad charset, an
+            # unresolvable host, a refused socket): each is the URL's to fix, named, never a traceback
+            self._engine.dispose()
+            raise UserInputError(f"cannot connect to {self.target}: {type(exc).__name__}: {_first_line(exc)}") from None
         self._schema: list[TableInfo] | None = None
 
     def close(self) -> None:
