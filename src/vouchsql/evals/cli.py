@@ -152,7 +152,9 @@ def register_predictions(evals, common) -> None:
                    help="write the per-alarm precision table the severity rule reads (vouch-measured/1)")
     r.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     _bootstrap_options(r)
-    _run_options(r, "predictions")
+    r.add_argument("--out", help="run folder for records, metrics and reports (default: vouch-eval/predictions; "
+                                 "rerunning with the same folder skips finished questions)")
+    r.add_argument("--replay", metavar="RUN_DIR", help="recompute every number of a stored run (no SQL)")
     r.set_defaults(handler=run_predictions_command)
 
 
@@ -326,7 +328,7 @@ def run_predictions_command(args, config, out: Console) -> int:
     _positive(args.bootstrap, "--bootstrap")
     _positive(args.jobs, "--jobs")
     rules = parse_rules(args.rules, P.DEFAULT_RULES) if args.rules else None
-    exclude = sorted({str(P._first(r, P._ID_KEYS)) for r in P._rows(Path(args.exclude))}) if args.exclude else None
+    exclude = P.read_ids(Path(args.exclude)) if args.exclude else None
     if args.replay:
         out_dir = _replay_out(args)
         manifest, metrics = P.replay(Path(args.replay), out_dir, replicates=args.bootstrap, seed=args.seed,

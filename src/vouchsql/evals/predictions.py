@@ -122,6 +122,18 @@ def _rows(path: Path) -> list[dict]:
     return read_jsonl(path, line_numbers=True)
 
 
+def read_ids(path: Path) -> list[str]:
+    """The question ids a JSON/JSONL/CSV file lists (``id``, ``question_id``…), e.g. ``--exclude``."""
+    path = Path(path)
+    out = set()
+    for row in _rows(path):
+        qid = _first(row, _ID_KEYS)
+        if qid is None:
+            raise UserInputError(f"{path}:{row['_line']}: no question id ({', '.join(_ID_KEYS)})")
+        out.add(str(qid))
+    return sorted(out)
+
+
 def _sql_list(value, where: str) -> list[str | None]:
     """One system's SQL for one question: a string, or a list of K samples (blank: none)."""
     if value is None or isinstance(value, str):
