@@ -572,3 +572,73 @@ def test_describe_clips_to_the_first_tables_and_names_the_rest(make_tools):
     named = describe_profile(profile, "demo", ["ORDERS"], 0)  # names match regardless of case
     assert [t["name"] for t in named["tables"]] == ["orders"]
     assert all(c["top_values"] == [] for c in named["tables"][0]["columns"])
+
+
+def test_a_call_past_its_limit_is_stopped_and_holds_its_slot_until_then(make_tools):
+    """Issue 27, item 5: the timed-out call's query is interrupted on the engine before its
+    slot is freed. With one slot, a second call waits for the first to stop — which takes
+    moments, not the 30 s query timeout the SLOW query would otherwise run to."""
+    started = time.monotonic()
+    slow, quick = _in_process(make_tools(settings={"timeout": 30}),
+                              [("run_sql", {"database": "demo", "sql": SLOW}),
+                               ("run_sql", {"database": "demo", "sql": "SELECT COUNT(*) AS n FROM stores"})],
+                              call_timeout=0.5, max_concurrent=1)
+    assert slow.is_error and slow.structured_content["error"]["kind"] == "timeout"
+    assert not quick.is_error and quick.structured_content["rows"] == [[8]]
+    assert time.monotonic() - started < 10
+
+
+def test_the_concurrency_limit_holds_on_postgresql_under_load(pg, mcp_cache):
+    """A 50-call soak against a limit of 4, every call past its limit: the server never runs
+    more than 4 of their queries at once (pg_stat_activity, read by a watcher), and none is
+    left running after (issue 27, item 5)."""
+    import threading
+    import uuid
+
+    import psycopg
+    from mcp import Client
+
+    from vouchsql.mcp_server.server import build_server
+    from vouchsql.mcp_server.tools import Tools
+    from vouchsql.settings import load_config
+
+    url, _, _ = pg
+    tag = f"soak_{uuid.uuid4().hex[:8]}"
+    sql = f"SELECT count(*) AS n, '{tag}' AS tag FROM generate_series(1, 2000000000)"
+    active = (f"SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%{tag}%' "
+              "AND pid <> pg_backend_pid()")
+    tools = Tools({"pg": url}, load_config(env={}, cache_dir=str(mcp_cache), timeout=30))
+    tools.warm()  # the catalogue read once, so every call's time goes to its query
+    seen, stop = [0], threading.Event()
+
+    def watch():
+        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=test", autocommit=True) as conn:
+            while not stop.is_set():
+                seen[0] = max(seen[0], conn.execute(active).fetchone()[0])
+                time.sleep(0.02)
+
+    async def main():
+        async with Client(build_server(tools, call_timeout=0.6, max_concurrent=4)) as client:
+            out = []
+
+            async def one():
+                out.append(await client.call_tool("run_sql", {"database": "pg", "sql": sql}))
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(50):  # a call every 40 ms, each wanting 0.6 s: more than 4 at once
+                    tg.start_soon(one)
+                    await anyio.sleep(0.04)
+            return out
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        results = anyio.run(main)
+    finally:
+        stop.set()
+        watcher.join(5)
+    assert len(results) == 50 and all(r.is_error for r in results)
+    assert 1 <= seen[0] <= 4, seen[0]
+    time.sleep(0.5)
+    with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=test", autocommit=True) as conn:
+        assert conn.execute(active).fetchone()[0] == 0

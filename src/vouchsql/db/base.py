@@ -163,6 +163,23 @@ class Database(ABC):
     def close(self) -> None:  # pragma: no cover - engines override
         pass
 
+    def cancel(self) -> None:
+        """Stop this connection's work, from another thread: the statement running now is
+        interrupted where the engine allows it, and every later one refused (a call that ran
+        past its limit must not go on holding the engine, ``vouch mcp``)."""
+        self._cancelled = True
+        try:
+            self._interrupt()
+        except Exception:  # noqa: BLE001 - a connection closed meanwhile has nothing left to stop
+            pass
+
+    def _interrupt(self) -> None:
+        """Interrupt the statement running now (engines override; the default waits for it)."""
+
+    def _refuse_if_cancelled(self) -> None:
+        if getattr(self, "_cancelled", False):
+            raise QueryTimeout("the call this query belonged to was stopped at its time limit")
+
     def role_powers(self):
         """The server role's powers beyond reading (a ``privileges.RolePowers``); ``None``
         here, since an embedded engine is opened read-only by construction and has no role."""
@@ -193,6 +210,7 @@ class Database(ABC):
         timeout = self.config.timeout if timeout is None else timeout
         start = time.perf_counter()
         try:
+            self._refuse_if_cancelled()
             if not from_tree:
                 check_built_sizes(self.parse(sql), self.config.max_result_bytes)
             columns, rows, truncated = self._run(sql, max_rows, timeout)
@@ -212,6 +230,7 @@ class Database(ABC):
               from_tree: bool = False) -> list[tuple]:
         """Internal read-only query for Vouch's own SQL (profiling, checks); raises on error.
         ``from_tree`` as in :meth:`execute`."""
+        self._refuse_if_cancelled()
         if not from_tree:
             self.parse(sql)
         start = time.perf_counter()

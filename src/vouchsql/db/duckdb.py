@@ -218,6 +218,9 @@ class DuckDBDatabase(Database):
         finally:
             self._remove_spill()
 
+    def _interrupt(self) -> None:
+        self._conn.interrupt()
+
     def identity(self) -> str:
         paths = self.files or [self.path]
         parts = [f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in paths]

@@ -9,6 +9,7 @@ streamed so that the row and byte caps stop the fetch, not only trim its result.
 from __future__ import annotations
 
 import hashlib
+import logging
 import itertools
 import os
 import re
@@ -24,6 +25,9 @@ from .shared import shared_schema
 from .sqlite import JITTER_SQL
 from .policy import (MYSQL_CATALOGUE_SQL, MYSQL_UDF_SQL, MYSQL_VIEWS_SQL, PG_BODIES_SQL, PG_CATALOGUE_SQL,
                      PG_OPERATORS_SQL, PG_VIEWS_SQL, MySQLPolicy, PostgresPolicy)
+
+log = logging.getLogger("vouchsql.db")
+CANCEL_TRIES, CANCEL_EVERY_S = 40, 0.05  # cancel() keeps asking the server for 2 s, then cuts
 
 
 def _import_sqlalchemy():
@@ -100,6 +104,39 @@ class SQLAlchemyDatabase(Database):
 
     def close(self) -> None:
         self._engine.dispose()
+
+    def _interrupt(self) -> None:
+        # Stop the running statement on the server itself — PostgreSQL's cancel request,
+        # MariaDB's KILL QUERY from a second session — so the driver call returns only once the
+        # server has stopped it (a slot freed then is free on the server too). A cancel that
+        # reaches the server between two statements stops nothing, so it is sent again while
+        # the statement runs; past CANCEL_TRIES the connection is cut as the time limit would.
+        if getattr(self, "_active_watchdog", None) is None:
+            return  # no statement yet: the next one refuses to start (_refuse_if_cancelled)
+        threading.Thread(target=self._keep_cancelling, daemon=True, name="vouch-cancel").start()
+
+    def _keep_cancelling(self) -> None:
+        for _ in range(CANCEL_TRIES):
+            watchdog = getattr(self, "_active_watchdog", None)
+            if watchdog is None:
+                return
+            try:
+                driver = watchdog._driver
+                if self._is_postgres:
+                    driver.cancel()  # the protocol's CancelRequest: the session's own key, no role
+                elif hasattr(driver, "thread_id"):
+                    with self._engine.connect() as other:
+                        other.exec_driver_sql(f"KILL QUERY {int(driver.thread_id())}")
+                else:
+                    break
+            except Exception:  # noqa: BLE001 - the cut below ends the call either way
+                log.debug("could not cancel the statement on %s", self.target, exc_info=True)
+                break
+            time.sleep(CANCEL_EVERY_S)
+        watchdog = getattr(self, "_active_watchdog", None)
+        if watchdog is not None:
+            watchdog.cancel()
+            watchdog._sever()
 
     def identity(self) -> str:
         # Read once per connection: the schema is, and a 20,000-table shape is hashed once.
@@ -179,7 +216,11 @@ class SQLAlchemyDatabase(Database):
         with self._engine.connect() as conn:
             stream = None
             watchdog = _Watchdog(conn.connection.driver_connection, timeout + _GRACE_S)
+            self._active_watchdog = watchdog  # what cancel() cuts, from another thread
             try:
+                # Read after the watchdog is set, as cancel() sets its flag before it reads the
+                # watchdog: a cancel in between is seen by one of the two.
+                self._refuse_if_cancelled()
                 for stmt in self._session_setup(timeout):
                     conn.exec_driver_sql(stmt)
                 stream = self._stream(conn, sql, max_bytes)
@@ -203,6 +244,7 @@ class SQLAlchemyDatabase(Database):
                 raise self._translate(exc, watchdog.fired or time.monotonic() - start >= timeout,
                                       timeout) from None
             finally:
+                self._active_watchdog = None
                 watchdog.cancel()
                 if watchdog.fired:
                     # The socket is cut: nothing more can be read or rolled back on it.

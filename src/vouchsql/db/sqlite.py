@@ -99,6 +99,9 @@ class SQLiteDatabase(Database):
     def close(self) -> None:
         self._conn.close()
 
+    def _interrupt(self) -> None:
+        self._conn.interrupt()
+
     def identity(self) -> str:
         st = self.path.stat()
         return f"sqlite:{self.path}:{st.st_size}:{st.st_mtime_ns}"
@@ -109,7 +112,9 @@ class SQLiteDatabase(Database):
         # Called every N virtual-machine steps; a non-zero return interrupts the query. N is
         # small because a step can be slow: hex(randomblob(2000000)) takes ~30 ms a row, so
         # 10,000 steps (~700 such rows) ran 13 s past a 1 s limit.
-        self._conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1_000)
+        # cancel() from another thread stops it the same way, whenever it comes.
+        self._conn.set_progress_handler(
+            lambda: int(time.monotonic() > deadline or getattr(self, "_cancelled", False)), 1_000)
         # SQLite builds a whole string or blob in one step, which no progress handler can
         # interrupt (zeroblob(400000000) ran 8.5 s past a 3 s limit and took 1.6 GB), so the
         # largest value it may build is bounded too, at the byte cap.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import threading
 from typing import Any
 
 import anyio
@@ -48,11 +49,32 @@ def build_server(tools: Tools, *, call_timeout: float = 120.0, max_concurrent: i
             for t in listed])
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        token = object()  # this call, for the slot and for cancel()
+        holding, started, released = False, threading.Event(), threading.Lock()
+
+        def release() -> None:  # once, by whichever side ends the call
+            if released.acquire(blocking=False):
+                limiter.release_on_behalf_of(token)
+
+        def work():
+            # The slot is given back by the worker when it ends, not when the caller stops
+            # waiting: a call past its limit holds it until its query has stopped.
+            started.set()
+            try:
+                return tools.call(params.name, params.arguments, token)
+            finally:
+                anyio.from_thread.run_sync(release)
+
         try:
             with anyio.fail_after(call_timeout):
-                payload, is_error = await anyio.to_thread.run_sync(
-                    tools.call, params.name, params.arguments, limiter=limiter, abandon_on_cancel=True)
+                await limiter.acquire_on_behalf_of(token)
+                holding = True
+                payload, is_error = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except TimeoutError:
+            if holding:
+                tools.cancel(token)  # stop its statement on the engine; the worker then frees the slot
+                if not started.is_set():
+                    release()  # stopped before its thread began: nothing else will give the slot back
             payload, is_error = ToolFailure(
                 "timeout", f"the call ran past its {call_timeout:g} s limit and was stopped "
                            f"(start vouch mcp with a larger --call-timeout)").payload(), True

@@ -278,6 +278,12 @@ class Tools:
         if self.config.no_cache:
             self.config = self.config.with_overrides(no_cache=False)
         self._profile_locks = {name: threading.Lock() for name in self.databases}
+        # The databases each call has open, by the call's token (``call(..., token=)``), so
+        # ``cancel(token)`` can stop a call that ran past its limit on the engine itself.
+        self._local = threading.local()
+        self._running: dict[object, list] = {}
+        self._stopped: set[object] = set()
+        self._running_lock = threading.Lock()
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -299,8 +305,29 @@ class Tools:
 
     # -- dispatch -----------------------------------------------------------------------
 
-    def call(self, name: str, arguments: dict | None) -> tuple[dict, bool]:
-        """Run tool ``name``: (its structured output, False) or ({"error": ...}, True)."""
+    def call(self, name: str, arguments: dict | None, token: object | None = None) -> tuple[dict, bool]:
+        """Run tool ``name``: (its structured output, False) or ({"error": ...}, True).
+        ``token`` names the call for :meth:`cancel`."""
+        self._local.token = token
+        try:
+            return self._call(name, arguments)
+        finally:
+            self._local.token = None
+            if token is not None:
+                with self._running_lock:
+                    self._running.pop(token, None)
+                    self._stopped.discard(token)
+
+    def cancel(self, token: object) -> None:
+        """Stop call ``token`` on the engine: the statement it runs now is interrupted and the
+        call's databases refuse every later one, so it ends at once (and frees its slot)."""
+        with self._running_lock:
+            self._stopped.add(token)
+            dbs = list(self._running.get(token, ()))
+        for db in dbs:
+            db.cancel()
+
+    def _call(self, name: str, arguments: dict | None) -> tuple[dict, bool]:
         try:
             spec = next((s for s in self.specs if s.name == name), None)
             if spec is None:
@@ -344,6 +371,13 @@ class Tools:
         except VouchError as exc:
             log.error("database %r cannot be opened: %s", name, exc.message)
             raise ToolFailure("unavailable", f"database {name!r} cannot be opened now; the server log says why") from None
+        token = getattr(self._local, "token", None)
+        if token is not None:
+            with self._running_lock:
+                self._running.setdefault(token, []).append(db)
+                stopped = token in self._stopped
+            if stopped:  # cancelled while it was connecting
+                db.cancel()
         try:
             with self._profile_locks[name]:
                 db.catalogue()
