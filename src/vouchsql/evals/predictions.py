@@ -52,11 +52,12 @@ from typing import Any
 
 import numpy as np
 
-from ..answer import CheckResult, Result, ResultError
+from ..answer import CheckResult, Result
 from ..errors import UserInputError, VouchError
 from ..settings import Config
 from . import metrics as M
 from .cases import read_jsonl
+from .confidence import parse_label, score_from_record
 from .progress import NoProgress
 from .report import (Figure, Report, Section, Table, Text, manifest_section, pct, pct_ci, reliability_png,
                      risk_coverage_png, with_ci)
@@ -168,21 +169,20 @@ def read_questions(path: Path) -> list[Question]:
         labels = row.get("correct") or row.get("labels") or {}
         if not isinstance(preds, dict) or not isinstance(labels, dict):
             raise UserInputError(f"{where}: predictions and correct/labels are objects keyed by system name")
-        from .confidence import parse_label
-
+        hint = _first(row, ("hint", "evidence"))
         out.append(Question(
             id=qid, db=str(db), question=str(question), gold_sql=_first(row, _GOLD_KEYS),
-            hint=(str(_first(row, ("hint", "evidence"))).strip() or None) if _first(row, ("hint", "evidence")) else None,
+            hint=(str(hint).strip() or None) if hint else None,
             systems={str(s): _sql_list(v, f"{where}: {s}") for s, v in preds.items()},
-            labels={str(s): _label(parse_label, v, f"{where}: {s}") for s, v in labels.items() if v is not None}))
+            labels={str(s): _label(v, f"{where}: {s}") for s, v in labels.items() if v is not None}))
     if not out:
         raise UserInputError(f"{path}: no questions")
     return out
 
 
-def _label(parse, value, where: str) -> bool:
+def _label(value, where: str) -> bool:
     try:
-        return bool(parse(value))
+        return bool(parse_label(value))
     except UserInputError as exc:
         raise UserInputError(f"{where}: {exc.message}") from None
 
@@ -276,8 +276,6 @@ def load_inputs(questions_path: Path, predictions: list[tuple[str, Path]], *, go
         for q in questions:
             q.gold_sql = got.get(q.id) or q.gold_sql
     if labels is not None:
-        from .confidence import parse_label
-
         for row in _rows(Path(labels)):
             where = f"{labels}:{row['_line']}"
             qid, system = _first(row, _ID_KEYS), row.get("system")
@@ -286,7 +284,7 @@ def load_inputs(questions_path: Path, predictions: list[tuple[str, Path]], *, go
             match = [q for q in questions if q.id == str(qid)]
             if not match:
                 raise UserInputError(f"{where}: question id {qid!r} is not in the questions file")
-            match[0].labels[str(system)] = _label(parse_label, row["label"], where)
+            match[0].labels[str(system)] = _label(row["label"], where)
     names = list(dict.fromkeys(s for q in questions for s in q.systems))
     if not names:
         raise UserInputError("no predictions: give --predictions NAME=FILE (one per system), or a questions file "
@@ -319,8 +317,6 @@ def resolve_databases(questions: list[Question], db_dir: Path | None, urls: dict
 # ---------------------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------------------
-NO_SQL = Result(error=ResultError(kind="no_sql", message="the system gave no SQL for this question"))
-NO_SQL_TEXT = "SELECT NULL WHERE 0 = 1 /* no SQL */"  # never run: stands in the candidate list
 
 
 def candidates_for(q: Question, shown: str, k: int) -> tuple[list[str | None], list[str]]:
@@ -344,8 +340,7 @@ def _refused(why: str) -> dict:
             "choice_descriptions": {}, "verdicts": {r: {"score": 0.0, "gate": "abstain"} for r in RULES}}
 
 
-def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] | None, show_gold: bool,
-                      ordered_dialect: str | None = "sqlite") -> dict:
+def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] | None, show_gold: bool) -> dict:
     """One question's record: every system's label and, per shown system, Vouch's verdict."""
     from ..agreement import strict_clusters
     from ..choices import reported
@@ -358,8 +353,9 @@ def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] |
     results: dict[str, Result] = {}
 
     def run(sql: str | None) -> Result:
-        if sql is None:
-            return NO_SQL
+        # No SQL is the empty query, which the engine answers with an error as `vouch ask`'s
+        # empty samples are: it agrees with nobody and counts in K.
+        sql = sql or ""
         if sql not in results:
             results[sql] = db.execute(sql)
         return results[sql]
@@ -367,7 +363,7 @@ def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] |
     gold = run(q.gold_sql) if q.gold_sql else None
     if gold is not None and gold.error is not None and not q.labels:
         return {**base, "skipped": f"the gold SQL does not run ({gold.error.message})"}
-    ordered = bool(q.gold_sql) and orders_rows(q.gold_sql, ordered_dialect)
+    ordered = bool(q.gold_sql) and orders_rows(q.gold_sql, db.dialect)
     labels = {}
     for system, sqls in q.systems.items():
         pred = run(sqls[0])
@@ -387,9 +383,9 @@ def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] |
     def verdict(cands: list[str | None]) -> dict:
         if cands[0] is None:
             return _refused("the system gave no SQL")
-        texts = [c if c is not None else NO_SQL_TEXT for c in cands]
         try:
-            answer = vouch(db, q.question, texts, [run(c) for c in cands], hint=q.hint, all_choices=False)
+            answer = vouch(db, q.question, [c or "" for c in cands], [run(c) for c in cands], hint=q.hint,
+                           all_choices=False)
         except VouchError as exc:
             return _refused(f"{type(exc).__name__}: {exc.message}")
         strict = strict_clusters([c.result for c in answer.candidates])
@@ -493,8 +489,6 @@ def _answers(records: list[dict], exclude: set[str] = frozenset()) -> list[dict]
 
 def _verdicts(answers: list[dict], rules: list[str]) -> dict[str, list]:
     """Each rule's verdict per answer, recomputed from the stored evidence (no SQL)."""
-    from .confidence import score_from_record
-
     out: dict[str, list] = {r: [] for r in rules}
     reproduced = [0, 0]
     for a in answers:
