@@ -42,10 +42,10 @@ WEIGHTS = {"grounded": 0.30, "schema": 0.20, "safety": 0.20, "retrieve": 0.20, "
 # The paper's checks (IES §3.2, §3.4): its three vetoes, its uncited-number cap, its one
 # frozen signal. Everything else is Vouch's, read only under the ``vouch`` check set.
 PAPER_VETOES = frozenset({"missing_table", "bad_join", "stand_in_value"})
-PAPER_CAPS = frozenset({"uncited_number", "claim_judge"})
-FROZEN_SIGNALS = frozenset({"empty_result"})
 JUDGE_COMPLETE = "complete_judge"  # the check that carries a judge model's COMPLETE
 JUDGE_CLAIMS = "claim_judge"  # the check that carries a judge model's unsupported claims
+PAPER_CAPS = frozenset({"uncited_number", JUDGE_CLAIMS})
+FROZEN_SIGNALS = frozenset({"empty_result"})
 
 # The one-change variants of ``designed`` that IES Tables 2 and 7 recompute (``options``).
 DESIGNED_OPTIONS = {
