@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_cli.register(sub, common)
     ask_cli.register(sub, common)
     sets_cli.register(sub, common)
+    add_command(sub, "doctor", common, _doctor_args,
+                help="what the database's role can reach, and the statements that make a least-privilege reader")
     add_command(sub, "config", common, _config_args, help="show the settings in effect and where each came from")
     return parser
 
@@ -115,6 +117,12 @@ def _eval_harnesses(common):
 
         evals_cli.register(p.add_subparsers(dest="eval_command", metavar="HARNESS", required=True), common())
     return fill
+
+
+def _doctor_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", required=True, help="database URL (PostgreSQL or MariaDB/MySQL) or file")
+    p.add_argument("--reader", default="vouch_reader", help="name of the reader role the statements create")
+    p.add_argument("--sql-only", action="store_true", help="print only the statements (to pipe into psql or mariadb)")
 
 
 def _config_args(p: argparse.ArgumentParser) -> None:
@@ -327,6 +335,42 @@ def _cmd_demo(args, config, out: Console) -> int:
     out.print(f"  vouch sql --db {path} \"SELECT * FROM customers LIMIT 5\"", highlight=False, markup=False)
     return 0
 
+def _cmd_doctor(args, config, out: Console) -> int:
+    """Exit 0 when Vouch would open the database as it is connected (a read-only role, no
+    untrusted code within reach), 1 when not; the statements are printed either way."""
+    from rich.markup import escape
+
+    from .api import connect
+    from .db.doctor import prescribe
+    from .db.trust import match_trusted
+
+    # Opened trusting everything, so that the report can be read; what the setting the user
+    # gave covers is shown beside each object.
+    with connect(args.db, config=config.with_overrides(trusted_objects="*")) as db:
+        powers = db.role_powers() if hasattr(db, "role_powers") else None
+        prescription = prescribe(db, reader=args.reader)
+        current = db.trust_report()  # as this connection's role: would Vouch open it as it is?
+    if prescription is None:
+        out.print(f"{escape(db.target)} is opened read-only by construction and runs no code it holds: "
+                  "nothing to do.", highlight=False)
+        return 0
+    if args.sql_only:
+        sys.stdout.write(prescription.script)
+    else:
+        report = prescription.report
+        trusted = set(match_trusted(report.found, config.trusted_objects))
+        out.print(f"[bold]role[/]: {escape(powers.summary if powers else report.role)}", highlight=False)
+        out.print(f"[bold]code within a reader's reach[/]: {len(report.found)} object(s)"
+                  f"{f', {len(trusted)} named in trusted_objects' if trusted else ''}", highlight=False)
+        for held in report.found:
+            mark = "[green]trusted[/] " if held.name in trusted else ""
+            out.print(f"  {mark}{escape(held.line())}", highlight=False)
+        out.print("\n[bold]statements for a least-privilege reader[/] (run as an administrator):\n", highlight=False)
+        sys.stdout.flush()
+        out.print(escape(prescription.script), highlight=False, soft_wrap=True)
+    untrusted = len(current.found) > len(match_trusted(current.found, config.trusted_objects))
+    return 1 if untrusted or (powers is not None and powers.privileged) else 0
+
 
 def _cmd_config(args, config, out: Console) -> int:
     from .settings import SETTINGS, settings_markdown
@@ -344,7 +388,8 @@ def _cmd_config(args, config, out: Console) -> int:
 
 # The commands that answer one request (one check, the demo's few) and end.
 _ONE_REQUEST = frozenset({"check", "demo"})
-_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "check": _cmd_check, "demo": _cmd_demo, "config": _cmd_config}
+_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "check": _cmd_check, "demo": _cmd_demo, "doctor": _cmd_doctor,
+             "config": _cmd_config}
 
 
 def run() -> None:

@@ -34,6 +34,13 @@ class UserInputError(VouchError):
     exit_code = 2
 
 
+class UntrustedCode(UserInputError):
+    """A server database holds code that a query can run (a user function, a view over one,
+    a foreign table …) and that no one has marked as reviewed: docs/security.md."""
+
+    kind = "untrusted_code"
+
+
 class SQLRejected(VouchError):
     """The statement gate refused the SQL before it reached the engine."""
 

@@ -141,6 +141,14 @@ def _schemas(text: str) -> tuple[str, ...]:
     return names
 
 
+def _names(text: str) -> tuple[str, ...]:
+    """``public.fmt_money, extension:tablefunc`` → a tuple; ``*`` trusts everything found."""
+    names = tuple(dict.fromkeys(n.strip() for n in str(text).split(",") if n.strip()))
+    if not names:
+        raise ValueError("expected object names (schema.name or extension:NAME) separated by commas, or *")
+    return names
+
+
 def _default_cache_dir() -> str:
     import platformdirs  # 5 ms at start; only when no cache_dir is set
 
@@ -157,6 +165,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("scan_threshold", 1_000_000, "Tables with more rows are never read whole: their NULL counts and min/max come from the engine's fresh statistics or the sample too (marked as estimates).", _positive_int),
     Setting("profile_statements", 200, "Statements the profile of one table may run; columns past it are marked not measured.", _positive_int),
     Setting("schemas", None, "Schemas (Spark: databases) to read, separated by commas, or * for every schema the role can read (default: the connection's default schema). Tables outside the default schema are named schema.table.", _schemas),
+    Setting("trusted_objects", None, "Objects of a PostgreSQL or MariaDB/MySQL database that run code when a query reaches them (user functions, views over them, foreign tables, extensions, domains, policies) and that a person has reviewed, as schema.name or extension:NAME separated by commas; * trusts every one found (the statement policy still applies). Without it Vouch refuses a database where its role can reach such code (docs/security.md#code-the-database-holds; `vouch doctor` prints a role that cannot).", _names),
     Setting("cache_dir", None, "Where profiles and the demo database are cached (default: the user cache directory).", str),
     Setting("no_cache", False, "Recompute the profile instead of reading the on-disk cache.", _bool),
     Setting("rule", "agreement_first", "Scoring rule for the gate: " + ", ".join(RULE_NAMES[:-1]) + " or " + RULE_NAMES[-1] + ".", _rule),
@@ -190,6 +199,7 @@ class Config:
     scan_threshold: int = 1_000_000
     profile_statements: int = 200
     schemas: tuple[str, ...] | None = None
+    trusted_objects: tuple[str, ...] | None = None
     cache_dir: str | None = None
     no_cache: bool = False
     rule: str = "agreement_first"

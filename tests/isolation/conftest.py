@@ -74,7 +74,8 @@ class Lab:
         from vouchsql.server.app import ServerOptions, create_app
         from vouchsql.settings import load_config
 
-        config = load_config(env={}, cwd=self.home, cache_dir=str(w.cache_dir), timeout=w.timeout)
+        config = load_config(env={}, cwd=self.home, cache_dir=str(w.cache_dir), timeout=w.timeout,
+                             trusted_objects=worlds.TRUST_ALL)
         client = TestClient(create_app(ServerOptions(databases={"w": w.target}, examples={}), config))
         client.__enter__()
         self._closers.append(lambda: client.__exit__(None, None, None))

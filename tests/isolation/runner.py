@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .corpus import Case
-from .worlds import World
+from .worlds import TRUST_ALL, World
 
 # Error kinds of refusals Vouch itself decides before the SQL runs (the gate, the engine policy,
 # the byte bound): `vouch sql` exits 2 for these, as docs/cli.md documents; an engine's own
@@ -82,7 +82,8 @@ def via_cli(world: World, sql: str, expect_kind: str | None) -> tuple[bool, str 
     from vouchsql.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    args = ["sql", "--db", world.target, "--timeout", f"{world.timeout:g}", "--cache-dir", str(world.cache_dir), sql]
+    args = ["sql", "--db", world.target, "--timeout", f"{world.timeout:g}", "--cache-dir", str(world.cache_dir),
+            "--trusted-objects", TRUST_ALL, sql]
     problems = []
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -248,7 +249,8 @@ def measure(world: World, cases: list[Case], *, timeout: float, max_result_bytes
 
     values = world.values()
     job = {"target": world.target,
-           "settings": {"timeout": timeout, "max_result_bytes": max_result_bytes, "cache_dir": str(world.cache_dir)},
+           "settings": {"timeout": timeout, "max_result_bytes": max_result_bytes, "cache_dir": str(world.cache_dir),
+                        "trusted_objects": TRUST_ALL},
            "cases": [{"id": c.id, "sql": c.render(values)} for c in cases]}
     env = {k: v for k, v in os.environ.items() if not k.startswith("VOUCH_")}
     env["MALLOC_ARENA_MAX"] = "2"

@@ -36,6 +36,12 @@ ACCOUNTS = [(i, owner, bal, f"2024-0{1 + i % 9}-1{i % 10}")
 AUDIT = [(i, f"note {i}") for i in range(1, 6)]
 
 
+# The worlds hold trap functions, views and foreign tables on purpose: the database-level
+# refusal (db/trust.py, tested in tests/test_trust.py) is waived so that these corpora test
+# the statement policy behind it.
+TRUST_ALL = "*"
+
+
 def new_token() -> str:
     return uuid.uuid4().hex[:10]
 
@@ -113,6 +119,7 @@ class World:
 
     def open(self, **settings):
         settings.setdefault("timeout", self.timeout)
+        settings.setdefault("trusted_objects", TRUST_ALL)
         return vouchsql.connect(self.target, cache_dir=str(self.cache_dir), **settings)
 
     def reopen(self) -> None:

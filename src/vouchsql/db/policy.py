@@ -92,8 +92,11 @@ _PG_CATEGORY_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"^(txid_current|pg_current_xact_id)$", "it assigns a transaction id, which no rollback gives back"),
     (r"^pg_(cancel_backend|terminate_backend|reload_conf|rotate_logfile|"
      r"log_backend_memory_contexts|signal_backend|notify)$", "it signals server processes"),
-    (r"^(query_to_xml\w*|cursor_to_xml\w*|ts_stat|ts_rewrite|dblink\w*)$",
+    (r"^(query_to_xml\w*|cursor_to_xml\w*|ts_stat|ts_rewrite|dblink\w*|crosstab\d*|connectby|xpath_table)$",
      "it runs SQL given as text, out of the reach of these checks"),
+    (r"^(schema|database)_to_xml\w*$",
+     "it reads every table and view of a schema or database by a name found at run time, views that run code "
+     "among them"),
 )
 
 
@@ -106,8 +109,30 @@ def _pg_categories() -> tuple[tuple[re.Pattern, str], ...]:
 PG_SECRET_RELATIONS = frozenset({
     "pg_authid", "pg_shadow", "pg_user_mapping", "pg_user_mappings", "pg_largeobject",
     "pg_statistic", "pg_statistic_ext_data", "pg_file_settings", "pg_hba_file_rules",
-    "pg_ident_file_mappings", "pg_stat_activity", "pg_stat_get_activity",
+    "pg_ident_file_mappings", "pg_stat_activity", "pg_stat_get_activity", "pg_subscription",
 })
+
+# PostgreSQL truncates identifiers to NAMEDATALEN - 1 bytes: a longer word names the same
+# object as its first 63 bytes.
+PG_NAME_BYTES = 63
+
+
+def pg_name(word: str) -> str:
+    raw = word.encode("utf-8")
+    return word if len(raw) <= PG_NAME_BYTES else raw[:PG_NAME_BYTES].decode("utf-8", "ignore")
+
+
+# Object-identifier types that turn text (or a number) into a relation, function or schema
+# at run time: ``('pg_au' || 'thid')::regclass`` names what no word of the statement names.
+_PG_REG_TYPES = ("regclass", "regproc", "regprocedure", "regoper", "regoperator", "regnamespace",
+                 "to_regclass", "to_regproc", "to_regprocedure", "to_regoper", "to_regoperator",
+                 "to_regnamespace")
+_PG_STRING = r"(?:E|U&)?'(?:[^']|'')*'"
+# The forms whose name is a constant the scan reads like any other word.
+_PG_CONSTANT_NAME = re.compile(
+    rf"{_PG_STRING}\s*::\s*(?:pg_catalog\s*\.\s*)?reg\w+"
+    rf"|\bcast\s*\(\s*{_PG_STRING}\s+as\s+(?:pg_catalog\s*\.\s*)?reg\w+\s*\)"
+    rf"|\bto_reg\w+\s*\(\s*{_PG_STRING}\s*\)", re.IGNORECASE)
 
 # Return types of functions SQL cannot call (handlers, triggers): never words to refuse.
 _PG_UNCALLABLE = ("internal", "trigger", "event_trigger", "language_handler", "fdw_handler",
@@ -126,13 +151,18 @@ WHERE p.prorettype::regtype::text NOT IN ({", ".join(f"'{t}'" for t in _PG_UNCAL
 
 
 # User-defined functions (outside the system schemas and extensions) with what they run: the
-# body of a SQL or PL/pgSQL function, the transition and final functions of an aggregate.
-PG_BODIES_SQL = f"""
+# body of a SQL or PL/pgSQL function (a BEGIN ATOMIC body, whose prosrc is empty, as the
+# engine keeps it; default-argument expressions too), the support functions of an aggregate.
+def pg_bodies_sql(server_version: int) -> str:
+    body = ("CASE WHEN p.prosqlbody IS NOT NULL THEN pg_catalog.pg_get_function_sqlbody(p.oid) ELSE p.prosrc END"
+            if server_version >= 140000 else "p.prosrc")
+    return f"""
 SELECT lower(p.proname), n.nspname, l.lanname,
-       CASE WHEN p.prokind = 'a' THEN (SELECT a.aggtransfn::text || ' ' || a.aggfinalfn::text || ' '
-                                              || a.aggcombinefn::text
+       CASE WHEN p.prokind = 'a' THEN (SELECT concat_ws(' ', a.aggtransfn, a.aggfinalfn, a.aggcombinefn,
+                                                        a.aggserialfn, a.aggdeserialfn, a.aggmtransfn,
+                                                        a.aggminvtransfn, a.aggmfinalfn)
                                        FROM pg_catalog.pg_aggregate a WHERE a.aggfnoid = p.oid)
-            ELSE p.prosrc END,
+            ELSE concat_ws(' ', {body}, pg_catalog.pg_get_expr(p.proargdefaults, 0)) END,
        p.prokind
 FROM pg_catalog.pg_proc p
 JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
@@ -144,11 +174,26 @@ WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
                   AND d.objid = p.oid AND d.deptype = 'e')
 """
 
+
 # Views run their functions as the reader, each time they are read.
+# Foreign tables are read through their wrapper's handler (file_fdw's runs a program), and a
+# domain's CHECK runs on every cast to it: each is refused, like a view, for what it uses.
 PG_VIEWS_SQL = """
-SELECT lower(c.relname), n.nspname, pg_catalog.pg_get_viewdef(c.oid)
+SELECT lower(c.relname), n.nspname, pg_catalog.pg_get_viewdef(c.oid), 'view'
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind = 'v' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+WHERE c.relkind IN ('v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+UNION ALL
+SELECT lower(c.relname), n.nspname, concat_ws(' ', w.fdwhandler::regproc::text, w.fdwvalidator::regproc::text),
+       'foreign table'
+FROM pg_catalog.pg_foreign_table ft JOIN pg_catalog.pg_class c ON c.oid = ft.ftrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_foreign_server s ON s.oid = ft.ftserver
+JOIN pg_catalog.pg_foreign_data_wrapper w ON w.oid = s.srvfdw
+UNION ALL
+SELECT lower(t.typname), n.nspname, pg_catalog.pg_get_constraintdef(k.oid), 'domain'
+FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_type t ON t.oid = k.contypid
+JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+WHERE k.contypid <> 0 AND n.nspname NOT IN ('pg_catalog', 'information_schema')
 """
 
 # Operators defined outside the system schemas: a symbol that calls a function unnamed.
@@ -217,8 +262,8 @@ class PostgresPolicy:
                                                           "the reach of these checks")
                 continue
             pending.append((self.refused, name, schema, words(source or "")))
-        for name, schema, definition in views:
-            pending.append((self.views, name, schema, words(definition or "")))
+        for name, schema, definition, *kind in views:
+            pending.append((self.views, name, f"{kind[0] if kind else 'view'} {schema}", words(definition or "")))
         changed = True
         while changed:
             changed = False
@@ -261,7 +306,10 @@ class PostgresPolicy:
         if re.search(r"u&\s*\"", sql, re.IGNORECASE):
             # A Unicode-escaped identifier can spell any function name in escapes.
             raise forbidden("a Unicode-escaped identifier (U&\"…\")", "it can hide the name of a function")
-        found = words(sql)
+        found = {pg_name(w) for w in words(sql)}
+        if found & set(_PG_REG_TYPES) and words(_PG_CONSTANT_NAME.sub(" ", sql)) & set(_PG_REG_TYPES):
+            raise forbidden("a relation, function or schema named at run time (a reg* cast of an expression)",
+                            "what it names cannot be checked before it runs; write the name as a constant")
         for word in sorted(found & PG_SECRET_RELATIONS):
             raise forbidden(f"reading {word}", "it holds secrets or other sessions' data, not the database's data")
         for word in sorted(found & self.refused.keys()):
@@ -269,7 +317,7 @@ class PostgresPolicy:
             raise forbidden(f"the function {qualified}()", reason)
         for word in sorted(found & self.views.keys()):
             qualified, reason = self.views[word]
-            raise forbidden(f"the view {qualified}", reason)
+            raise forbidden(f"the {qualified}", reason)
         for symbol in sorted(self.operators):
             if symbol in sql:
                 qualified, reason = self.operators[symbol]

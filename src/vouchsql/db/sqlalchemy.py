@@ -17,14 +17,14 @@ import socket
 import threading
 import time
 
-from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError, VouchError
+from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UntrustedCode, UserInputError, VouchError
 from ..settings import Config
 from ..sql.gate import SQLGLOT_DIALECTS
 from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
 from .shared import shared_schema
 from .sqlite import JITTER_SQL
-from .policy import (MYSQL_CATALOGUE_SQL, MYSQL_UDF_SQL, MYSQL_VIEWS_SQL, PG_BODIES_SQL, PG_CATALOGUE_SQL,
-                     PG_OPERATORS_SQL, PG_VIEWS_SQL, MySQLPolicy, PostgresPolicy)
+from .policy import (MYSQL_CATALOGUE_SQL, MYSQL_UDF_SQL, MYSQL_VIEWS_SQL, PG_CATALOGUE_SQL,
+                     PG_OPERATORS_SQL, PG_VIEWS_SQL, MySQLPolicy, PostgresPolicy, pg_bodies_sql)
 
 log = logging.getLogger("vouchsql.db")
 CANCEL_TRIES, CANCEL_EVERY_S = 40, 0.05  # cancel() keeps asking the server for 2 s, then cuts
@@ -101,6 +101,10 @@ class SQLAlchemyDatabase(Database):
             self._engine.dispose()
             raise UserInputError(f"cannot connect to {self.target}: {type(exc).__name__}: {_first_line(exc)}") from None
         self._schema: list[TableInfo] | None = None
+        report = self.trust_report()
+        if report is not None and report.untrusted:
+            self._engine.dispose()
+            raise UntrustedCode(report.refusal(self.target))
 
     def close(self) -> None:
         self._engine.dispose()
@@ -309,7 +313,8 @@ class SQLAlchemyDatabase(Database):
                     if self._is_postgres:
                         read = lambda sql: conn.exec_driver_sql(sql).fetchall()  # noqa: E731
                         self._policy_cache = PostgresPolicy.from_rows(
-                            read(PG_CATALOGUE_SQL), read(PG_BODIES_SQL), read(PG_VIEWS_SQL), read(PG_OPERATORS_SQL))
+                            read(PG_CATALOGUE_SQL), read(pg_bodies_sql(self._pg_version(conn))), read(PG_VIEWS_SQL),
+                            read(PG_OPERATORS_SQL))
                     else:
                         policy = MySQLPolicy()
                         policy.add_stored(conn.exec_driver_sql(MYSQL_CATALOGUE_SQL).fetchall(),
@@ -324,6 +329,11 @@ class SQLAlchemyDatabase(Database):
                 finally:
                     conn.rollback()
         return self._policy_cache
+
+    def _pg_version(self, conn) -> int:
+        if "_server_version" not in self.__dict__:
+            self._server_version = int(conn.exec_driver_sql("SHOW server_version_num").scalar())
+        return self._server_version
 
     def _stream(self, conn, sql: str, max_bytes: int) -> "_Stream":
         """Run the caller's statement in the current transaction as a stream of rows."""
@@ -429,8 +439,18 @@ class SQLAlchemyDatabase(Database):
         # Connections to an unchanged PostgreSQL catalogue share one reflection (db/shared.py):
         # `vouch serve`, a connection per request, reads 2,000 tables' catalogue once (~0.6 s),
         # then only the one-row key (~40 ms).
-        self._schema = self._reflect(insp, schemas) if key is None else \
-            shared_schema(key, lambda: self._reflect(insp, schemas))
+        try:
+            self._schema = self._reflect(insp, schemas) if key is None else \
+                shared_schema(key, lambda: self._reflect(insp, schemas))
+        except self._sa.exc.OperationalError as exc:
+            message = _first_line(exc)
+            if "SHOW VIEW" not in message:
+                raise
+            # MariaDB/MySQL reflect a view's columns from SHOW CREATE TABLE, which needs SHOW
+            # VIEW; without it nothing is known of the view, not even what it runs.
+            raise UserInputError(f"{self.target}: the account cannot read a view's definition ({message}); grant "
+                                 "it SHOW VIEW on that view, or leave the view out of its grants (`vouch doctor` "
+                                 "prints table-by-table grants)") from None
         return self._schema
 
     def _catalogue_key(self, schemas: list[str | None]) -> str | None:
@@ -511,6 +531,36 @@ class SQLAlchemyDatabase(Database):
         if ref_schema is None or ref_schema == self.default_schema:
             return fk["referred_table"]
         return f"{ref_schema}.{fk['referred_table']}"
+
+    def trust_report(self, role: str | None = None):
+        """What the role queries run as can reach that runs code the database holds
+        (:mod:`.trust`), read once; ``role`` asks for another role instead (not kept)."""
+        if self.engine not in ("postgresql", "mysql", "mariadb"):
+            return None
+        if role is None and "_trust" in self.__dict__:
+            return self._trust
+        from .trust import match_trusted, mysql_report, postgresql_report
+
+        policy = self._policy()
+        try:
+            with self._engine.connect() as conn:
+                try:
+                    if self._is_postgres:
+                        runs_as = role or ("pg_read_all_data" if self._reader_role
+                                           else str(conn.exec_driver_sql("SELECT current_user").scalar()))
+                        report = postgresql_report(conn, runs_as, set(policy.refused), set(policy.views))
+                    else:
+                        report = mysql_report(conn, set(policy.refused))
+                finally:
+                    conn.rollback()
+        except self._sa.exc.SQLAlchemyError as exc:
+            self._engine.dispose()
+            raise ExecutionError(f"cannot read what code {self.target} holds from its catalogue: "
+                                 f"{_first_line(exc)}") from None
+        report.trusted = match_trusted(report.found, self.config.trusted_objects)
+        if role is None:
+            self._trust = report
+        return report
 
     def role_powers(self):
         """What the connecting role may do beyond reading (:mod:`.privileges`), read once."""
