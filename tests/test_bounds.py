@@ -17,7 +17,7 @@ import pytest
 
 import vouchsql
 from vouchsql.db.base import fetch_bounded
-from vouchsql.errors import SQLRejected
+from vouchsql.errors import SQLRejected, UntrustedCode
 from vouchsql.server.body import fit
 
 MiB = 1024 * 1024
@@ -379,7 +379,10 @@ def test_postgres_policy_follows_views_bodies_and_operators(pg, tmp_path):
     raw.execute(f"CREATE OPERATOR {schema}.### (LEFTARG = int, RIGHTARG = int, FUNCTION = {schema}.bump)")
     raw.execute(f"CREATE FUNCTION {schema}.twice(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 2 * $1'")
     raw.execute(f"CREATE VIEW {schema}.v_ok AS SELECT {schema}.twice(id) AS t FROM {schema}.owners")
-    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+    with pytest.raises(UntrustedCode):  # the database-level boundary first (tests/test_trust.py) ...
+        vouchsql.connect(url, cache_dir=str(tmp_path))
+    # ... and, with it waived, the statement policy behind it.
+    with vouchsql.connect(url, cache_dir=str(tmp_path), trusted_objects="*") as db:
         for sql, named in [("SELECT * FROM v_lock", "view"), ("SELECT * FROM v_over", "view"),
                            ("SELECT liar(1)", "pg_advisory_lock"), ("SELECT dyn()", "EXECUTE"),
                            ("SELECT 1 ### 2", "operator"), ("SELECT txid_current()", "transaction id")]:
@@ -426,7 +429,10 @@ def test_mariadb_policy_follows_views_and_bodies_and_hides_accounts(mariadb, tmp
     cur.execute(f"CREATE VIEW {name}.v_passwd AS SELECT LOAD_FILE('/etc/passwd') AS body")
     cur.execute(f"CREATE FUNCTION {name}.liar() RETURNS INT READS SQL DATA BEGIN SET @vouch_x = 1; RETURN 1; END")
     cur.execute(f"CREATE FUNCTION {name}.calm(x INT) RETURNS INT DETERMINISTIC NO SQL RETURN x * 2")
-    with vouchsql.connect(url, cache_dir=str(tmp_path)) as db:
+    with pytest.raises(UntrustedCode):  # the database-level boundary first (tests/test_trust.py) ...
+        vouchsql.connect(url, cache_dir=str(tmp_path))
+    # ... and, with it waived, the statement policy behind it.
+    with vouchsql.connect(url, cache_dir=str(tmp_path), trusted_objects="*") as db:
         for sql, named in [("SELECT * FROM v_lock", "GET_LOCK"), ("SELECT * FROM v_passwd", "LOAD_FILE"),
                            ("SELECT liar()", "sets a variable"), ("SELECT * FROM mysql.user", "mysql.user"),
                            ("SELECT * FROM `mysql` . `global_priv`", "mysql.global_priv"),
@@ -477,3 +483,41 @@ def test_duckdb_builders_bounded_and_a_file_opened_twice(tmp_path):
             assert db.execute("SELECT current_setting('memory_limit')").rows == [["192.0 MiB"]]
     assert first.execute("SELECT count(*) FROM t").rows == [[10]]
     first.close()
+
+
+# -- nested values (issue 27, item 4) -----------------------------------------------------------
+
+def test_a_list_cell_counts_what_it_holds():
+    from vouchsql.db.base import value_bytes
+
+    assert value_bytes(["abcdefghij"] * 1000) == 8 + 10 * 1000
+    assert value_bytes({"k": [b"xy", ("z",)]}) == 8 + 1 + 8 + 2 + 8 + 1
+    deep: list = []
+    for _ in range(100_000):  # deeper than the recursion limit
+        deep = [deep]
+    assert value_bytes(deep) == 8 * 100_001
+
+
+def test_a_row_of_one_huge_list_is_cut_and_marked():
+    cell = ["abcdefghij"] * 100_000  # ~1 MB of text in one list
+    rows = [(1, cell)]
+    got, why = fetch_bounded(lambda n: [rows.pop()] if rows else [], 10, 10_000)
+    assert why == "cell"
+    kept = got[0][1]
+    assert 0 < len(kept) < 1000 and kept[0] == "abcdefghij"
+
+
+def test_many_list_rows_stop_at_the_byte_cap():
+    made = iter([(i, list(range(1000))) for i in range(1000)])  # 8,008 bytes a cell
+    got, why = fetch_bounded(lambda n: [r for _, r in zip(range(n), made)], 10_000, 100_000)
+    assert why == "bytes" and len(got) == 12
+
+
+# (in this module, not test_trust.py: its MariaDB fixture holds stored functions that root
+# reaches server-wide, so no database opens as root while it lives)
+def test_mariadb_double_minus_is_refused_not_read_as_a_comment(mariadb):
+    url, _, _ = mariadb
+    with vouchsql.connect(url) as db:
+        result = db.execute("SELECT 1--1")  # MariaDB answers 2; every check would read SELECT 1
+        assert result.error is not None and result.error.kind == "parse" and "two minus signs" in result.error.message
+        assert db.execute("SELECT 1 - -1 AS two, 'a--b' AS s -- a comment\n").rows == [[2, "a--b"]]

@@ -330,7 +330,7 @@ def test_documented_mariadb_reader_is_read_only(mariadb, my_user, config, capsys
     name = my_user()
     statements = documented_sql("mariadb", role=name, password=PASSWORD, database=db_name)
     assert statements == [f"CREATE USER '{name}'@'%' IDENTIFIED BY '{PASSWORD}'",
-                          f"GRANT SELECT ON {db_name}.* TO '{name}'@'%'"]
+                          f"GRANT SELECT, SHOW VIEW ON {db_name}.* TO '{name}'@'%'"]
     for statement in statements:
         cur.execute(statement)
     assert_read_only(MY.format(user=f"{name}:{PASSWORD}", db=db_name), config, capsys, [[1, 1], [2, 2], [3, 3]])

@@ -45,7 +45,27 @@ def value_bytes(value: Any) -> int:
         return len(value)
     if isinstance(value, memoryview):
         return value.nbytes
+    if isinstance(value, (list, tuple, dict)):
+        # A list, map or struct cell (DuckDB, Spark, PostgreSQL arrays and JSON) counts what it
+        # holds: a list of 9 million strings is not 8 bytes.
+        return _nested_bytes(value)
     return _SCALAR_BYTES
+
+
+def _nested_bytes(value: Any) -> int:
+    total, stack = 0, [value]
+    while stack:  # iterative: a deeply nested value must not exhaust the recursion limit
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+            total += _SCALAR_BYTES
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+            total += _SCALAR_BYTES
+        else:
+            total += value_bytes(item)
+    return total
 
 
 def _cut(value: Any, budget: int) -> Any:
@@ -54,6 +74,19 @@ def _cut(value: Any, budget: int) -> Any:
         return value[:max(0, budget)]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value[:max(0, budget)])
+    if isinstance(value, (list, tuple)):  # the leading items that fit, the last one cut
+        kept: list = []
+        for item in value:
+            size = value_bytes(item)
+            if size > budget:
+                if isinstance(item, (str, bytes, bytearray, memoryview, list, tuple, dict)) and budget > 0:
+                    kept.append(_cut(item, budget))
+                break
+            kept.append(item)
+            budget -= size
+        return kept if isinstance(value, list) else tuple(kept)
+    if isinstance(value, dict):
+        return dict(zip(value.keys(), _cut(list(value.values()), budget)))
     return value
 
 

@@ -402,6 +402,11 @@ def _mysql_body_state() -> re.Pattern:
     return re.compile(r"\bset\s+(?:global|session|local|persist|@)|:=|\binto\s*@", re.IGNORECASE)
 
 
+# String literals and quoted names, backslash escapes and doubled quotes included: what
+# "--" inside them means is not a comment either way.
+_MYSQL_QUOTED = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\"|`(?:[^`]|``)*`", re.DOTALL)
+
+
 @dataclass
 class MySQLPolicy:
     refused: dict[str, str] = field(default_factory=lambda: dict(MYSQL_DENIED_FUNCTIONS))
@@ -450,6 +455,12 @@ class MySQLPolicy:
                             "MariaDB and MySQL run the text inside it as SQL")
         if ":=" in sql:
             raise forbidden("assignment to a user variable (:=)", "it changes session state")
+        if re.search(r"--(?=\S)", _MYSQL_QUOTED.sub(" ", sql)):
+            # MariaDB/MySQL start a comment at "-- " only: "1--1" is 1 - (-1) = 2 there, while
+            # sqlglot, and so every check, reads "--1" as a comment.
+            raise SQLRejected("'--' followed by a character other than a space is read two ways: MariaDB and MySQL "
+                              "read two minus signs, other readers a comment; write '- -1' for the numbers or "
+                              "'-- ' for a comment", kind="parse")
         if re.search(r"\bnext\s+value\s+for\b", sql, re.IGNORECASE):
             raise forbidden("NEXT VALUE FOR", "it advances a sequence, which no rollback undoes")
         if re.search(r"\binto\s*(/\*[\s\S]*?\*/\s*|#[^\n]*\n\s*|--[^\n]*\n\s*)*@", sql, re.IGNORECASE):

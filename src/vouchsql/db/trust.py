@@ -308,10 +308,10 @@ def _pg_unproven(fns: list[_Fn], bad: set[str]) -> dict[str, str]:
             continue
         if fn.kind == "a":
             continue  # decided by its support functions below
-        if fn.language != "sql":
+        if fn.definer:
+            why[fn.signature] = f"SECURITY DEFINER (LANGUAGE {fn.language}): it runs with its owner's powers"
+        elif fn.language != "sql":
             why[fn.signature] = f"LANGUAGE {fn.language}: Vouch does not prove what such a body does"
-        elif fn.definer:
-            why[fn.signature] = "SECURITY DEFINER: it runs with its owner's powers"
         elif fn.volatility == "v":
             why[fn.signature] = "declared VOLATILE: it may change state"
         elif fn.name in bad:
