@@ -521,3 +521,43 @@ def test_mariadb_double_minus_is_refused_not_read_as_a_comment(mariadb):
         result = db.execute("SELECT 1--1")  # MariaDB answers 2; every check would read SELECT 1
         assert result.error is not None and result.error.kind == "parse" and "two minus signs" in result.error.message
         assert db.execute("SELECT 1 - -1 AS two, 'a--b' AS s -- a comment\n").rows == [[2, "a--b"]]
+
+
+# -- refused names in literals and comments (issue 27, item 6) --------------------------------------
+
+@pytest.mark.parametrize("sql,nested,expected", [
+    ("SELECT 1 WHERE n = 'lo_export' -- nextval(1)\nAND x", True, "SELECT 1 WHERE n = ''  \nAND x"),
+    ("SELECT 'it''s nextval()' AS a", True, "SELECT '' AS a"),
+    # PostgreSQL nests comments; MariaDB does not, so there the call is code after the first */.
+    ("SELECT /* a /* b */ lo_export() */ 1", True, "SELECT   1"),
+    ("SELECT /* a /* b */ lo_export() */ 1", False, "SELECT   lo_export() */ 1"),
+    # A quote inside a comment opens no string.
+    ("SELECT /* ' */ lo_export() /* ' */", True, "SELECT   lo_export()  "),
+    # Quoted identifiers keep their text: "lo_export"() is a call.
+    ('SELECT "lo_export"() FROM t', True, 'SELECT "lo_export"() FROM t'),
+    # MariaDB reads "--x" as two minus signs, not a comment (refused before this, see above).
+    ("SELECT a --b", False, "SELECT a --b"),
+    # Hints and executable comments act: kept.
+    ("SELECT /*+ SET_VAR(x=1) */ 1", False, "SELECT /*+ SET_VAR(x=1) */ 1"),
+    # Where the server's reading could differ from this one, the whole text is scanned.
+    ("SELECT E'\\' lo_export() '", True, "SELECT E'\\' lo_export() '"),
+    ("SELECT $$ x $$, lo_export()", True, "SELECT $$ x $$, lo_export()"),
+    ("SELECT 'unterminated lo_export()", True, "SELECT 'unterminated lo_export()"),
+    ("SELECT 1 /* unterminated lo_export()", True, "SELECT 1 /* unterminated lo_export()"),
+])
+def test_code_text_blanks_only_what_the_server_reads_as_text(sql, nested, expected):
+    from vouchsql.db.policy import code_text
+
+    assert code_text(sql, nested_comments=nested) == expected
+
+
+def test_a_refused_name_in_a_literal_runs_and_as_a_call_is_refused(pg):
+    url, _, _ = pg
+    with vouchsql.connect(url) as db:
+        assert db.execute("SELECT count(*) FROM owners WHERE name = 'lo_export' -- not nextval()\n").rows == [[0]]
+        for sql in ("SELECT lo_export(1, '/tmp/x')", "SELECT E'\\\\' , nextval('s')"):
+            result = db.execute(sql)
+            assert result.error is not None and result.error.kind == "forbidden", (sql, result)
+        # A literal still names a relation wherever a function takes a regclass.
+        result = db.execute("SELECT table_to_xml('pg_authid', true, true, '')")
+        assert result.error is not None and "pg_authid" in result.error.message

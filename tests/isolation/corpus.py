@@ -85,7 +85,44 @@ def resources(engine: str) -> list[Case]:
 
 
 def legit(engine: str) -> list[Case]:
-    return _load(CORPUS_DIR / f"legit_{engine}.toml", engine, "legit", "case")
+    return _load(CORPUS_DIR / f"legit_{engine}.toml", engine, "legit", "case") + named_in_text(engine)
+
+
+# Names the server engines' policies refuse as calls, and the worlds' own trap functions
+# (servers.py), written where they call nothing: in string literals and comments. Issue 27,
+# item 6: a refused word there is not a call, and these reads must run.
+_REFUSED_NAMES = {
+    "postgresql": ("lo_export", "lo_import", "lo_unlink", "pg_read_file", "pg_read_binary_file", "pg_ls_dir",
+                   "pg_stat_file", "dblink", "dblink_exec", "dblink_connect", "pg_file_write", "set_config",
+                   "nextval", "setval", "txid_current", "pg_advisory_lock", "pg_try_advisory_lock",
+                   "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_notify", "query_to_xml",
+                   "cursor_to_xml", "schema_to_xml", "database_to_xml", "crosstab", "connectby", "xpath_table",
+                   "ts_stat", "pg_switch_wal", "pg_create_logical_replication_slot", "pg_stat_reset",
+                   "pg_logical_emit_message", "pg_promote", "lowrite", "loread", "evil_volatile",
+                   "immutable_liar", "evil_op", "read_passwd", "evil_slot", "pg_rotate_logfile",
+                   "pg_export_snapshot", "pg_backup_start", "pg_sleep_until_never"),
+    "mariadb": ("load_file", "get_lock", "release_lock", "release_all_locks", "is_free_lock", "is_used_lock",
+                "master_pos_wait", "master_gtid_wait", "source_pos_wait", "wait_for_executed_gtid_set",
+                "nextval", "setval", "outfile", "dumpfile", "set_var", "sys_exec", "sys_eval",
+                "global_priv", "authentication_string", "processlist", "processlist_info", "evil_global",
+                "evil_write", "evil_lock", "evil_next", "read_passwd", "sleep_forever", "benchmark_me",
+                "into_outfile", "mysql_user", "load_data", "lo_export", "pg_read_file", "dblink", "set_config",
+                "last_insert_id_expr", "next_value_for", "user_variables", "sys_schema", "performance_schema",
+                "general_log", "slow_log", "plugin_load", "shutdown_server", "kill_query"),
+}
+_IN_TEXT = (
+    ("literal", "SELECT COUNT(*) AS n FROM Artist WHERE Name = '{w}'"),
+    ("literal-call", "SELECT Name FROM Genre WHERE Name <> '{w}()' ORDER BY GenreId LIMIT 3"),
+    ("line-comment", "SELECT COUNT(*) AS n FROM Album -- not {w}()\n"),
+    ("block-comment", "SELECT /* {w}(1) is not called */ COUNT(*) AS n FROM Track"),
+    ("label", "SELECT 'see {w}(x)' AS note, COUNT(*) AS n FROM Genre"),
+    ("like", "SELECT Title FROM Album WHERE Title LIKE '%{w}%' ORDER BY AlbumId LIMIT 2"),
+)
+
+
+def named_in_text(engine: str) -> list[Case]:
+    return [Case(engine, "legit", f"in-text-{kind}-{word}", f"refused-name-{kind}", sql.format(w=word))
+            for word in _REFUSED_NAMES.get(engine, ()) for kind, sql in _IN_TEXT]
 
 
 def nasty(engine: str) -> list[Case]:

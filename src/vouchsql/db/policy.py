@@ -29,11 +29,14 @@ MariaDB/MySQL, every word of its text is looked up here:
   SQL (``mysql.user``, ``mysql.global_priv``, the process list, the ``sys`` schema),
   ``LAST_INSERT_ID(expr)`` and the ``SET_VAR`` optimizer hint.
 
-The scan is over the raw text, strings and comments included, on purpose: it must not depend
-on tokenising exactly as the server does (backslash escapes, ``standard_conforming_strings``,
-``NO_BACKSLASH_ESCAPES`` and dollar quotes all change where a string ends). The price is that
-a string literal holding such a name (``WHERE note = 'lo_export'``) is refused too; the
-legitimate-SQL corpus in the tests measures that this does not happen in everyday reads.
+Function names are looked for in the code of the statement: string literals and comments
+are blanked first (:func:`code_text`), read as the server reads them, so ``WHERE note =
+'lo_export'`` and ``-- not nextval`` run. Where the server's reading could differ from
+Vouch's (a backslash, ``standard_conforming_strings``, ``NO_BACKSLASH_ESCAPES``, dollar
+quotes), the whole text is scanned instead, strings and comments included: a false block
+there, never a missed call. On PostgreSQL relations (secret catalogues, refused views) are
+looked for in the whole text always, since a string literal becomes a relation's name
+wherever a function takes a ``regclass``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,66 @@ _WORD = re.compile(r"[^\W\d][\w$]*")
 def words(sql: str) -> set[str]:
     """Every identifier-like word of ``sql``, lower-cased, wherever it stands."""
     return {w.lower() for w in _WORD.findall(sql)}
+
+
+def code_text(sql: str, nested_comments: bool) -> str:
+    """``sql`` with its single-quoted string literals emptied and its comments blanked, read
+    the way PostgreSQL (``nested_comments``) and MariaDB/MySQL read them, so that a refused
+    name inside a literal or a comment (``WHERE note = 'lo_export'``, ``-- not nextval``) is
+    not taken for a call. Where the server's reading could differ from this one — a backslash
+    (escape strings, ``standard_conforming_strings``, MariaDB's escapes), a ``$`` (dollar
+    quotes), an unterminated literal or comment — the text is returned whole, as the raw scan
+    reads it. Optimizer hints (``/*+ … */``) and executable comments keep their text, since the
+    server acts on them; so do quoted identifiers: ``"lo_export"()`` is a call. Nested comments
+    only ever end later than a plain reading says, so a comment blanked here is one on the server."""
+    if "\\" in sql or "$" in sql:
+        return sql
+    out: list[str] = []
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch == "'":
+            j = i + 1
+            while True:
+                j = sql.find("'", j)
+                if j < 0:
+                    return sql
+                if sql.startswith("''", j):
+                    j += 2
+                    continue
+                break
+            out.append("''")
+            i = j + 1
+        elif ch in '"`':
+            j = sql.find(ch, i + 1)
+            while j >= 0 and sql.startswith(ch * 2, j):
+                j = sql.find(ch, j + 2)
+            if j < 0:
+                return sql
+            out.append(sql[i:j + 1])
+            i = j + 1
+        elif sql.startswith("--", i) and (nested_comments or i + 2 >= n or sql[i + 2] in " \t\r\n\f\v"):
+            j = sql.find("\n", i)
+            out.append(" ")
+            i = n if j < 0 else j
+        elif sql.startswith("/*", i):
+            depth, j = 1, i + 2
+            while depth and j < n:
+                if nested_comments and sql.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif sql.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            if depth:
+                return sql
+            # An optimizer hint (/*+ SET_VAR(…) */) or an executable comment acts: keep it.
+            out.append(sql[i:j] if sql.startswith(("/*+", "/*!"), i) else " ")
+            i = j
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 def forbidden(what: str, reason: str) -> SQLRejected:
@@ -306,13 +369,17 @@ class PostgresPolicy:
         if re.search(r"u&\s*\"", sql, re.IGNORECASE):
             # A Unicode-escaped identifier can spell any function name in escapes.
             raise forbidden("a Unicode-escaped identifier (U&\"…\")", "it can hide the name of a function")
+        # Relations are looked for in the whole text: a string literal becomes a relation's
+        # name wherever a function takes a regclass (table_to_xml('pg_authid', …)). Functions
+        # only in the code: a string or a comment calls nothing.
         found = {pg_name(w) for w in words(sql)}
-        if found & set(_PG_REG_TYPES) and words(_PG_CONSTANT_NAME.sub(" ", sql)) & set(_PG_REG_TYPES):
+        calls = {pg_name(w) for w in words(code_text(sql, nested_comments=True))}
+        if calls & set(_PG_REG_TYPES) and words(_PG_CONSTANT_NAME.sub(" ", sql)) & set(_PG_REG_TYPES):
             raise forbidden("a relation, function or schema named at run time (a reg* cast of an expression)",
                             "what it names cannot be checked before it runs; write the name as a constant")
         for word in sorted(found & PG_SECRET_RELATIONS):
             raise forbidden(f"reading {word}", "it holds secrets or other sessions' data, not the database's data")
-        for word in sorted(found & self.refused.keys()):
+        for word in sorted(calls & self.refused.keys()):
             qualified, reason = self.refused[word]
             raise forbidden(f"the function {qualified}()", reason)
         for word in sorted(found & self.views.keys()):
@@ -467,15 +534,16 @@ class MySQLPolicy:
             raise forbidden("SELECT … INTO @variable", "it changes session state")
         if re.search(r"\blast_insert_id\s*\(\s*[^)\s]", sql, re.IGNORECASE):
             raise forbidden("LAST_INSERT_ID(expr)", "it sets the session's last insert id")
-        secret = _mysql_secret_tables().search(sql)
+        code = code_text(sql, nested_comments=False)  # literals and comments name nothing here
+        secret = _mysql_secret_tables().search(code)
         if secret:
             shown = re.sub(r"/\*.*?\*/|[`\"\s]", "", secret.group(0), flags=re.DOTALL)
             shown = "the sys schema" if shown.lower() == "sys." else shown
             raise forbidden(f"reading {shown}", "it holds password hashes, other sessions' SQL or the server's "
                                                 "own diagnostics, not the database's data")
-        for word in sorted(words(sql) & MYSQL_SECRET_WORDS.keys()):
+        for word in sorted(words(code) & MYSQL_SECRET_WORDS.keys()):
             raise forbidden(f"reading {word}", MYSQL_SECRET_WORDS[word])
-        for word in sorted(words(sql) & self.refused.keys()):
+        for word in sorted(words(code) & self.refused.keys()):
             raise forbidden(word.upper(), self.refused[word])
 
 
