@@ -173,6 +173,14 @@ def test_cli_refuses_in_one_line_with_exit_2(trap_pg, capsys):
     assert err.startswith("error: ") and "holds code that a query can run" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("command", [["serve", "--port", "8799"], ["mcp"]])
+def test_servers_refuse_to_start_on_the_database(trap_pg, capsys, command):
+    pytest.importorskip("fastapi" if command[0] == "serve" else "mcp")
+    assert main([command[0], "--db", f"trap={trap_pg['url']}", *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert "database 'trap'" in err and "holds code that a query can run" in err and "Traceback" not in err
+
+
 def test_doctor_reader_is_refused_or_harmless_on_every_trap(trap_pg, capsys):
     url, own, reader, token = trap_pg["url"], trap_pg["own"], trap_pg["reader"], trap_pg["token"]
     assert main(["doctor", "--db", url, "--reader", reader, "--sql-only"]) == 1  # as the superuser: refused
