@@ -1,16 +1,25 @@
 """Issue 27, items 1 and 3: the trust boundary read from the catalogue (db/trust.py) and
 ``vouch doctor`` (db/doctor.py), on a real PostgreSQL and MariaDB.
 
-Each database below holds the traps of the issue, each with a side effect that outlives the
-query (a session advisory lock with its own key, a file written by a program, a server
-variable), and is built in a database of its own so no other test sees it. As the server's
-superuser Vouch refuses each database at connect, naming what it found; under the reader
-role ``vouch doctor`` prints, every trap is refused or fails harmlessly with no side effect,
-and ordinary reads still run.
+Each database below holds the traps of the issue and is built in a database of its own.
+Every PostgreSQL trap ends in ``side(KEY)``, a SECURITY DEFINER function of the superuser that
+runs a program writing a file inside Vouch's READ ONLY transaction (the issue's worst case);
+every MariaDB trap changes a global variable or takes a named lock. As the server's superuser
+Vouch refuses each database at connect, naming what it found; under the reader role
+``vouch doctor`` prints, each trap — alone and reached from inside five other queries — is
+refused or fails harmlessly through the library, ``vouch sql``, ``POST /api/check`` and the
+MCP ``run_sql`` tool, with no file written, no setting changed and no lock held, while
+ordinary reads still run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import shutil
+import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -23,72 +32,158 @@ from vouchsql.errors import UntrustedCode
 pytestmark = pytest.mark.engines
 
 LONG = "f_" + "long" * 17  # 70 bytes: PostgreSQL keeps the first 63
+VOUCH = str(Path(sys.executable).with_name("vouch"))
 
 
 def _token() -> str:
     return uuid.uuid4().hex[:8]
 
 
-# -- PostgreSQL ------------------------------------------------------------------------------------
-
-# (case, statement, advisory-lock key its trap takes); {long} is the 70-byte name.
-PG_TRAPS = [
-    ("domain check", "SELECT 5::d_lock", 9101),
-    ("implicit cast", "SELECT textlen(ROW(1)::mytype)", 9102),
-    ("explicit cast", "SELECT (ROW(1)::mytype)::text", 9102),
-    ("row-level security policy", "SELECT * FROM rls_t", 9101),
-    ("moving-aggregate msfunc in a window frame",
-     "SELECT magg(id) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t", 9104),
-    ("default-argument expression", "SELECT f_default()", 9105),
-    ("BEGIN ATOMIC body", "SELECT f_atomic(1)", 9106),
-    ("name over 63 bytes", "SELECT {long}()", 9107),
-    ("view by a run-time name", "SELECT table_to_xml(('v_'||'side')::regclass, true, true, '')", 9108),
-    ("view read directly", "SELECT * FROM v_side", 9108),
-    ("SECURITY DEFINER function", "SELECT f_definer()", 9109),
-    ("user operator", "SELECT 1 <-> 2", 9110),
-    ("SQL held in a string", "SELECT * FROM crosstab('SELECT f_lockv(9111)::text, ''a'', ''b''') "
-                             "AS ct(r text, a text)", 9111),
-    ("foreign table running a program", "SELECT * FROM ft", None),
+# Each trap is also reached from inside another query.
+WRAPPERS = [
+    ("plain", "{s}"),
+    ("subquery", "SELECT * FROM ({s}) AS w"),
+    ("cte", "WITH w AS ({s}) SELECT * FROM w"),
+    ("scalar", "SELECT (SELECT count(*) FROM ({s}) AS x) AS n"),
+    ("exists", "SELECT id FROM t WHERE EXISTS ({s})"),
+    ("derived-join", "SELECT t.id FROM t JOIN ({s}) AS l ON true"),
 ]
 
 
-def _pg_setup(dbname: str, marker: Path) -> list[str]:
-    lock = "PERFORM pg_advisory_lock({});"
+def _wrapped(traps, **names) -> list[tuple[str, str]]:
+    return [(f"{case} ({how})", form.format(s=sql.format(**names))) for case, sql in traps for how, form in WRAPPERS]
+
+
+# -- every channel ---------------------------------------------------------------------------------
+
+def _library(url: str, trusted: str, statements, tmp: Path) -> dict[str, str | None]:
+    out = {}
+    with vouchsql.connect(url, trusted_objects=trusted or None, cache_dir=str(tmp)) as db:
+        for case, sql in statements:
+            result = db.execute(sql)
+            out[case] = None if result.error is None else result.error.kind
+    return out
+
+
+def _cli(url: str, trusted: str, statements, tmp: Path) -> dict[str, str | None]:
+    out = {}
+    for case, sql in statements:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main(["sql", "--db", url, *(["--trusted-objects", trusted] if trusted else []),
+                         "--cache-dir", str(tmp), sql])
+        assert "Traceback" not in err.getvalue(), (case, err.getvalue())
+        out[case] = None if code == 0 else f"exit {code}"
+    return out
+
+
+def _http(url: str, trusted: str, statements, tmp: Path) -> dict[str, str | None]:
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from vouchsql.server.app import ServerOptions, create_app
+    from vouchsql.settings import load_config
+
+    config = load_config(env={}, cwd=tmp, cache_dir=str(tmp), trusted_objects=trusted or None)
+    out = {}
+    with TestClient(create_app(ServerOptions(databases={"w": url}), config)) as client:
+        for case, sql in statements:
+            resp = client.post("/api/check", json={"db": "w", "question": "What does this return?",
+                                                   "candidates": [sql]})
+            assert resp.status_code < 500 and "Traceback" not in resp.text, (case, resp.text[:300])
+            error = (resp.json().get("shown") or {}).get("result", {}).get("error") if resp.status_code == 200 \
+                else {"kind": str(resp.status_code)}
+            out[case] = None if error is None else error.get("kind")
+    return out
+
+
+def _mcp(url: str, trusted: str, statements, tmp: Path) -> dict[str, str | None]:
+    pytest.importorskip("mcp")
+    anyio = pytest.importorskip("anyio")
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    env = {"VOUCH_CACHE_DIR": str(tmp), "PATH": os.environ.get("PATH", ""),
+           **({"VOUCH_TRUSTED_OBJECTS": trusted} if trusted else {})}
+    out: dict[str, str | None] = {}
+
+    async def session() -> None:
+        params = StdioServerParameters(command=VOUCH, args=["mcp", "--db", f"w={url}"], env=env)
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    for case, sql in statements:
+                        res = await s.call_tool("run_sql", {"database": "w", "sql": sql})
+                        assert "Traceback" not in res.content[0].text, (case, res.content[0].text)
+                        out[case] = (res.structured_content or {}).get("error", {}).get("kind", "error") \
+                            if res.is_error else None
+
+    anyio.run(session)
+    return out
+
+
+CHANNELS = {"library": _library, "cli": _cli, "http": _http, "mcp": _mcp}
+
+
+# -- PostgreSQL ------------------------------------------------------------------------------------
+
+# (case, statement); {long} is the 70-byte name. Each names the side() key it fires in _pg_setup.
+PG_TRAPS = [
+    ("domain check", "SELECT 5::d_lock AS v"),
+    ("implicit cast", "SELECT textlen(ROW(1)::mytype) AS v"),
+    ("explicit cast", "SELECT (ROW(1)::mytype)::text AS v"),
+    ("row-level security policy", "SELECT id AS v FROM rls_t"),
+    ("moving-aggregate msfunc in a window frame",
+     "SELECT magg(id) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS v FROM t"),
+    ("default-argument expression", "SELECT f_default() AS v"),
+    ("BEGIN ATOMIC body", "SELECT f_atomic(1) AS v"),
+    ("name over 63 bytes", "SELECT {long}() AS v"),
+    ("view by a run-time name", "SELECT table_to_xml(('v_'||'side')::regclass, true, true, '') AS v"),
+    ("view read directly", "SELECT l AS v FROM v_side"),
+    ("SECURITY DEFINER function", "SELECT side('direct') AS v"),
+    ("user operator", "SELECT 1 <-> 2 AS v"),
+    ("SQL held in a string",
+     "SELECT r AS v FROM crosstab('SELECT side(''crosstab'')::text, ''a'', ''b''') AS ct(r text, a text)"),
+    ("foreign table running a program", "SELECT line AS v FROM ft"),
+    ("secret catalogue by a run-time name",
+     "SELECT table_to_xml(('pg_catalog.pg_au'||'thid')::regclass, true, true, '') AS v"),
+    ("subscription connection strings", "SELECT subconninfo AS v FROM pg_subscription"),
+]
+
+
+def _pg_setup(marker: str) -> list[str]:
     return [
         "CREATE EXTENSION tablefunc", "CREATE EXTENSION file_fdw",
         "CREATE TABLE t (id int PRIMARY KEY, v text)", "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+        # The superuser's program, reached by every trap below.
+        "CREATE FUNCTION side(key text) RETURNS boolean VOLATILE SECURITY DEFINER LANGUAGE plpgsql AS $$ BEGIN "
+        f"EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', 'touch {marker}_' || key); RETURN true; END $$",
         # Declared STABLE so the statement policy's volatility rule does not see them.
-        f"CREATE FUNCTION f_lock(int) RETURNS boolean STABLE LANGUAGE plpgsql AS $$ BEGIN {lock.format(9101)} "
-        "RETURN true; END $$",
-        f"CREATE FUNCTION f_lockv(int) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_lock($1); "
-        "RETURN true; END $$",
+        "CREATE FUNCTION f_lock(int) RETURNS boolean STABLE LANGUAGE plpgsql AS $$ BEGIN "
+        "RETURN side('domain'); END $$",
         "CREATE DOMAIN d_lock AS int CHECK (f_lock(VALUE))",
         "CREATE DOMAIN d_conf AS text CHECK (set_config('application_name', VALUE, true) IS NOT NULL)",
         "CREATE TYPE mytype AS (a int)",
-        f"CREATE FUNCTION f_cast(mytype) RETURNS text STABLE LANGUAGE plpgsql AS $$ BEGIN {lock.format(9102)} "
-        "RETURN 'x'; END $$",
+        "CREATE FUNCTION f_cast(mytype) RETURNS text STABLE LANGUAGE plpgsql AS $$ BEGIN "
+        "PERFORM side('cast'); RETURN 'x'; END $$",
         "CREATE CAST (mytype AS text) WITH FUNCTION f_cast(mytype) AS IMPLICIT",
         "CREATE TABLE rls_t (id int)", "INSERT INTO rls_t VALUES (1)",
         "ALTER TABLE rls_t ENABLE ROW LEVEL SECURITY", "ALTER TABLE rls_t FORCE ROW LEVEL SECURITY",
         "CREATE POLICY p_lock ON rls_t FOR SELECT USING (f_lock(id))",
-        f"CREATE FUNCTION f_msfunc(int, int) RETURNS int STABLE STRICT LANGUAGE plpgsql AS $$ BEGIN {lock.format(9104)} "
-        "RETURN coalesce($1, 0) + $2; END $$",
+        "CREATE FUNCTION f_msfunc(int, int) RETURNS int STABLE STRICT LANGUAGE plpgsql AS $$ BEGIN "
+        "PERFORM side('msfunc'); RETURN $1 + $2; END $$",
         "CREATE AGGREGATE magg(int) (sfunc = int4pl, stype = int, msfunc = f_msfunc, minvfunc = int4mi, "
         "mstype = int)",
-        "CREATE FUNCTION f_default(a text DEFAULT pg_advisory_lock(9105)::text) RETURNS int STABLE LANGUAGE sql "
+        "CREATE FUNCTION f_default(a boolean DEFAULT side('default')) RETURNS int STABLE LANGUAGE sql "
         "AS $$ SELECT 1 $$",
-        "CREATE FUNCTION f_atomic(int) RETURNS text STABLE LANGUAGE sql BEGIN ATOMIC "
-        "SELECT pg_advisory_lock(9106)::text; END",
-        f"CREATE FUNCTION {LONG}() RETURNS int STABLE LANGUAGE plpgsql AS $$ BEGIN {lock.format(9107)} "
-        "RETURN 1; END $$",
-        "CREATE VIEW v_side AS SELECT pg_advisory_lock(9108)::text AS l",
-        f"CREATE FUNCTION f_definer() RETURNS int STABLE SECURITY DEFINER LANGUAGE plpgsql AS $$ BEGIN "
-        f"{lock.format(9109)} RETURN 1; END $$",
-        f"CREATE FUNCTION f_op(int, int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$ BEGIN {lock.format(9110)} "
-        "RETURN $1 + $2; END $$",
+        "CREATE FUNCTION f_atomic(int) RETURNS boolean STABLE LANGUAGE sql BEGIN ATOMIC SELECT side('atomic'); END",
+        f"CREATE FUNCTION {LONG}() RETURNS boolean STABLE LANGUAGE sql AS $$ SELECT side('long') $$",
+        "CREATE VIEW v_side AS SELECT side('view') AS l",
+        "CREATE FUNCTION f_op(int, int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$ BEGIN "
+        "PERFORM side('operator'); RETURN $1 + $2; END $$",
         "CREATE OPERATOR <-> (LEFTARG = int, RIGHTARG = int, FUNCTION = f_op)",
         "CREATE SERVER files FOREIGN DATA WRAPPER file_fdw",
-        f"CREATE FOREIGN TABLE ft (line text) SERVER files OPTIONS (program 'touch {marker}; echo hi')",
+        f"CREATE FOREIGN TABLE ft (line text) SERVER files OPTIONS (program 'touch {marker}_fdw; echo hi')",
         # An ordinary function a person has reviewed, and one Vouch proves itself.
         "CREATE FUNCTION fmt_money(numeric) RETURNS text IMMUTABLE LANGUAGE plpgsql AS "
         "$$ BEGIN RETURN to_char($1, 'FM999990.00'); END $$",
@@ -97,7 +192,7 @@ def _pg_setup(dbname: str, marker: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def trap_pg(tmp_path_factory):
+def trap_pg():
     psycopg = pytest.importorskip("psycopg")
     pytest.importorskip("sqlalchemy")
     try:
@@ -107,10 +202,14 @@ def trap_pg(tmp_path_factory):
         pytest.skip(f"PostgreSQL is not reachable: {exc}")
     token = _token()
     dbname, reader = f"vouch_trust_{token}", f"vouch_reader_{token}"
-    marker = Path("/tmp") / f"vouch_trust_{token}"  # written by the server's program: a shared /tmp
+    # The server's programs write here (a /tmp shared with it); open to its user, and without
+    # /tmp's sticky bit so that the test can remove what the server wrote.
+    workdir = Path(tempfile.mkdtemp(prefix="vouch_trust_"))
+    workdir.chmod(0o777)
+    marker = str(workdir / "fired")
     admin.execute(f"CREATE DATABASE {dbname}")
     own = psycopg.connect(f"host=127.0.0.1 port=5432 user=postgres dbname={dbname}", autocommit=True)
-    for statement in _pg_setup(dbname, marker):
+    for statement in _pg_setup(marker):
         own.execute(statement)
     url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{dbname}"
     try:
@@ -121,13 +220,20 @@ def trap_pg(tmp_path_factory):
         admin.execute(f"DROP DATABASE IF EXISTS {dbname} WITH (FORCE)")
         admin.execute(f"DROP ROLE IF EXISTS {reader}")
         admin.close()
-        marker.unlink(missing_ok=True)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _locks_held(own, key: int) -> int:
-    return own.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s AND "
-                       "database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-                       (key,)).fetchone()[0]
+def _fired(marker: str) -> list[str]:
+    """The side effects that happened: the files the superuser's program wrote."""
+    path = Path(marker)
+    return sorted(p.name[len(path.name) + 1:] for p in path.parent.glob(path.name + "_*"))
+
+
+def test_the_traps_do_fire_when_nothing_guards_them(trap_pg):
+    # The fixture is sound: as the superuser, straight through psycopg, a trap writes its file.
+    trap_pg["own"].execute("SELECT (ROW(1)::mytype)::text")
+    assert _fired(trap_pg["marker"]) == ["cast"]
+    Path(trap_pg["marker"] + "_cast").unlink()
 
 
 def test_superuser_is_refused_at_connect_naming_what_runs(trap_pg):
@@ -142,17 +248,20 @@ def test_report_lists_every_trap_and_proves_the_plain_sql_function(trap_pg):
     with vouchsql.connect(trap_pg["url"], trusted_objects="*") as db:
         report = db.trust_report()
     names = {h.name: h for h in report.found}
-    for expected in ("public.f_lock", "public.f_cast", "public.f_msfunc", "public.f_default", "public.f_atomic",
-                     f"public.{LONG[:63]}", "public.f_definer", "public.f_op", "public.fmt_money",
+    for expected in ("public.side", "public.f_lock", "public.f_cast", "public.f_msfunc", "public.f_default",
+                     "public.f_atomic", f"public.{LONG[:63]}", "public.f_op", "public.fmt_money",
                      "public.d_conf", "public.ft", "public.v_side", "extension:tablefunc", "extension:file_fdw"):
         assert expected in names, (expected, sorted(names))
     assert "public.twice" not in names  # LANGUAGE sql, IMMUTABLE, uses nothing refused: proven
     assert "public.d_lock" not in names  # its check calls f_lock, which is listed (and fenced by EXECUTE)
     assert "domain public.d_lock" in names["public.f_lock"].used_by
+    assert "policy public.rls_t (p_lock)" in names["public.f_lock"].used_by
     assert "cast mytype -> text" in names["public.f_cast"].used_by
-    assert "SECURITY DEFINER" in names["public.f_definer"].why
+    assert "SECURITY DEFINER" in names["public.side"].why
+    assert names["public.f_atomic"].why == "its body uses side"  # the BEGIN ATOMIC body, read
+    assert names["public.f_default"].why == "its body uses side"  # the default argument, read
     assert names["public.d_conf"].fence == []  # no role can be kept from a domain's CHECK
-    assert names["public.ft"].fence == [f"REVOKE SELECT ON public.ft FROM {{reader}};"]
+    assert names["public.ft"].fence == ["REVOKE SELECT ON public.ft FROM {reader};"]
     assert report.role == "pg_read_all_data"  # the superuser is demoted for every query
 
 
@@ -181,30 +290,6 @@ def test_servers_refuse_to_start_on_the_database(trap_pg, capsys, command):
     assert "database 'trap'" in err and "holds code that a query can run" in err and "Traceback" not in err
 
 
-def test_doctor_reader_is_refused_or_harmless_on_every_trap(trap_pg, capsys):
-    url, own, reader, token = trap_pg["url"], trap_pg["own"], trap_pg["reader"], trap_pg["token"]
-    assert main(["doctor", "--db", url, "--reader", reader, "--sql-only"]) == 1  # as the superuser: refused
-    script = capsys.readouterr().out
-    assert "REVOKE EXECUTE ON FUNCTION public.f_lock(integer) FROM PUBLIC;" in script
-    assert "REVOKE SELECT ON public.ft FROM" in script and "-- domain public.d_conf" in script
-    own.execute(script.replace("'change-me'", f"'pw-{token}'"))
-
-    # Under the reader only the domain no role can be kept from is left; trust it as reviewed.
-    with pytest.raises(UntrustedCode) as info:
-        vouchsql.connect(trap_pg["reader_url"])
-    assert "(1 object: domain public.d_conf" in info.value.message
-    with vouchsql.connect(trap_pg["reader_url"], trusted_objects="public.d_conf") as db:
-        assert db.role_powers().privileged is False
-        assert db.execute("SELECT id, twice(id) FROM t ORDER BY id").rows == [[1, 2], [2, 4], [3, 6]]
-        for case, sql, key in PG_TRAPS:
-            result = db.execute(sql.format(long=LONG))
-            assert result.error is not None, (case, result.rows)
-            assert result.error.kind in ("forbidden", "read_only", "execution"), (case, result.error)
-            if key is not None:
-                assert _locks_held(own, key) == 0, f"{case}: the trap's lock is held"
-        assert not trap_pg["marker"].exists(), "the foreign table's program ran"
-
-
 def test_statement_policy_is_a_second_layer_under_a_trusted_superuser(trap_pg):
     # Trusting everything waives the database-level refusal; the statement policy still
     # refuses the traps it can see, among them the ones this issue found it blind to.
@@ -221,10 +306,67 @@ def test_statement_policy_is_a_second_layer_under_a_trusted_superuser(trap_pg):
             assert word in result.error.message, (sql, result.error.message)
         # A constant name is read like any other word: allowed when it names nothing refused.
         assert db.execute("SELECT length(table_to_xml('t'::regclass, true, true, '')::text) > 0").rows == [[True]]
-    assert not trap_pg["marker"].exists()
+    assert _fired(trap_pg["marker"]) == []
+
+
+@pytest.fixture(scope="module")
+def pg_reader(trap_pg):
+    """The reader ``vouch doctor`` prints, created by running its statements as written."""
+    url, own, reader, token = trap_pg["url"], trap_pg["own"], trap_pg["reader"], trap_pg["token"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["doctor", "--db", url, "--reader", reader, "--sql-only"]) == 1  # as the superuser: refused
+    script = out.getvalue()
+    assert "REVOKE EXECUTE ON FUNCTION public.f_lock(integer) FROM PUBLIC;" in script
+    assert "REVOKE EXECUTE ON FUNCTION public.side(key text) FROM PUBLIC;" in script
+    assert "REVOKE SELECT ON public.ft FROM" in script and "-- domain public.d_conf" in script
+    own.execute(script.replace("'change-me'", f"'pw-{token}'"))
+    return trap_pg["reader_url"]
+
+
+def test_doctor_reader_leaves_only_what_no_role_can_be_kept_from(pg_reader, trap_pg):
+    with pytest.raises(UntrustedCode) as info:
+        vouchsql.connect(pg_reader)
+    assert "(1 object: domain public.d_conf" in info.value.message
+    assert main(["doctor", "--db", pg_reader, "--trusted-objects", "public.d_conf", "--sql-only"]) == 0
+    with vouchsql.connect(pg_reader, trusted_objects="public.d_conf") as db:
+        assert db.role_powers().privileged is False
+        assert db.execute("SELECT id, twice(id) FROM t ORDER BY id").rows == [[1, 2], [2, 4], [3, 6]]
+
+
+@pytest.mark.parametrize("channel", list(CHANNELS))
+def test_doctor_reader_is_refused_or_harmless_on_every_trap(pg_reader, trap_pg, channel, tmp_path):
+    statements = _wrapped(PG_TRAPS, long=LONG)
+    assert len(statements) == 96
+    outcomes = CHANNELS[channel](pg_reader, "public.d_conf", statements, tmp_path)
+    # Harmless counts as well as refused: PostgreSQL may plan a wrapped trap away (a count over
+    # a subquery never computes its column), so it runs, and nothing happens.
+    refused = [case for case, kind in outcomes.items() if kind is not None]
+    assert all(f"{case} (plain)" in refused for case, _ in PG_TRAPS), (channel, outcomes)
+    assert len(refused) >= 90, (channel, outcomes)
+    assert _fired(trap_pg["marker"]) == [], f"{channel}: side effects {_fired(trap_pg['marker'])}"
+    locks = trap_pg["own"].execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchone()[0]
+    assert locks == 0
+    # What runs beside the traps is unchanged: an ordinary read through the same channel.
+    ok = CHANNELS[channel](pg_reader, "public.d_conf", [("read", "SELECT count(*) AS n FROM t")], tmp_path)
+    assert ok == {"read": None}
 
 
 # -- MariaDB ----------------------------------------------------------------------------------------
+
+# (case, statement); {db} is the trap database. Every trap SETs a global or takes a lock.
+MY_TRAPS = [
+    ("definer view over SET GLOBAL", "SELECT r AS v FROM v_glob"),
+    ("definer view over a CALL chain", "SELECT r AS v FROM v_call"),
+    ("invoker view over SET/**/GLOBAL", "SELECT r AS v FROM v_comment"),
+    ("view over a view", "SELECT r AS v FROM v_over"),
+    ("function with SET v = 1, @@global", "SELECT {db}.f_glob() AS v"),
+    ("function calling a procedure", "SELECT {db}.f_call() AS v"),
+    ("function with SET/**/GLOBAL", "SELECT {db}.f_comment() AS v"),
+    ("function taking a lock", "SELECT {db}.f_lock() AS v"),
+    ("server accounts and their passwords", "SELECT Host AS v FROM mysql.servers"),
+]
+
 
 @pytest.fixture(scope="module")
 def trap_mariadb():
@@ -242,14 +384,19 @@ def trap_mariadb():
     for statement in [
         f"CREATE TABLE {name}.t (id INT PRIMARY KEY, v VARCHAR(10))",
         f"INSERT INTO {name}.t VALUES (1, 'a'), (2, 'b')",
-        # SET forms a word scan misses: a comment between the words, a list after a local.
+        # SET forms a word scan misses: a list after a local, a comment between the words.
         f"CREATE FUNCTION {name}.f_glob() RETURNS INT NOT DETERMINISTIC READS SQL DATA "
         f"BEGIN DECLARE v INT; SET v = 1, @@global.max_connections = @@global.max_connections + 1; RETURN v; END",
+        f"CREATE FUNCTION {name}.f_comment() RETURNS INT NOT DETERMINISTIC NO SQL "
+        f"BEGIN SET/**/GLOBAL max_connections = @@global.max_connections + 1; RETURN 1; END",
         f"CREATE PROCEDURE {name}.p_lock() BEGIN DO GET_LOCK('{lock}', 0); END",
         f"CREATE FUNCTION {name}.f_call() RETURNS INT NOT DETERMINISTIC READS SQL DATA BEGIN CALL {name}.p_lock(); "
         f"RETURN 1; END",
+        f"CREATE FUNCTION {name}.f_lock() RETURNS INT NOT DETERMINISTIC NO SQL RETURN GET_LOCK('{lock}', 0)",
         f"CREATE SQL SECURITY DEFINER VIEW {name}.v_glob AS SELECT {name}.f_glob() AS r",
         f"CREATE SQL SECURITY DEFINER VIEW {name}.v_call AS SELECT {name}.f_call() AS r",
+        f"CREATE SQL SECURITY INVOKER VIEW {name}.v_comment AS SELECT {name}.f_comment() AS r",
+        f"CREATE SQL SECURITY DEFINER VIEW {name}.v_over AS SELECT r FROM {name}.v_glob",
         f"CREATE VIEW {name}.v_ok AS SELECT id, v FROM {name}.t",
         f"CREATE USER '{plain}'@'%' IDENTIFIED BY 'pw-{token}'",
         f"GRANT SELECT ON {name}.* TO '{plain}'@'%'",
@@ -275,10 +422,11 @@ def test_mariadb_root_is_refused_naming_functions_and_definer_views(trap_mariadb
     with pytest.raises(UntrustedCode) as info:
         vouchsql.connect(trap_mariadb["url"])
     name = trap_mariadb["name"]
-    assert f"stored function {name}.f_glob" in info.value.message
+    assert f"stored function {name}.f_comment" in info.value.message
     with vouchsql.connect(trap_mariadb["url"], trusted_objects="*") as db:
         found = {h.name: h for h in db.trust_report().found}
-    assert {f"{name}.f_glob", f"{name}.f_call", f"{name}.v_glob", f"{name}.v_call"} <= found.keys()
+    assert {f"{name}.{f}" for f in ("f_glob", "f_call", "f_comment", "f_lock", "v_glob", "v_call", "v_comment",
+                                    "v_over")} <= found.keys()
     assert f"{name}.v_ok" not in found
     assert "as its definer" in found[f"{name}.v_glob"].why
 
@@ -297,26 +445,36 @@ def test_mariadb_select_only_account_gets_a_clear_refusal_not_a_traceback(trap_m
     assert code == 2 and "SHOW VIEW" in err and "Traceback" not in err
 
 
-def test_mariadb_doctor_reader_reaches_no_stored_code(trap_mariadb, capsys):
+@pytest.fixture(scope="module")
+def my_reader(trap_mariadb):
     cur, name, token = trap_mariadb["cur"], trap_mariadb["name"], trap_mariadb["token"]
-    assert main(["doctor", "--db", trap_mariadb["url"], "--reader", trap_mariadb["reader"], "--sql-only"]) == 1
-    script = capsys.readouterr().out
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["doctor", "--db", trap_mariadb["url"], "--reader", trap_mariadb["reader"], "--sql-only"]) == 1
+    script = out.getvalue()
     assert f"GRANT SELECT ON `{name}`.`t` TO" in script and f"`{name}`.`v_glob`" not in script
-    assert f"GRANT SELECT, SHOW VIEW ON `{name}`.`v_ok` TO" in script
+    assert f"GRANT SELECT, SHOW VIEW ON `{name}`.`v_ok` TO" in script and "EXECUTE" not in script.split("--")[0]
     for statement in script.replace("'change-me'", f"'pw-{token}'").split(";\n"):
         body = "\n".join(line for line in statement.splitlines() if not line.startswith("--")).strip().rstrip(";")
         if body:
             cur.execute(body)
-    before = _max_connections(cur)
     with vouchsql.connect(trap_mariadb["reader_url"]) as db:  # nothing within reach: opens
         assert db.trust_report().found == []
         assert db.execute("SELECT count(*) FROM v_ok").rows == [[2]]
-        for sql in ["SELECT * FROM v_glob", "SELECT * FROM v_call", f"SELECT {name}.f_glob()",
-                    f"SELECT {name}.f_call()"]:
-            result = db.execute(sql)
-            assert result.error is not None, (sql, result.rows)
+    return trap_mariadb["reader_url"]
+
+
+@pytest.mark.parametrize("channel", list(CHANNELS))
+def test_mariadb_doctor_reader_reaches_no_stored_code(my_reader, trap_mariadb, channel, tmp_path):
+    cur = trap_mariadb["cur"]
+    statements = _wrapped(MY_TRAPS, db=trap_mariadb["name"])
+    assert len(statements) == 54
+    before = _max_connections(cur)
+    outcomes = CHANNELS[channel](my_reader, "", statements, tmp_path)
+    ran = [case for case, kind in outcomes.items() if kind is None]
+    assert ran == [], f"{channel}: ran {ran}"  # MariaDB evaluates each of these
     assert _max_connections(cur) == before
     cur.execute(f"SELECT IS_USED_LOCK('{trap_mariadb['lock']}')")
     assert cur.fetchone()[0] is None
-
-
+    ok = CHANNELS[channel](my_reader, "", [("read", "SELECT count(*) AS n FROM t")], tmp_path)
+    assert ok == {"read": None}

@@ -457,7 +457,7 @@ _SEP = r"(?:\s|`|\"|/\*.*?\*/)*"
 @lru_cache(maxsize=None)
 def _mysql_secret_tables() -> re.Pattern:
     return re.compile(
-        rf"\b(?:mysql{_SEP}\.{_SEP}(?:user|global_priv|general_log|slow_log|password_reuse_check_history)(?![\w$])"
+        rf"\b(?:mysql{_SEP}\.{_SEP}(?:user|global_priv|servers|general_log|slow_log|password_reuse_check_history)(?![\w$])"
         rf"|performance_schema{_SEP}\.{_SEP}(?:threads|events_statements_\w+|session_\w+|user_variables_\w+)(?![\w$])"
         rf"|sys{_SEP}\.)", re.IGNORECASE | re.DOTALL)
 

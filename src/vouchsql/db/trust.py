@@ -314,8 +314,6 @@ def _pg_unproven(fns: list[_Fn], bad: set[str]) -> dict[str, str]:
             why[fn.signature] = f"LANGUAGE {fn.language}: Vouch does not prove what such a body does"
         elif fn.volatility == "v":
             why[fn.signature] = "declared VOLATILE: it may change state"
-        elif fn.name in bad:
-            why[fn.signature] = "the statement policy refuses it"
     changed = True
     while changed:
         changed = False
@@ -328,6 +326,9 @@ def _pg_unproven(fns: list[_Fn], bad: set[str]) -> dict[str, str]:
                 what = "support function" if fn.kind == "a" else "body"
                 why[fn.signature] = f"its {what} uses {hit[0]}"
                 changed = True
+    for fn in fns:  # refused by the statement policy for a reason of its own
+        if not fn.extension and fn.signature not in why and fn.name in bad:
+            why[fn.signature] = "the statement policy refuses it"
     return why
 
 
@@ -365,16 +366,25 @@ def mysql_report(conn, refused: set[str]) -> TrustReport:
         found.append(HeldCode(kind="stored function", name=f"{schema}.{name}", why=why,
                               fence=["-- no EXECUTE is granted to the reader"]))
     bad = refused | functions
-    for schema, name, definition, security, definer in conn.exec_driver_sql(MY_VIEWS_SQL).fetchall():
-        if not definition:
-            why = "the account cannot read its definition (no SHOW VIEW), so what it runs is unknown"
-        else:
-            hit = sorted(words(definition) & bad)
-            if not hit:
+    views = conn.exec_driver_sql(MY_VIEWS_SQL).fetchall()
+    held: dict[str, str] = {}
+    changed = True
+    while changed:  # a view over a view over a function …
+        changed = False
+        for schema, name, definition, security, definer in views:
+            if f"{schema}.{name}" in held:
                 continue
-            why = f"reading it runs {hit[0]}" + (f" as its definer {definer}" if security == "DEFINER" else "")
-        found.append(HeldCode(kind="view", name=f"{schema}.{name}", why=why,
-                              fence=["-- left out of the reader's grants"]))
+            if not definition:
+                why = "the account cannot read its definition (no SHOW VIEW), so what it runs is unknown"
+            else:
+                hit = sorted(words(definition) & (bad | {n.rsplit(".", 1)[-1].lower() for n in held}))
+                if not hit:
+                    continue
+                why = f"reading it runs {hit[0]}" + (f" as its definer {definer}" if security == "DEFINER" else "")
+            held[f"{schema}.{name}"] = why
+            changed = True
+    for qualified, why in held.items():
+        found.append(HeldCode(kind="view", name=qualified, why=why, fence=["-- left out of the reader's grants"]))
     return TrustReport(engine="mysql", role=account, found=found)
 
 
