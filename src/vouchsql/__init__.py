@@ -12,15 +12,16 @@ __version__ = "0.1.0"
 # Imported on first use (PEP 562), so that ``vouch --help`` does not load pydantic and sqlglot.
 _LAZY = {
     "Answer": "answer", "CheckResult": "answer", "Choice": "answer", "Result": "answer", "Verdict": "answer",
-    "ask": "api", "build_demo": "api", "check": "api", "connect": "api", "refine": "api",
+    "ask": "api", "build_demo": "api", "check": "api", "connect": "api", "doctor": "api",
+    "refine": "api",
     "Database": "db",
     "ExecutionError": "errors", "ModelError": "errors", "QueryTimeout": "errors", "SQLRejected": "errors",
-    "UserInputError": "errors", "VouchError": "errors",
+    "UntrustedCode": "errors", "UserInputError": "errors", "VouchError": "errors",
 }
 
 __all__ = [
-    "connect", "check", "ask", "refine", "build_demo", "Database", "Answer", "Result", "CheckResult", "Choice", "Verdict",
-    "VouchError", "UserInputError", "SQLRejected", "ExecutionError", "QueryTimeout", "ModelError",
+    "connect", "check", "ask", "refine", "doctor", "build_demo", "Database", "Answer", "Result", "CheckResult", "Choice", "Verdict",
+    "VouchError", "UserInputError", "UntrustedCode", "SQLRejected", "ExecutionError", "QueryTimeout", "ModelError",
     "__version__",
 ]
 
@@ -39,7 +40,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from .answer import Answer, CheckResult, Choice, Result, Verdict
-    from .api import ask, build_demo, check, connect, refine
+    from .api import ask, build_demo, check, connect, doctor, refine
     from .db import Database
-    from .errors import (ExecutionError, ModelError, QueryTimeout, SQLRejected, UserInputError,
+    from .errors import (ExecutionError, ModelError, QueryTimeout, SQLRejected, UntrustedCode, UserInputError,
                          VouchError)

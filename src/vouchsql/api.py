@@ -87,4 +87,19 @@ def refine_request(question: str, interpretations, pick: int, *, db: "str | os.P
     return refine(parent, pick, db=db, model=model, **options)
 
 
-__all__ = ["connect", "check", "ask", "refine", "refine_request", "Database", "build_demo", "demo_path"]
+def doctor(db: "str | os.PathLike | Database", *, reader: str = "vouch_reader", **settings):
+    """What code the database holds is within a reader's reach, and the statements that make
+    a least-privilege reader (a ``db.doctor.Prescription``; ``None`` for an engine without
+    roles). The database is opened whatever it holds, to be read: see docs/security.md."""
+    from .db.doctor import prescribe
+
+    owned = not isinstance(db, Database)
+    database = connect(db, **{**settings, "trusted_objects": "*"}) if owned else db
+    try:
+        return prescribe(database, reader=reader)
+    finally:
+        if owned:
+            database.close()
+
+
+__all__ = ["connect", "check", "doctor", "ask", "refine", "refine_request", "Database", "build_demo", "demo_path"]

@@ -335,24 +335,24 @@ def _cmd_demo(args, config, out: Console) -> int:
     out.print(f"  vouch sql --db {path} \"SELECT * FROM customers LIMIT 5\"", highlight=False, markup=False)
     return 0
 
+
 def _cmd_doctor(args, config, out: Console) -> int:
     """Exit 0 when Vouch would open the database as it is connected (a read-only role, no
     untrusted code within reach), 1 when not; the statements are printed either way."""
     from rich.markup import escape
 
-    from .api import connect
-    from .db.doctor import prescribe
+    from .api import connect, doctor
     from .db.trust import match_trusted
 
     # Opened trusting everything, so that the report can be read; what the setting the user
     # gave covers is shown beside each object.
     with connect(args.db, config=config.with_overrides(trusted_objects="*")) as db:
-        powers = db.role_powers() if hasattr(db, "role_powers") else None
-        prescription = prescribe(db, reader=args.reader)
+        powers = db.role_powers()
+        prescription = doctor(db, reader=args.reader)
         current = db.trust_report()  # as this connection's role: would Vouch open it as it is?
     if prescription is None:
-        out.print(f"{escape(db.target)} is opened read-only by construction and runs no code it holds: "
-                  "nothing to do.", highlight=False)
+        out.print(f"{escape(db.target)} has no server role to fence: it is opened read-only by construction "
+                  "(docs/engines.md); nothing to do.", highlight=False)
         return 0
     if args.sql_only:
         sys.stdout.write(prescription.script)
@@ -366,7 +366,6 @@ def _cmd_doctor(args, config, out: Console) -> int:
             mark = "[green]trusted[/] " if held.name in trusted else ""
             out.print(f"  {mark}{escape(held.line())}", highlight=False)
         out.print("\n[bold]statements for a least-privilege reader[/] (run as an administrator):\n", highlight=False)
-        sys.stdout.flush()
         out.print(escape(prescription.script), highlight=False, soft_wrap=True)
     untrusted = len(current.found) > len(match_trusted(current.found, config.trusted_objects))
     return 1 if untrusted or (powers is not None and powers.privileged) else 0

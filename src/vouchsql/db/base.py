@@ -218,6 +218,12 @@ class Database(ABC):
         here, since an embedded engine is opened read-only by construction and has no role."""
         return None
 
+    def trust_report(self, role: str | None = None):
+        """The code the database holds that its role can reach (a ``trust.TrustReport``);
+        ``None`` here: an embedded engine runs no code a file holds (SQLite and DuckDB files
+        keep no functions; their views are SQL the statement gate reads like any query)."""
+        return None
+
     # -- shared behaviour ------------------------------------------------------------
     def quote(self, name: str) -> str:
         return exp.to_identifier(name, quoted=True).sql(dialect=self.dialect)

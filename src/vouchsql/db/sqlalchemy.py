@@ -541,8 +541,8 @@ class SQLAlchemyDatabase(Database):
             return self._trust
         from .trust import match_trusted, mysql_report, postgresql_report
 
-        policy = self._policy()
         try:
+            policy = self._policy()
             with self._engine.connect() as conn:
                 try:
                     if self._is_postgres:
@@ -550,7 +550,7 @@ class SQLAlchemyDatabase(Database):
                                            else str(conn.exec_driver_sql("SELECT current_user").scalar()))
                         report = postgresql_report(conn, runs_as, set(policy.refused), set(policy.views))
                     else:
-                        report = mysql_report(conn, set(policy.refused))
+                        report = mysql_report(conn, set(policy.refused), self.engine)
                 finally:
                     conn.rollback()
         except self._sa.exc.SQLAlchemyError as exc:

@@ -350,7 +350,7 @@ MY_VIEWS_SQL = (
     "WHERE TABLE_SCHEMA NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY 1, 2")
 
 
-def mysql_report(conn, refused: set[str]) -> TrustReport:
+def mysql_report(conn, refused: set[str], engine: str = "mariadb") -> TrustReport:
     """The trust report for the connecting account on MariaDB/MySQL. Every stored function
     the account can see is code to review (a body may ``SET`` a global or ``CALL`` a
     procedure in forms no scan follows; definer functions run with their definer's powers);
@@ -385,6 +385,6 @@ def mysql_report(conn, refused: set[str]) -> TrustReport:
             changed = True
     for qualified, why in held.items():
         found.append(HeldCode(kind="view", name=qualified, why=why, fence=["-- left out of the reader's grants"]))
-    return TrustReport(engine="mysql", role=account, found=found)
+    return TrustReport(engine=engine, role=account, found=found)
 
 
