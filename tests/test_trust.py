@@ -431,6 +431,18 @@ def test_mariadb_root_is_refused_naming_functions_and_definer_views(trap_mariadb
     assert "as its definer" in found[f"{name}.v_glob"].why
 
 
+def test_mariadb_statement_policy_reads_every_set_form_as_a_second_layer(trap_mariadb):
+    name, cur = trap_mariadb["name"], trap_mariadb["cur"]
+    before = _max_connections(cur)
+    with vouchsql.connect(trap_mariadb["url"], trusted_objects="*") as db:
+        for sql in ("SELECT f_glob()", "SELECT f_comment()", "SELECT f_call()", "SELECT * FROM v_over",
+                    "SELECT * FROM v_comment", "SELECT Host FROM mysql.servers"):
+            result = db.execute(sql)
+            assert result.error is not None and result.error.kind == "forbidden", (sql, result)
+        assert db.execute("SELECT count(*) FROM v_ok").rows == [[2]]
+    assert _max_connections(cur) == before
+
+
 def test_mariadb_select_only_account_gets_a_clear_refusal_not_a_traceback(trap_mariadb, capsys):
     # The account the docs once recommended: SELECT on the database, so it reads the definer
     # views without being able to see what they run.

@@ -463,10 +463,17 @@ def _mysql_secret_tables() -> re.Pattern:
 
 
 # A stored function body that sets a session or global variable changes state whatever
-# data access it declares (the declaration is not enforced).
+# data access it declares (the declaration is not enforced): any SET whose list names a
+# variable (@x, @@global.x, SET v = 1, @@x = 2) or a scope, read with comments blanked, since
+# MariaDB runs SET/**/GLOBAL; and a CALL, whose procedure's body is not read here.
 @lru_cache(maxsize=None)
 def _mysql_body_state() -> re.Pattern:
-    return re.compile(r"\bset\s+(?:global|session|local|persist|@)|:=|\binto\s*@", re.IGNORECASE)
+    return re.compile(r"\bset\b[^;]*?(?:@|\b(?:global|session|local|persist|persist_only)\b)|:=|\binto\s*@"
+                      r"|\bcall\b", re.IGNORECASE)
+
+
+def mysql_body_changes_state(body: str) -> bool:
+    return bool(_mysql_body_state().search(" ".join(code_text(body, nested_comments=False).split())))
 
 
 # String literals and quoted names, backslash escapes and doubled quotes included: what
@@ -490,9 +497,9 @@ class MySQLPolicy:
             if access in ("MODIFIES SQL DATA", "CONTAINS SQL"):
                 self.refused.setdefault(name, f"the stored function {schema}.{name} is declared to "
                                               f"modify data or run SQL statements")
-            elif body and _mysql_body_state().search(body):
-                self.refused.setdefault(name, f"the stored function {schema}.{name} sets a variable, "
-                                              f"which changes session or server state")
+            elif body and mysql_body_changes_state(body):
+                self.refused.setdefault(name, f"the stored function {schema}.{name} sets a variable or calls a "
+                                              f"procedure, which changes session or server state")
             else:
                 pending.append(("stored function", name, schema, words(body or "")))
         for name, schema, definition in views:
