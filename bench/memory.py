@@ -1,0 +1,148 @@
+#!/usr/bin/env python
+"""Benchmark: peak memory of one request and of six concurrent HTTP requests, against the
+byte cap (issue 27, item 4: peak ≤ 4 × max_result_bytes + a fixed base per request).
+
+Each engine's run is a fresh child process, so the kernel's high-water mark (ru_maxrss)
+belongs to it alone: it opens the database, runs one small query and records the RSS as the
+base (imports, the engine, the profile), then sends the heavy statements — a wide result cut
+by bytes, many list cells, text built in SQL — through ``POST /api/check`` of the real app
+(FastAPI's TestClient), one at a time and then six at once from six threads, and reports the
+peak above the base as a multiple of the cap. The engines are SQLite (Chinook), a DuckDB
+file and a folder of CSV files (built from Chinook here).
+
+    python bench/memory.py [--max-result-bytes 33554432] [--engines sqlite,duckdb,csv] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHINOOK = ROOT.parent / "shared" / "datasets" / "chinook.sqlite"
+HEAVY = {
+    "sqlite": [
+        ("wide rows", "SELECT t.Name, hex(randomblob(20000)) AS blob FROM Track t, Genre g"),
+        ("text per row", "SELECT group_concat(Name || Composer, ',') AS s FROM Track, MediaType"),
+        ("many rows", "SELECT a.TrackId, b.TrackId FROM Track a, Track b"),
+    ],
+    "duckdb": [
+        ("wide rows", "SELECT t.Name, repeat('x', 15000) AS pad FROM Track t, Genre g"),
+        ("list cells", "SELECT t.TrackId, list_transform(range(1500), lambda i: t.Name) AS l FROM Track t"),
+        ("many rows", "SELECT a.TrackId, b.TrackId FROM Track a, Track b"),
+    ],
+}
+HEAVY["csv"] = HEAVY["duckdb"]
+
+
+def _child(engine: str, target: str, cap: int) -> dict:
+    import resource
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from fastapi.testclient import TestClient
+
+    from vouchsql.server.app import ServerOptions, create_app
+    from vouchsql.settings import load_config
+
+    def peak() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+    config = load_config(env={}, cache_dir=tempfile.mkdtemp(), max_result_bytes=cap, timeout=20)
+    app = create_app(ServerOptions(databases={"w": target}, max_concurrent=6, max_response=cap), config)
+    with TestClient(app) as client:
+        def post(sql: str) -> dict:
+            resp = client.post("/api/check", json={"db": "w", "question": "What does this return?",
+                                                   "candidates": [sql]})
+            body = resp.json() if resp.headers.get("content-type", "").startswith("application/json") else {}
+            result = (body.get("shown") or {}).get("result") or {}
+            return {"status": resp.status_code, "rows": result.get("row_count"),
+                    "truncated": result.get("truncated_reason"), "error": (result.get("error") or {}).get("kind")}
+
+        post("SELECT 1 AS one")
+        base = peak()
+        single = {}
+        for label, sql in HEAVY[engine]:
+            single[label] = post(sql)
+        after_single = peak()
+        statements = [sql for _, sql in HEAVY[engine]] * 2
+        lock = threading.Lock()
+        outcomes = []
+        with ThreadPoolExecutor(6) as pool:
+            for out in pool.map(post, statements):
+                with lock:
+                    outcomes.append(out)
+        after_six = peak()
+    return {"engine": engine, "cap": cap, "base_mib": base / 2**20,
+            "one_at_a_time_over_base_x_cap": (after_single - base) / cap,
+            "six_at_once_over_base_x_cap": (after_six - base) / cap,
+            "single": single, "six": outcomes}
+
+
+def _targets(workdir: Path) -> dict[str, str]:
+    import duckdb
+
+    csv_dir = workdir / "csv"
+    csv_dir.mkdir()
+    src = sqlite3.connect(f"file:{CHINOOK}?mode=ro", uri=True)
+    con = duckdb.connect(str(workdir / "chinook.duckdb"))
+    for table in ("Track", "Genre", "MediaType", "Album", "Artist"):
+        cur = src.execute(f"SELECT * FROM {table}")
+        names = [d[0] for d in cur.description]
+        rows = cur.fetchall()
+        import csv
+
+        with open(csv_dir / f"{table}.csv", "w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(names)
+            writer.writerows(rows)
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_csv_auto('{csv_dir / (table + '.csv')}')")
+    con.close()
+    return {"sqlite": str(CHINOOK), "duckdb": str(workdir / "chinook.duckdb"), "csv": str(csv_dir)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-result-bytes", type=int, default=33_554_432)
+    parser.add_argument("--engines", default="sqlite,duckdb,csv")
+    parser.add_argument("--json", help="write the records here")
+    parser.add_argument("--child", nargs=3, metavar=("ENGINE", "TARGET", "CAP"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        engine, target, cap = args.child
+        print(json.dumps(_child(engine, target, int(cap))))
+        return 0
+    records = []
+    with tempfile.TemporaryDirectory() as tmp:
+        targets = _targets(Path(tmp))
+        for engine in args.engines.split(","):
+            proc = subprocess.run([sys.executable, __file__, "--child", engine, targets[engine],
+                                   str(args.max_result_bytes)], capture_output=True, text=True,
+                                  env={**os.environ, "MALLOC_ARENA_MAX": "2"})
+            if proc.returncode != 0:
+                print(f"{engine}: the child failed:\n{proc.stderr[-2000:]}")
+                return 1
+            records.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+          f"max_result_bytes {args.max_result_bytes:,}")
+    print(f"{'engine':8} {'base MiB':>9} {'one at a time':>14} {'six at once':>12}   (peak above base, × the cap)")
+    for r in records:
+        print(f"{r['engine']:8} {r['base_mib']:9.0f} {r['one_at_a_time_over_base_x_cap']:14.2f} "
+              f"{r['six_at_once_over_base_x_cap']:12.2f}")
+        for label, out in r["single"].items():
+            print(f"    {label:14} {out}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(records, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
