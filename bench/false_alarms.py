@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     import vouchsql
     from build_extra_db import build
 
-    pairs = [json.loads(l) for l in open(args.cases, encoding="utf-8") if l.strip()]
+    pairs = [json.loads(line) for line in open(args.cases, encoding="utf-8") if line.strip()]
     if args.ids:
         pairs = [p for p in pairs if any(p["id"].startswith(i) for i in args.ids)]
     with tempfile.TemporaryDirectory() as tmp:

@@ -197,7 +197,7 @@ def build(data_dir: Path, tables: int, seed: int, log=print) -> tuple[Path, dict
         ignore.write_text("# generated benchmark databases (bench/*.py)\n*\n")
     sources = {name: SHARED / "datasets" / f"{name}.sqlite" for name in SOURCES[:3]}
     sources["demo"] = build_demo(data_dir / "demo.sqlite", force=True)
-    for name, src in sources.items():
+    for src in sources.values():
         if not Path(src).is_file():
             raise SystemExit(f"{src} is missing: the benchmark needs the shared datasets beside the repository")
     start = time.perf_counter()
@@ -211,7 +211,7 @@ def build(data_dir: Path, tables: int, seed: int, log=print) -> tuple[Path, dict
     mapping: dict[str, dict[str, str]] = {}
     real: list[str] = []
     for db, src in sources.items():
-        conn.execute(f"ATTACH DATABASE ? AS src", (str(src),))
+        conn.execute("ATTACH DATABASE ? AS src", (str(src),))
         objects = conn.execute("SELECT name, type FROM src.sqlite_master WHERE type IN ('table', 'view') "
                                "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
         names = {}

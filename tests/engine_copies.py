@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 

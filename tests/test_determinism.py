@@ -15,7 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TIMING_KEYS = {"elapsed_ms"}

@@ -26,7 +26,6 @@ except ImportError:
 
 needs_duckdb = pytest.mark.skipif(duckdb is None, reason="DuckDB is not installed (pip install 'vouchsql[duckdb]')")
 
-from conftest import MARIADB_URL, PG_URL  # noqa: E402  (the servers the fixtures reach)
 
 
 # -- SQLite ---------------------------------------------------------------------------------

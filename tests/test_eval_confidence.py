@@ -5,7 +5,6 @@ with no SQL run."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 

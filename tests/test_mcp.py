@@ -176,7 +176,7 @@ def test_lists_the_tools_with_schemas_and_a_protocol(stdio_run):
 def test_every_success_matches_its_output_schema(stdio_run):
     validators = _validators(stdio_run["tools"])
     successes = 0
-    for label, (tool, args, res) in stdio_run["calls"].items():
+    for _label, (tool, _args, res) in stdio_run["calls"].items():
         assert res.content and res.content[0].type == "text"
         assert json.loads(res.content[0].text) == res.structured_content  # the same JSON for text-only clients
         if res.is_error:
@@ -266,7 +266,7 @@ def test_prompt_and_profile_resource(stdio_run):
 
 
 def test_no_server_side_path_reaches_the_client(stdio_run, demo_copy):
-    for label, (tool, args, res) in stdio_run["calls"].items():
+    for label, (_tool, _args, res) in stdio_run["calls"].items():
         assert str(demo_copy) not in res.content[0].text, label
     assert str(demo_copy) not in stdio_run["profile"].contents[0].text
 

@@ -450,7 +450,7 @@ def test_attribution_validation_rules():
 
 def test_setting_prompts_follow_section_3_4():
     texts = {s: J.load(name).text for s, name in J.SETTING_PROMPTS.items()}
-    for s, text in texts.items():
+    for text in texts.values():
         system, _, user = text.partition("<!-- user -->")
         # App. B.1's one surviving line opens every user message; no setting hands the model the codes.
         assert user.strip().startswith("The database schema is as follows:\n{{schema}}")

@@ -14,7 +14,7 @@ import pytest
 
 import vouchsql
 from vouchsql.db.base import jsonable
-from vouchsql.db.profile import Profile, TableProfile, cache_file
+from vouchsql.db.profile import TableProfile, cache_file
 
 
 def ro(path: Path) -> sqlite3.Connection:

@@ -98,7 +98,7 @@ def test_the_shipped_table_names_real_checks_and_has_its_source():
 def test_every_shipped_veto_or_cap_that_fires_enough_is_precise_or_demoted():
     """The rule of issue 26: every veto or cap measured on 10 or more firings is 60% precise,
     or it no longer vetoes or caps."""
-    for key, m in severity.measured().items():
+    for key in severity.measured():
         got = severity.precision(key)
         if got is None or key.startswith("choice:"):
             continue

@@ -432,7 +432,7 @@ def test_mariadb_root_is_refused_naming_functions_and_definer_views(trap_mariadb
 
 
 def test_mariadb_statement_policy_reads_every_set_form_as_a_second_layer(trap_mariadb):
-    name, cur = trap_mariadb["name"], trap_mariadb["cur"]
+    cur = trap_mariadb["cur"]
     before = _max_connections(cur)
     with vouchsql.connect(trap_mariadb["url"], trusted_objects="*") as db:
         for sql in ("SELECT f_glob()", "SELECT f_comment()", "SELECT f_call()", "SELECT * FROM v_over",

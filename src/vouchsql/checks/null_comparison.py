@@ -93,7 +93,7 @@ class NullComparison:
         # (The same NOT INs, in the same order, in the tree as written name them for the user.)
         written_nodes = _not_in_subqueries(ctx.tree)
         qualified = _not_in_subqueries(ctx.inspection.qualified) if ctx.inspection.qualified_ok else []
-        for (shown, _), (node, select) in zip(written_nodes, qualified if len(qualified) == len(written_nodes) else []):
+        for (shown, _), (_node, select) in zip(written_nodes, qualified if len(qualified) == len(written_nodes) else []):
             null = _returns_null(ctx, select)
             written = shown.this.this.sql(dialect=dialect)
             if null:

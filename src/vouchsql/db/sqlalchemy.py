@@ -59,7 +59,7 @@ class SQLAlchemyDatabase(Database):
         self._sa = sa
         try:
             self._url = sa.engine.make_url(url)
-            self._url.port  # a malformed host or port ('[::1:5432') raises only when read
+            _ = self._url.port  # a malformed host or port ('[::1:5432') raises only when read
         except (sa.exc.ArgumentError, ValueError) as exc:
             raise UserInputError(f"{url[:200]!r} is not a database URL ({_first_line(exc)}): write it as "
                                  "dialect+driver://user@host:port/database") from None

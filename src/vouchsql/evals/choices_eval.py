@@ -63,7 +63,6 @@ with every reported alternative's SQL, type, row count and match), ``metrics.jso
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field

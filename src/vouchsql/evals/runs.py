@@ -147,7 +147,7 @@ class RecordLog:
         self.path = Path(path)
         self._by_id: dict[str, dict] = {}
         if self.path.is_file():
-            for n, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+            for line in self.path.read_text(encoding="utf-8").splitlines():
                 if not line.strip():
                     continue
                 try:

@@ -24,8 +24,7 @@ STOP = {
     "show", "list", "provide", "find", "give", "return", "write", "select", "get", "display",
     "count", "counts", "sum", "avg", "average", "total", "top", "all", "each", "every", "any",
     "some", "now", "then", "also", "only", "just", "please", "note", "id", "ids", "sql", "query",
-    "table", "tables", "column", "columns", "field", "fields", "order", "group", "where", "from",
-    "between", "like", "null", "true", "false", "yes", "ok", "okay", "instead", "however",
+    "table", "tables", "column", "columns", "field", "fields", "order", "group", "between", "like", "null", "true", "false", "yes", "ok", "okay", "instead", "however",
     "first", "last", "next", "one", "two", "three", "hint", "make", "sure", "let", "lets",
 }
 WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
