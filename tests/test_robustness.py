@@ -118,9 +118,13 @@ def test_a_chain_too_deep_for_the_checks_is_a_rejection(capsys, demo_db):
     with pytest.raises(SQLRejected) as info:
         vouchsql.check(demo_db, "How many orders?", [sql])
     assert info.value.kind == "rejected" and "nested too deeply" in info.value.message
-    code, out, err = run(capsys, "check", "--db", demo_db, "-q", "How many orders?", "--sql", sql)
+    # The CLI takes what every surface takes (contract.py): SQL under 20,000 characters.
+    short = COUNT_JOIN + " AND ".join(["o.total>0"] * 1300)
+    code, out, err = run(capsys, "check", "--db", demo_db, "-q", "How many orders?", "--sql", short)
     assert code == 2 and out == ""
     assert "nested too deeply" in one_error_line(err)
+    code, out, err = run(capsys, "check", "--db", demo_db, "-q", "How many orders?", "--sql", sql)
+    assert code == 2 and "longer than 20000 characters" in one_error_line(err)
 
 
 def test_the_http_api_answers_deep_sql_without_a_500(demo_db, tmp_path):

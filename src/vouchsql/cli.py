@@ -107,6 +107,12 @@ def _check_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--answer-text", help="the written answer whose numbers must come from the result")
     p.add_argument("--hint", help="evidence or hint given with the question (its numbers are not checked)")
     p.add_argument("--all-choices", action="store_true", help="also show choices whose answer does not differ or that the wording settles")
+    p.add_argument("--judged-parts", metavar="JSON",
+                   help='the question\'s parts and whether the first --sql covers each, as a judge of your own '
+                        'listed them: [["part", true], ...]')
+    p.add_argument("--judged-claims", metavar="JSON",
+                   help='claims of --answer-text its result does not support, each with whether it is about the '
+                        'answer: [["claim", true], ...]')
     p.add_argument("--all-checks", action="store_true", help="list every check, not only those that fired")
     p.add_argument("--json", action="store_true", help="print the Answer as JSON (see schemas/answer.schema.json)")
 
@@ -287,16 +293,46 @@ def _cmd_sql(args, config, out: Console) -> int:
     return 0
 
 
+def _check_fields(args):
+    """The request of every surface (contract.py), from the options: the same limits and the
+    same errors as over HTTP and MCP."""
+    import json
+
+    from pydantic import ValidationError
+
+    from .contract import CheckFields
+
+    judged = {}
+    for name in ("judged_parts", "judged_claims"):
+        text = getattr(args, name)
+        if text is not None:
+            try:
+                judged[name] = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise UserInputError(f"--{name.replace('_', '-')} is not JSON ({exc.msg}); give a list of "
+                                     f'[text, true/false] pairs, e.g. [["how many orders", true]]') from None
+    try:
+        fields = CheckFields(question=args.question, candidates=args.sql, answer_text=args.answer_text,
+                             hint=args.hint, all_choices=args.all_choices, **judged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserInputError(f"invalid check: {where}: {first['msg']}") from None
+    problem = fields.candidate_problem()
+    if problem:
+        raise UserInputError(f"invalid check: {problem}")
+    return fields
+
+
 def _cmd_check(args, config, out: Console) -> int:
-    from . import api
     from .jsonout import dumps
 
     empty = next((i for i, sql in enumerate(args.sql, 1) if not sql.strip()), None)
     if empty is not None:
         raise UserInputError(f"--sql number {empty} is empty; give one SELECT statement in each --sql")
+    fields = _check_fields(args)
     with open_database(args.db, config) as db:
-        answer = api.check(db, args.question, args.sql, answer_text=args.answer_text, hint=args.hint,
-                           rule=config.rule, all_choices=args.all_choices)
+        answer = fields.run(db, config.rule)
     if args.json:
         print(dumps(answer.model_dump(mode="json")))
     else:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..contract import MAX_SQL_CHARS, CheckFields
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
 from ..settings import Config
 from ..server.names import DB_NAME
@@ -29,7 +30,6 @@ log = logging.getLogger("vouchsql.mcp")
 
 DEFAULT_MAX_RESPONSE = 1024 * 1024  # an agent's context is small: results are cut to fit
 DEFAULT_RUN_ROWS = 100
-MAX_SQL_CHARS = 20_000
 _CLIP = 80  # characters kept of a sample value in describe
 MODEL_TOOLS = ("ask", "refine")
 
@@ -75,23 +75,10 @@ class RunSqlInput(_Input):
                                                              f"at most the server's max_rows setting)")
 
 
-class CheckSqlInput(_Input):
+class CheckSqlInput(CheckFields):
+    """The check every surface takes (contract.py), on a database from list_databases."""
+
     database: str = DatabaseName
-    question: str = Field(min_length=1, max_length=4000, description="the user's question, word for word")
-    candidates: list[str] = Field(min_length=1, max_length=16, description=(
-        "SQL answers to the question: candidates[0] is the answer you will give; the others are "
-        "independent samples (write 3 in all) used to measure agreement"))
-    answer_text: Optional[str] = Field(None, max_length=8000,
-                                       description="the sentence you will show, whose numbers must come from the result")
-    hint: Optional[str] = Field(None, max_length=4000, description="evidence or a definition given with the question")
-    judged_parts: Optional[list[tuple[str, bool]]] = Field(None, max_length=50, description=(
-        "optional: the question's parts and whether candidates[0] covers each, as [[part, covered], ...] "
-        "(a completeness judgement of your own; without it Vouch aligns question and SQL itself)"))
-    judged_claims: Optional[list[tuple[str, bool]]] = Field(None, max_length=50, description=(
-        "optional: claims in answer_text that the result does not support, as [[claim, about_answer], ...] "
-        "(a judgement of your own; a claim about the answer caps the score)"))
-    all_choices: bool = Field(False, description="also return choices that do not change the result or that the "
-                                                 "wording settles")
 
 
 class AskInput(_Input):
@@ -429,20 +416,13 @@ class Tools:
         return self._fit(result.model_dump(mode="json"), args.database)
 
     def _check_sql(self, args: CheckSqlInput) -> dict:
-        from .. import api
 
-        for i, sql in enumerate(args.candidates):
-            if not sql.strip():
-                raise ToolFailure("bad_input", f"invalid arguments: candidates.{i}: the SQL is empty")
-            if len(sql) > MAX_SQL_CHARS:
-                raise ToolFailure("bad_input", f"invalid arguments: candidates.{i}: longer than {MAX_SQL_CHARS} characters")
+        problem = args.candidate_problem()
+        if problem:
+            raise ToolFailure("bad_input", f"invalid arguments: {problem}")
         db = self._open(args.database)
         try:
-            answer = api.check(db, args.question, list(args.candidates), answer_text=args.answer_text,
-                               hint=args.hint, rule=self.config.rule, all_choices=args.all_choices,
-                               judged_parts=[tuple(p) for p in args.judged_parts] if args.judged_parts else None,
-                               judged_claims=[tuple(c) for c in args.judged_claims]
-                               if args.judged_claims is not None else None)
+            answer = args.run(db, self.config.rule)
         finally:
             db.close()
         return self._fit(answer.model_dump(mode="json"), args.database)

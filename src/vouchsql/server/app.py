@@ -47,6 +47,7 @@ from .. import __version__
 from ..answer import Answer
 from ..db import Database, connect
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
+from ..contract import CheckFields
 from ..settings import Config, load_config
 from .names import DB_NAME, is_loopback  # noqa: F401 - is_loopback: imported from here by callers
 from .body import fit, hide_path as _hide_path
@@ -96,17 +97,10 @@ def _error_body(kind: str, message: str, **extra: Any) -> dict:
 
 # -- request bodies -----------------------------------------------------------------------
 
-class CheckRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CheckRequest(CheckFields):
+    """The check every surface takes (contract.py), on a configured database."""
 
     db: str = Field(min_length=1, max_length=64, description="a configured database name (GET /api/databases)")
-    question: str = Field(min_length=1, max_length=4000, description="the question the SQL answers")
-    candidates: list[str] = Field(min_length=1, max_length=16,
-                                  description="SQL answers; the first is checked, the rest are samples for agreement")
-    answer_text: Optional[str] = Field(None, max_length=8000, description="written answer whose numbers must come from the result")
-    hint: Optional[str] = Field(None, max_length=4000, description="evidence given with the question")
-    rule: Optional[str] = Field(None, max_length=40, description="scoring rule (default: the server's setting)")
-    all_choices: bool = Field(False, description="also return choices that do not change the result or that the wording settles")
 
 
 class AskRequest(BaseModel):
@@ -504,22 +498,16 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
                             404: {"description": "unknown database"}, 413: {"description": "body too large"},
                             422: {"description": "invalid body"}, 504: {"description": "past the time limit"}})
     async def check(body: CheckRequest):
-        from .. import api
 
-        candidates = list(body.candidates)
-        for i, sql in enumerate(candidates):
-            if not sql.strip():
-                raise ApiError(422, "bad_input", f"invalid request: candidates.{i}: the SQL is empty")
-            if len(sql) > 20_000:
-                raise ApiError(422, "bad_input", f"invalid request: candidates.{i}: longer than 20000 characters")
+        problem = body.candidate_problem()
+        if problem:
+            raise ApiError(422, "bad_input", f"invalid request: {problem}")
 
         def work(db: Database):
-            answer = api.check(db, body.question, candidates, answer_text=body.answer_text, hint=body.hint,
-                               rule=body.rule or dbs.config.rule, all_choices=body.all_choices)
-            return answer.model_dump(mode="json")
+            return body.run(db, dbs.config.rule).model_dump(mode="json")
 
         # The candidates' results, the choices' results and their totals: one share each.
-        return await run_on(body.db, work, queries=len(candidates) + 4)
+        return await run_on(body.db, work, queries=len(body.candidates) + 4)
 
     @router.post("/ask", tags=["answers"], summary="answer a question with the configured model",
                  responses={200: {"description": "the `vouch ask --json` Answer"},
