@@ -41,6 +41,17 @@ class Result(BaseModel):
     def ok(self) -> bool:
         return self.error is None
 
+    def _repr_html_(self) -> str:  # Jupyter (display.py)
+        from .display import result_html
+
+        return result_html(self)
+
+    def __rich_console__(self, console, options):  # rich's REPL
+        from .display import rich_lines
+        from .render import print_result
+
+        yield from rich_lines(print_result, self, console, options)
+
 
 CheckKind = Literal["veto", "cap", "signal"]
 
@@ -202,6 +213,18 @@ class Answer(BaseModel):
     usage: Usage | None = None
     # Set by ``ask`` / ``refine``: the tables the prompts' schema held.
     prompt_schema: PromptSchema | None = None
+
+    def _repr_html_(self) -> str:  # Jupyter: the gate, the reasons, the readings side by side (display.py)
+        from .display import answer_html
+
+        return answer_html(self)
+
+    def __rich_console__(self, console, options):  # rich's REPL: what `vouch check` / `vouch ask` print
+        from .display import rich_lines
+        from .render import print_answer, print_ask_answer
+
+        yield from rich_lines(print_ask_answer if self.interpretations or self.premise else print_answer,
+                              self, console, options)
 
     def reply(self, notice: str | None = None) -> "Answer":
         """Make this ``ask``'s reply: ``text`` becomes ``answer_text``, or ``notice`` when

@@ -81,6 +81,17 @@ class Profile(BaseModel):
     _index_size: int = PrivateAttr(default=-1)
     _memo: dict = PrivateAttr(default_factory=dict)
 
+    def _repr_html_(self) -> str:  # Jupyter (display.py)
+        from ..display import profile_html
+
+        return profile_html(self)
+
+    def __rich_console__(self, console, options):  # rich's REPL: what `vouch profile` prints
+        from ..display import rich_lines
+        from ..render import print_profile
+
+        yield from rich_lines(print_profile, self, console, options)
+
     # -- lookups -------------------------------------------------------------------------
     def _find(self, name: str) -> TableProfile | None:
         """The listed table ``name`` names: ``schema.table`` or a bare name (the default
