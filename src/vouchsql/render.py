@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console, Group
@@ -13,9 +13,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .answer import Result
-from .db.profile import Profile
+from .flaws import flaw_name
 from .jsonout import dumps
+from .rules import RHO_MIN
+
+if TYPE_CHECKING:
+    from .answer import Result
+    from .db.profile import Profile
 
 MAX_SHOWN_ROWS = 50
 
@@ -89,8 +93,6 @@ def print_profile(console: Console, profile: Profile) -> None:
                           top, Text(stand, style="bold red") if stand else "")
         console.print(table)
     if profile.join_pairs:
-        from .checks.bad_join import RHO_MIN  # the pairs bad_join would veto are marked
-
         jt = Table(title="Join pairs (key overlap ρ over distinct non-null values)", title_justify="left",
                    box=box.SIMPLE, title_style="bold cyan")
         for name in ("left", "right", "source", "ρ", "|Ka|", "|Kb|", "|Ka∩Kb|"):
@@ -202,8 +204,6 @@ def print_ask_answer(console: Console, answer, show_all_checks: bool = False) ->
     """``vouch ask``: the verdict badge and its reasons first, then the premise (when flawed),
     the answer text, the interpretation computed, the alternatives, the result table, the
     SQL, the checks that fired and what the model calls cost."""
-    from .premise import flaw_name
-
     v = answer.verdict
     _print_verdict(console, answer, "" if answer.agreement is None
                    else f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} sample(s)")

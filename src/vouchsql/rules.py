@@ -10,3 +10,7 @@ RULE_NAMES = ("designed", "v2", "agreement_alone", "agreement_first", "v3", "v3_
 # ``paper`` only the IES checks (missing table, bad join, stand-in; uncited number, COMPLETE
 # < 0.5, thin evidence as IES §3.2 defines it), for reproducing the paper's tables.
 CHECK_SETS = ("vouch", "paper")
+
+# bad_join vetoes an equi-join whose keys overlap less than this in both directions (IES
+# eq. 2); `vouch profile` marks the same pairs.
+RHO_MIN = 0.85

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from ..db.profile import key_overlap
 from . import evidence as ev
+from ..rules import RHO_MIN
 from .base import CheckContext, report, unparsed
-
-RHO_MIN = 0.85
 
 
 def join_overlaps(ctx: CheckContext) -> list[dict]:
