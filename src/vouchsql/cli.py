@@ -9,7 +9,7 @@ import sys
 
 from . import __version__
 from .errors import SQLRejected, UserInputError, VouchError
-from . import ask_cli, sets_cli
+from . import ask_cli, definitions_cli, sets_cli
 from .cli_database import open_database
 from .cli_parsers import FilledOnUse, add_command
 from .server import cli as server_cli
@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_cli.register(sub, common)
     ask_cli.register(sub, common)
     sets_cli.register(sub, common)
+    definitions_cli.register(sub, common)
     add_command(sub, "doctor", common, _doctor_args,
                 help="what the database's role can reach, and the statements that make a least-privilege reader")
     add_command(sub, "config", common, _config_args, help="show the settings in effect and where each came from")

@@ -1,0 +1,51 @@
+"""``vouch definitions draft``: a starting definitions file from the profile
+(:mod:`vouchsql.definitions_draft`). Imports only argparse helpers at start-up."""
+
+from __future__ import annotations
+
+from .cli_parsers import FilledOnUse
+
+
+def register(sub, common) -> None:
+    def fill(p) -> None:
+        actions = p.add_subparsers(dest="definitions_command", metavar="ACTION", required=True,
+                                   parser_class=FilledOnUse)
+        from .cli_parsers import add_command
+
+        add_command(actions, "draft", common, _draft_args,
+                    help="write a starting definitions file from the data: stand-in codes, value lists, keys, comments")
+
+    sub.add_parser("definitions", help="definitions files: draft one from a database", fill=fill)
+
+
+def _draft_args(p) -> None:
+    p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
+    p.add_argument("--format", choices=("vouch", "cortex"), default="vouch",
+                   help="vouch: Vouch's TOML (the definitions setting reads it); cortex: a Cortex Analyst-style "
+                        "semantic model (YAML)")
+    p.add_argument("--max-values", type=int, default=None,
+                   help="list every value of a text column with at most this many (default 12)")
+    p.add_argument("--out", help="write the draft here instead of to standard output (an existing file is kept)")
+    p.set_defaults(handler=_run)
+
+
+def _run(args, config, out) -> int:
+    import sys
+    from pathlib import Path
+
+    from .cli_database import open_database
+    from .definitions_draft import MAX_VALUES, draft
+    from .errors import UserInputError
+
+    if args.max_values is not None and args.max_values < 1:
+        raise UserInputError(f"--max-values must be at least 1, got {args.max_values}")
+    if args.out and Path(args.out).exists():
+        raise UserInputError(f"{args.out} exists; a draft never replaces a file: give another --out")
+    with open_database(args.db, config) as db:
+        text = draft(db, args.format, args.max_values or MAX_VALUES)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"Draft written to {args.out}: review it, then use it with --definitions {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,117 @@
+"""Issue 30, item 3: ``vouch definitions draft`` writes a starting definitions file from the
+profile, in Vouch's format (read back by the definitions setting) and as a Cortex-style
+semantic model. On Chinook, Sakila, the demo database and a PostgreSQL copy of Chinook, the
+draft loads, and its stand-in codes and value lists are the profile's and the data's."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+import vouchsql
+from conftest import DATASETS, PG_URL
+from vouchsql.cli import main
+from vouchsql.definitions import load_definitions
+from vouchsql.definitions_draft import draft
+
+yaml = pytest.importorskip("yaml", reason="PyYAML is needed for the cortex format")
+
+
+def _sqlite(name: str) -> Path:
+    path = DATASETS / f"{name}.sqlite"
+    if not path.exists():
+        pytest.skip(f"{path} is absent (../shared/datasets)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def pg_chinook():
+    psycopg = pytest.importorskip("psycopg")
+    from engine_copies import copy_to_postgres, read_source
+
+    try:
+        raw = psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=test", autocommit=True,
+                              connect_timeout=3)
+    except psycopg.Error as exc:
+        pytest.skip(f"PostgreSQL is not reachable at {PG_URL}: {exc}")
+    schema = f"vouch_draft_{uuid.uuid4().hex[:8]}"
+    copy_to_postgres(read_source(_sqlite("chinook")), raw, schema)
+    raw.execute("RESET search_path")
+    try:
+        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        raw.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        raw.close()
+
+
+def _targets(request) -> dict[str, str]:
+    return {"chinook": str(_sqlite("chinook")), "sakila": str(_sqlite("sakila")),
+            "demo": str(request.getfixturevalue("demo_db"))}
+
+
+@pytest.mark.parametrize("name", ["chinook", "sakila", "demo", pytest.param("postgresql", marks=pytest.mark.engines)])
+def test_the_draft_loads_and_says_what_the_profile_says(name, request, tmp_path):
+    target = request.getfixturevalue("pg_chinook") if name == "postgresql" else _targets(request)[name]
+    with vouchsql.connect(target, cache_dir=str(tmp_path)) as db:
+        text = draft(db)
+        profile = db.profile()
+        path = tmp_path / "definitions.toml"
+        path.write_text(text, encoding="utf-8")
+        loaded = load_definitions(str(path))
+        # every stand-in code of the profile is a note, and no other
+        stand_ins = {(f"{t.schema_name + '.' if t.schema_name else ''}{t.name}.{c.name}", f"{s.value:g}")
+                     for t in profile.tables for c in t.columns for s in c.stand_ins}
+        noted = {tuple(m.groups()) for n in loaded.notes for m in [re.match(r"(\S+): (\S+) stands in", n)] if m}
+        assert noted == stand_ins
+        # every value list is the column's distinct values, as the database returns them
+        assert loaded.definitions, "no value list drafted"
+        for key, meaning in loaded.definitions.items():
+            table, column = key.rsplit(".", 1)
+            listed = json.loads("[" + meaning.split(": ", 1)[1].rsplit(" (from the data)", 1)[0] + "]")
+            rows = db.execute(f"SELECT DISTINCT {db.quote(column)} FROM "
+                              f"{'.'.join(db.quote(p) for p in table.split('.'))} WHERE {db.quote(column)} IS NOT NULL")
+            assert sorted(listed) == sorted(r[0] for r in rows.rows), key
+            t = next(t for t in profile.tables if t.name == table.split(".")[-1])
+            col = next(c for c in t.columns if c.name == column)
+            assert col.distinct_count == len(listed)
+            if col.distinct_count <= len(col.top_values):  # the profile holds them all
+                assert {v for v, _ in col.top_values} == set(listed), key
+        declared = sum(len(t.foreign_keys) for t in profile.tables)
+        assert sum("a declared foreign key" in n for n in loaded.notes) == declared
+
+
+def test_the_demo_draft_names_its_stand_in_and_a_category(demo_db, tmp_path):
+    with vouchsql.connect(demo_db, cache_dir=str(tmp_path)) as db:
+        text = draft(db)
+    assert "customers.age: -1 stands in for a missing or unknown value" in text
+    assert '"categories.name"' not in text  # every name differs: a list of names, not a category
+    assert '"orders.status" = "one of' in text
+
+
+def test_the_cortex_model_has_every_table_and_relationship(demo_db, tmp_path):
+    with vouchsql.connect(demo_db, cache_dir=str(tmp_path)) as db:
+        model = yaml.safe_load(draft(db, "cortex"))
+        profile = db.profile()
+    assert [t["name"] for t in model["tables"]] == [t.name.lower() for t in profile.tables]
+    assert len(model["relationships"]) == len(profile.join_pairs)
+    customers = next(t for t in model["tables"] if t["name"] == "customers")
+    age = next(f for f in customers.get("facts", []) + customers.get("dimensions", []) if f["expr"] == "age")
+    assert "-1 stands in for a missing value" in age["description"]
+    orders = next(t for t in model["tables"] if t["name"] == "orders")
+    assert any(f["expr"] == "status" and f.get("is_enum") for f in orders["dimensions"])
+    assert orders["primary_key"] == {"columns": ["order_id"]}
+
+
+def test_cli_writes_to_stdout_or_a_new_file_only(demo_db, tmp_path, capsys):
+    assert main(["definitions", "draft", "--db", str(demo_db), "--cache-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("# Drafted by `vouch definitions draft`")
+    out = tmp_path / "d.toml"
+    assert main(["definitions", "draft", "--db", str(demo_db), "--out", str(out), "--cache-dir", str(tmp_path)]) == 0
+    assert load_definitions(str(out)).notes
+    assert main(["definitions", "draft", "--db", str(demo_db), "--out", str(out)]) == 2
+    assert "never replaces a file" in capsys.readouterr().err
+    assert main(["definitions", "draft", "--db", str(demo_db), "--max-values", "0"]) == 2
