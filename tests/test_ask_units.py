@@ -91,13 +91,20 @@ def test_rules_break_on_tables_read_and_not_read():
     assert STORAGE.applies_to("How much water was used?") and not STORAGE.applies_to("What is stored at site 4?")
 
 
-def test_prompt_text_lists_definitions_notes_and_rules():
-    d = Definitions(definitions={"usage": "weight issued"}, rules=(USAGE,), notes=("Quantities are signed.",))
-    text = d.prompt_text()
-    assert "- usage: weight issued" in text and "- Quantities are signed." in text
-    assert "Rule usage_reads_issues: for questions about usage / used / use*: read inventory_issue_history; " \
-           "do not read storage_report_*" in text
-    assert Definitions().prompt_text() == "(none)"
+def test_definitions_text_lists_definitions_notes_rules_words_and_verified_queries():
+    from vouchsql.llm.context import definitions_text
+    from vouchsql.semantic import VerifiedQuery
+
+    d = Definitions(definitions={"usage": "weight issued"}, rules=(USAGE,), notes=("Quantities are signed.",),
+                    synonyms={"singer.Citizenship": ("nationality",)}, values={"singer.Citizenship": ("France",)},
+                    verified=(VerifiedQuery("n", "How many singers?", "SELECT count(*)\n FROM singer"),))
+    text = definitions_text(d)
+    assert "- 'usage' means 'weight issued'" in text and "- note: 'Quantities are signed.'" in text
+    assert "'usage_reads_issues': 'for questions about usage / used / use*: read inventory_issue_history; " \
+           "do not read storage_report_* (usage follows the issue transactions)'" in text
+    assert "- 'singer.Citizenship' is called 'nationality'" in text and "holds values such as 'France'" in text
+    assert "- verified question 'How many singers?' has the SQL 'SELECT count(*) FROM singer'" in text
+    assert definitions_text(Definitions()) == "(none)"
 
 
 def test_toml_definitions_file(tmp_path):

@@ -40,12 +40,14 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISDIR, S_ISREG
 from typing import Any, Iterator
 
 from .errors import UserInputError
+from .semantic import LogicalTable, Mapped, Runnable, VerifiedQuery
 
-_TOP_KEYS = {"definitions", "rules", "notes"}
+_TOP_KEYS = {"definitions", "rules", "notes", "verified_queries"}
+_VERIFIED_KEYS = {"name", "question", "sql", "verified_by", "verified_at"}
 _RULE_KEYS = {"name", "when", "unless", "must_read", "must_not_read", "note"}
 
 
@@ -87,17 +89,30 @@ class Rule:
 
 @dataclass(frozen=True)
 class Definitions:
+    """What words mean here. From Vouch's own file: ``definitions``, ``rules``, ``notes`` and
+    ``verified`` queries; a semantic layer (:mod:`vouchsql.semantic`) also gives the words of
+    each table and column (``synonyms``), their ``values``, the ``logical_tables`` its SQL is
+    written over, what ``vouch definitions check`` runs, and the fields it could not map."""
+
     definitions: dict[str, str] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
     notes: tuple[str, ...] = ()
     source: str | None = None
+    verified: tuple[VerifiedQuery, ...] = ()
+    synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)  # table or table.column -> words
+    values: dict[str, tuple[str, ...]] = field(default_factory=dict)  # table.column -> sample values
+    logical_tables: tuple[LogicalTable, ...] = ()
+    runnables: tuple[Runnable, ...] = ()
+    unmapped: tuple[str, ...] = ()
+    format: str = "vouch"
 
-    def prompt_text(self) -> str:
-        """The block every prompt receives."""
-        lines = [f"- {term}: {meaning}" for term, meaning in self.definitions.items()]
-        lines += [f"- {note}" for note in self.notes]
-        lines += [f"- Rule {r.name}: {r.describe()}" for r in self.rules]
-        return "\n".join(lines) if lines else "(none)"
+    def meanings(self) -> Iterator[tuple[str, str]]:
+        """Each term or word with what it means: the definitions, and each table's and
+        column's words pointing to the table or column (what schema retrieval reads)."""
+        yield from self.definitions.items()
+        for target, words in self.synonyms.items():
+            for word in words:
+                yield word, target.replace(".", " ")
 
     def rules_for(self, question: str) -> list[Rule]:
         return [r for r in self.rules if r.applies_to(question)]
@@ -159,11 +174,45 @@ def definitions_from_dict(data: Any, source: str | None = None) -> Definitions:
     if len(names) != len(set(names)):
         raise UserInputError(f"{where}: two rules share a name; each rule needs its own")
     return Definitions(definitions={str(k): v.strip() for k, v in terms.items()}, rules=tuple(rules),
-                       notes=_strings(data.get("notes"), f"{where}: notes"), source=source)
+                       notes=_strings(data.get("notes"), f"{where}: notes"), source=source,
+                       verified=_verified(data.get("verified_queries"), where))
+
+
+def _verified(raw: Any, where: str) -> tuple[VerifiedQuery, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise UserInputError(f"{where}: verified_queries must be a list ([[verified_queries]] in TOML)")
+    out = []
+    for i, item in enumerate(raw, 1):
+        if not isinstance(item, dict):
+            raise UserInputError(f"{where}: verified query {i} is not a table")
+        bad = set(item) - _VERIFIED_KEYS
+        if bad:
+            raise UserInputError(f"{where}: verified query {i}: unknown key(s) {', '.join(sorted(bad))}; "
+                                 f"known: {', '.join(sorted(_VERIFIED_KEYS))}")
+        for key in ("question", "sql"):
+            if not isinstance(item.get(key), str) or not item[key].strip():
+                raise UserInputError(f"{where}: verified query {i}: {key} is missing (give it as text)")
+        out.append(VerifiedQuery(name=str(item.get("name") or f"verified_{i}").strip(), question=item["question"].strip(),
+                                 sql=item["sql"].strip(), verified_by=item.get("verified_by"), source=where))
+    names = [v.name for v in out]
+    if len(names) != len(set(names)):
+        raise UserInputError(f"{where}: two verified queries share a name; each needs its own")
+    return tuple(out)
+
+
+def from_semantic(mapped: Mapped, source: str) -> Definitions:
+    return Definitions(definitions=dict(mapped.terms), notes=tuple(mapped.notes), source=source,
+                       verified=tuple(mapped.verified), synonyms=dict(mapped.synonyms), values=dict(mapped.values),
+                       logical_tables=tuple(mapped.logical_tables), runnables=tuple(mapped.runnables),
+                       unmapped=tuple(mapped.unmapped), format=mapped.format)
 
 
 def load_definitions(source: "str | os.PathLike | dict | Definitions | None") -> Definitions | None:
-    """Definitions from a TOML/YAML file path, a dict, or as given; None stays None."""
+    """Definitions from a file (Vouch's TOML/YAML/JSON, a Cortex Analyst semantic model, a
+    WrenAI MDL manifest, a YAML file of dbt semantic models and metrics), a dbt project folder,
+    a dict, or as given; None stays None."""
     if source is None or isinstance(source, Definitions):
         return source
     if isinstance(source, dict):
@@ -175,7 +224,11 @@ def load_definitions(source: "str | os.PathLike | dict | Definitions | None") ->
         raise UserInputError(f"no definitions file at {path}") from None
     except OSError as exc:  # a symlink loop, a path through a file, no permission
         raise UserInputError(f"cannot read definitions file {path}: {exc.strerror}") from None
-    if not S_ISREG(stat.st_mode):  # a folder, or a device such as /dev/zero that never ends
+    if S_ISDIR(stat.st_mode):  # a dbt project, read afresh each time (its files change one by one)
+        from .semantic import read_dbt_project
+
+        return from_semantic(read_dbt_project(path), str(path))
+    if not S_ISREG(stat.st_mode):  # a device such as /dev/zero that never ends
         raise UserInputError(f"cannot read definitions file {path}: not a regular file")
     return _load_file(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
 
@@ -190,16 +243,14 @@ def _load_file(path: str, _mtime: int, _size: int) -> Definitions:
     except UnicodeDecodeError as exc:
         raise UserInputError(f"cannot read definitions file {p}: not UTF-8 text "
                              f"(byte {exc.object[exc.start]:#04x} at offset {exc.start})") from None
-    if p.suffix.lower() in {".yaml", ".yml"}:
-        try:
-            import yaml
-        except ImportError:
-            raise UserInputError(f"{p} is YAML, which needs PyYAML (pip install pyyaml); "
-                                 f"or write the definitions as TOML") from None
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:  # its message spans lines; the CLI prints one
-            raise UserInputError(f"cannot read definitions file {p}: {' '.join(str(exc).split())}") from None
+    if p.suffix.lower() in {".yaml", ".yml", ".json"}:
+        from .semantic import load_structured, read_semantic
+
+        data = load_structured(text, p)
+        mapped = read_semantic(data, p)
+        if mapped is not None:
+            return from_semantic(mapped, str(p))
+        data = _plain(data)
     else:
         import tomllib  # only when a definitions file is read: `vouch check` without one never imports it
 
@@ -208,6 +259,15 @@ def _load_file(path: str, _mtime: int, _size: int) -> Definitions:
         except tomllib.TOMLDecodeError as exc:
             raise UserInputError(f"cannot read definitions file {p}: {exc}") from None
     return definitions_from_dict(data, str(p))
+
+
+def _plain(data: Any) -> Any:
+    """The line-remembering mappings and lists of the YAML reader as plain ones."""
+    if isinstance(data, dict):
+        return {k: _plain(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_plain(v) for v in data]
+    return {} if data is None else data
 
 
 # -- the definitions in effect -------------------------------------------------------------
@@ -233,5 +293,5 @@ def definitions_in_effect(config=None) -> Definitions | None:
     return load_definitions(path) if path else None
 
 
-__all__ = ["Definitions", "Rule", "load_definitions", "definitions_from_dict", "use_definitions",
+__all__ = ["Definitions", "Rule", "VerifiedQuery", "load_definitions", "definitions_from_dict", "use_definitions",
            "definitions_in_effect"]

@@ -14,8 +14,12 @@ def register(sub, common) -> None:
 
         add_command(actions, "draft", common, _draft_args,
                     help="write a starting definitions file from the data: stand-in codes, value lists, keys, comments")
+        add_command(actions, "check", common, _check_args,
+                    help="run every verified query, metric and filter of a definitions file or semantic model once; "
+                         "name those that fail or return nothing, and the fields not read")
 
-    sub.add_parser("definitions", help="definitions files: draft one from a database", fill=fill)
+    sub.add_parser("definitions", help="definitions files and semantic models: draft one, check one against a database",
+                   fill=fill)
 
 
 def _draft_args(p) -> None:
@@ -27,6 +31,41 @@ def _draft_args(p) -> None:
                    help="list every value of a text column with at most this many (default 12)")
     p.add_argument("--out", help="write the draft here instead of to standard output (an existing file is kept)")
     p.set_defaults(handler=_run)
+
+
+def _check_args(p) -> None:
+    p.add_argument("file", metavar="FILE",
+                   help="Vouch definitions (TOML/YAML/JSON), a Cortex Analyst semantic model (YAML), WrenAI MDL "
+                        "(JSON), a YAML file of dbt semantic models, or a dbt project folder")
+    p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=_check)
+
+
+def _check(args, config, out) -> int:
+    from .cli_database import open_database
+    from .definitions import load_definitions
+    from .definitions_audit import audit
+
+    defs = load_definitions(args.file)
+    with open_database(args.db, config) as db:
+        entries = audit(defs, db)
+    if args.json:
+        from .jsonout import dumps
+
+        print(dumps({"file": defs.source, "format": defs.format, "unmapped": list(defs.unmapped),
+                     "entries": [e.__dict__ for e in entries]}))
+    else:
+        print(f"{defs.source} ({defs.format}): {len(defs.definitions)} terms, {len(defs.synonyms)} named columns "
+              f"and tables, {len(defs.values)} value lists, {len(defs.verified)} verified queries")
+        for e in entries:
+            print(f"  {e.status.upper():8} {e.kind} {e.name}: {e.detail}" + (f"  [{e.source}]" if e.source else ""))
+        for field in defs.unmapped:
+            print(f"  NOT READ {field}")
+        bad = [e for e in entries if not e.ok]
+        print(f"{len(entries) - len(bad)} of {len(entries)} ran and returned rows (or were not run, as said)"
+              + (f"; {len(bad)} need attention" if bad else ""))
+    return 1 if any(not e.ok for e in entries) else 0
 
 
 def _run(args, config, out) -> int:

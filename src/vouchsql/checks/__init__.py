@@ -24,6 +24,7 @@ from .stand_in import StandInValue
 from .uncited_number import UncitedNumber
 from .unjoined_table import UnjoinedTable
 from .unmatched_literal import UnmatchedLiteral
+from .verified_query import VerifiedQuery
 
 CHECKS: tuple[Check, ...] = (
     NoResult(),
@@ -43,6 +44,7 @@ CHECKS: tuple[Check, ...] = (
     UnmatchedLiteral(),
     JoinDrop(),
     DefinitionRule(),
+    VerifiedQuery(),
     QuestionShape(),
     QuestionFilters(),
     MergedEntities(),

@@ -113,6 +113,21 @@ class DefinitionRuleEvidence(Evidence):
     tables: list[str] = []
 
 
+class VerifiedQueryEvidence(Evidence):
+    name: str | None = None  # the verified query that reads like the question
+    question: str | None = None  # its question
+    sql: str | None = None  # its SQL as written
+    source: str | None = None  # file:line
+    strength: str | None = None
+    differ: list[str] = []  # the parts of the two readings that differ
+    reading: dict[str, Any] = {}  # this question's reading
+    agrees: bool | None = None  # the shown answer returns the verified query's rows
+    columns: list[str] = []  # the verified answer (its first rows)
+    rows: list[list[Any]] = []
+    row_count: int | None = None
+    error: str | None = None  # the verified query no longer runs
+
+
 class JoinKeyPair(Evidence):
     left: str
     right: str

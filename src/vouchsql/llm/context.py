@@ -125,6 +125,16 @@ def definitions_text(definitions: Definitions | None) -> str:
     lines += [f"- note: {data.string(note, data.TEXT_LIMIT)}" for note in definitions.notes]
     lines += [f"- rule {data.string(r.name, data.NAME_LIMIT)}: {data.string(r.describe(), data.TEXT_LIMIT)}"
               for r in definitions.rules]
+    lines += [f"- {data.string(target, data.NAME_LIMIT)} is called "
+              + ", ".join(data.string(w, data.NAME_LIMIT) for w in words) for target, words in definitions.synonyms.items()]
+    lines += [f"- {data.string(target, data.NAME_LIMIT)} holds values such as "
+              + ", ".join(data.value(v) for v in values[:12]) for target, values in definitions.values.items()]
+    if any(v.logical for v in definitions.verified):
+        for t in definitions.logical_tables:
+            cols = ", ".join(name if name == expr else f"{name} = {expr}" for name, expr in t.columns)
+            lines.append(f"- in verified SQL, __{t.name} is table {t.table}: {data.string(cols, data.TEXT_LIMIT)}")
+    lines += [f"- verified question {data.string(v.question, data.TEXT_LIMIT)} has the SQL "
+              f"{data.string(' '.join(v.sql.split()), data.TEXT_LIMIT)}" for v in definitions.verified]
     return "\n".join(lines) or "(none)"
 
 

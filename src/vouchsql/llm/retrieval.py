@@ -493,7 +493,7 @@ def question_terms(question: str, hint: str | None = None, definitions: "Definit
     words = _content_terms(text)
     if definitions is not None:
         asked = set(terms(text))
-        for term, meaning in definitions.definitions.items():
+        for term, meaning in definitions.meanings():
             if set(terms(term)) and set(terms(term)) <= asked:
                 words += _content_terms(meaning)
     out: dict[str, float] = {}

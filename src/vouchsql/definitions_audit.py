@@ -1,0 +1,56 @@
+"""``vouch definitions check FILE --db …``: run every verified query, metric, measure, filter
+and view of a definitions file once and say which no longer run or return nothing — a semantic
+model drifts when the schema changes (issue 30, item 2). Also names the physical tables the
+file maps that the database lacks, and every field the file's format reader could not map."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .semantic import logical_sql
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # verified query, metric, measure, filter, view, table
+    name: str
+    status: str  # ok, empty, error, not run
+    detail: str
+    source: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "not run")
+
+
+def audit(defs, db) -> list[Entry]:
+    """One entry per verified query, runnable and mapped table, in the file's order."""
+    out: list[Entry] = []
+    names = {(t.schema or "").lower() + "." + t.name.lower() for t in db.schema()} | \
+        {t.name.lower() for t in db.schema()}
+    for t in defs.logical_tables:
+        if t.table.lower() not in names:
+            out.append(Entry("table", t.name, "error", f"the database has no table {t.table}"))
+    tables = list(defs.logical_tables)
+    for v in defs.verified:
+        sql = logical_sql(v.sql, tables, db) if v.logical else v.sql
+        out.append(_run(db, "verified query", v.name, sql, v.source))
+    for r in defs.runnables:
+        sql = r.runnable_sql(tables, db)
+        if sql is None:
+            out.append(Entry(r.kind, r.name, "not run", r.why or "cannot run on its own", r.source))
+        else:
+            out.append(_run(db, r.kind, r.name, sql, r.source))
+    return out
+
+
+def _run(db, kind: str, name: str, sql: str, source: str) -> Entry:
+    result = db.execute(sql)
+    if result.error is not None:
+        return Entry(kind, name, "error", result.error.message, source)
+    if not result.rows or all(v is None for row in result.rows for v in row):
+        return Entry(kind, name, "empty", "returns no rows" if not result.rows else "returns only NULL", source)
+    if kind == "filter" and result.rows[0][0] == 0:  # run as SELECT COUNT(*) … WHERE its condition
+        return Entry(kind, name, "empty", "matches no row", source)
+    first = ", ".join(repr(v) for v in result.rows[0][:4])
+    return Entry(kind, name, "ok", f"{result.row_count} row(s){'+' if result.truncated else ''}, first: {first}", source)

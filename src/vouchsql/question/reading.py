@@ -1,0 +1,159 @@
+"""A question's reading as a comparable structure, and how alike two readings are (issue 30,
+verified queries): which entities it names, which columns, which values, numbers and years
+it filters on, what it aggregates, which way it ranks, how many rows it wants, and whether it
+negates. Two questions that share words but differ in any of these ask different things.
+
+Built from the readers of :mod:`.shape` and :mod:`.filters` and the database's own vocabulary
+(table and column names, the values its text columns hold, and the words and sample values a
+definitions file or semantic model gives); nothing here names a table of a particular database.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..words import singular, words_of
+from .filters import read_filters
+from .shape import entity_tables, entity_words, read_shape, words
+from .words import fold
+
+_NEGATION = re.compile(r"\b(?:not|no|never|without|except|excluding|other than|n't)\b")
+_COLUMN_STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "is", "no", "num", "nbr"}
+# the parts that must agree for two readings to ask the same thing; columns may differ a little
+PARTS = ("entities", "values", "numbers", "years", "aggregates", "directions", "rows", "negated", "columns")
+
+
+@dataclass(frozen=True)
+class Reading:
+    entities: frozenset[str]
+    columns: frozenset[str]
+    values: frozenset[str]
+    numbers: frozenset[tuple[str, float, float | None]]
+    years: frozenset[tuple[int, int | None, str]]
+    aggregates: frozenset[str]
+    directions: frozenset[str]
+    rows: int | None
+    negated: bool
+
+    def describe(self) -> dict:
+        """The reading as JSON: what the evidence shows."""
+        return {"entities": sorted(self.entities), "columns": sorted(self.columns), "values": sorted(self.values),
+                "numbers": [f"{op} {v:g}" + (f" and {h:g}" if h is not None else "") for op, v, h in sorted(self.numbers)],
+                "years": [f"{rel} {y}" + (f"-{m:02d}" if m else "") for y, m, rel in sorted(self.years, key=str)],
+                "aggregates": sorted(self.aggregates), "directions": sorted(self.directions),
+                "rows": self.rows, "negated": self.negated}
+
+
+@dataclass(frozen=True)
+class Likeness:
+    """How alike two readings are: the parts that agree and differ; ``matched`` when every
+    part but the columns agrees, the entities are read, and at least half the columns are
+    shared; ``exact`` when every part agrees."""
+
+    same: tuple[str, ...]
+    differ: tuple[str, ...]
+    matched: bool
+    exact: bool
+
+    @property
+    def strength(self) -> str:
+        return f"{len(self.same)}/{len(PARTS)} parts of the reading agree"
+
+
+def _question_words(text: str) -> list[str]:
+    return [singular(w) for w in words(text).split()]
+
+
+def _phrase_in(phrase: str, text_words: list[str]) -> bool:
+    want = _question_words(phrase)
+    n = len(want)
+    return bool(n) and any(text_words[i:i + n] == want for i in range(len(text_words) - n + 1))
+
+
+def _column_key(name: str) -> str | None:
+    parts = [singular(w) for w in words_of(name).lower().split() if w not in _COLUMN_STOP]
+    return " ".join(parts) if parts else None
+
+
+def read_question(question: str, profile, index=None, definitions=None) -> Reading:
+    """The reading of ``question`` against this database: ``index`` (a
+    :class:`~vouchsql.question.values.ValueIndex`) says which named values the data holds."""
+    qwords = _question_words(question)
+    wordset = set(qwords)
+    entities = {t.qualified.lower() for t in entity_tables(entity_words(question), profile).values()}
+    columns: set[str] = set()
+    for table in profile.tables:
+        for col in table.columns:
+            key = _column_key(col.name)
+            if key and set(key.split()) <= wordset:
+                columns.add(key)
+    values: set[str] = set()
+    known_values: set[str] = set()
+    if definitions is not None:
+        by_name = {t.name.lower(): t.qualified.lower() for t in profile.tables}
+        for target, syns in definitions.synonyms.items():
+            table, _, column = target.partition(".")
+            if any(_phrase_in(s, qwords) for s in syns):
+                if column:
+                    key = _column_key(column)
+                    if key:
+                        columns.add(key)
+                elif table.lower() in by_name:
+                    entities.add(by_name[table.lower()])
+        known_values = {fold(str(v)) for vs in definitions.values.values() for v in vs}
+    filters = read_filters(question)
+    for m in filters.mentions:
+        text = fold(m.text)
+        if m.quoted or text in known_values or (index is not None and index.lookup(m.text, quoted=m.quoted)):
+            values.add(text)
+    values |= _held_words(question, index, known_values)
+    shape = read_shape(question)
+    directions = {f"{c.cls}:{c.kind}" for c in shape.directions}
+    if shape.order is not None:
+        directions.add(f"order:{shape.order.kind}")
+    return Reading(entities=frozenset(entities), columns=frozenset(columns), values=frozenset(values),
+                   numbers=frozenset((n.op, n.value, n.high) for n in filters.numbers),
+                   years=frozenset((y.year, y.month, y.relation) for y in filters.years),
+                   aggregates=frozenset(c.kind for c in shape.aggregates), directions=frozenset(directions),
+                   rows=filters.rows.n if filters.rows else None,
+                   negated=bool(_NEGATION.search(words(question))))
+
+
+def _held_words(question: str, index, known: set[str]) -> set[str]:
+    """Runs of one to three words, in any letter case, that are a value the data holds or the
+    definitions list ("How many orders were cancelled?" names the status 'cancelled'): the
+    longest run wins, and a run of function words alone is none."""
+    plain = fold(question).replace("?", " ").replace(",", " ").replace(".", " ").split()
+    out: set[str] = set()
+    i = 0
+    while i < len(plain):
+        for n in (3, 2, 1):
+            run = " ".join(plain[i:i + n])
+            if len(plain[i:i + n]) < n or all(w in _COLUMN_STOP or w in _FUNCTION or len(w) < 3
+                                                for w in plain[i:i + n]):
+                continue
+            if run in known or (index is not None and (run in index.exact or run in index.singular)):
+                out.add(run)
+                i += n - 1
+                break
+        i += 1
+    return out
+
+
+# Words that ask rather than name: a column holding the value 'what' or 'all' does not make
+# every question that asks "what" name it.
+_FUNCTION = frozenset("""what which who whom whose how many much all any each every list show give find return
+tell name are was were there have has had did does this that these those their its from with without than
+more less most least number count total average""".split())
+
+
+def likeness(a: Reading, b: Reading) -> Likeness:
+    same, differ = [], []
+    for part in PARTS:
+        (same if getattr(a, part) == getattr(b, part) else differ).append(part)
+    shared = len(a.columns & b.columns)
+    union = len(a.columns | b.columns)
+    columns_close = union == 0 or shared / union >= 0.5
+    matched = bool(a.entities) and set(differ) <= {"columns"} and columns_close
+    return Likeness(same=tuple(same), differ=tuple(differ), matched=matched, exact=matched and not differ)

@@ -1,0 +1,137 @@
+"""A Snowflake Cortex Analyst semantic model (YAML) in Vouch's terms.
+
+Read: each logical table's ``base_table`` (the physical table), its ``dimensions``,
+``time_dimensions``, ``facts`` (and the older ``measures``) as logical columns with their
+``expr``, ``synonyms`` and ``sample_values``; ``metrics`` and ``filters`` (table-level and
+model-level) as terms with their expression; ``primary_key`` and ``relationships`` as notes;
+``custom_instructions`` as a note; ``verified_queries`` (question and SQL over the ``__table``
+logical names) as verified queries. Everything else is named in ``unmapped``.
+"""
+
+from __future__ import annotations
+
+from .model import LogicalTable, Mapped, Runnable, VerifiedQuery, spaced
+from .source import Where, line_of
+
+_TOP = {"name", "description", "tables", "relationships", "verified_queries", "custom_instructions",
+        "metrics", "filters"}
+_TABLE = {"name", "description", "base_table", "synonyms", "primary_key", "dimensions", "time_dimensions",
+          "facts", "measures", "metrics", "filters"}
+_COLUMN = {"name", "expr", "description", "synonyms", "data_type", "sample_values", "unique", "is_enum",
+           "default_aggregation"}
+_COLUMN_KINDS = ("dimensions", "time_dimensions", "facts", "measures")
+
+
+def is_cortex(data) -> bool:
+    tables = data.get("tables") if isinstance(data, dict) else None
+    return isinstance(tables, list) and any(isinstance(t, dict) and "base_table" in t for t in tables)
+
+
+def read(data, where: Where) -> Mapped:
+    out = Mapped(format="cortex")
+    where.mapping(data, "the semantic model")
+    _unknown(out, data, _TOP, "", where)
+    if data.get("custom_instructions"):
+        out.notes.append(f"Instructions: {where.text(data, 'custom_instructions', '')}")
+    by_name: dict[str, LogicalTable] = {}
+    for i, raw in enumerate(where.items(data, "tables", "")):
+        field = f"tables[{i}]"
+        t = where.mapping(raw, field)
+        _unknown(out, t, _TABLE, field, where)
+        name = where.text(t, "name", field)
+        base = where.mapping(t.get("base_table"), f"{field}.base_table") if "base_table" in t else None
+        if base is None:
+            raise where.fail(t, f"{field}.base_table", "missing: the physical table this logical table reads")
+        physical = where.text(base, "table", f"{field}.base_table")
+        schema = where.text(base, "schema", f"{field}.base_table", required=False)
+        columns: list[tuple[str, str]] = []
+        if t.get("description"):
+            out.notes.append(f"Table {physical} ('{name}'): {where.text(t, 'description', field)}")
+        out.add_synonyms(physical, [spaced(name), *where.words(t, "synonyms", field)])
+        for kind in _COLUMN_KINDS:
+            for j, rawc in enumerate(where.items(t, kind, field)):
+                cfield = f"{field}.{kind}[{j}]"
+                c = where.mapping(rawc, cfield)
+                _unknown(out, c, _COLUMN, cfield, where)
+                cname = where.text(c, "name", cfield)
+                expr = where.text(c, "expr", cfield, required=False) or cname
+                columns.append((cname, expr))
+                target = f"{physical}.{expr}" if _is_column(expr) else f"{physical}.{cname}"
+                out.add_synonyms(target, [spaced(cname), *where.words(c, "synonyms", cfield)])
+                values = where.words(c, "sample_values", cfield)
+                if values:
+                    out.values[target] = values
+                if c.get("description"):
+                    out.terms[spaced(cname)] = (f"{where.text(c, 'description', cfield)} "
+                                                f"(column {expr} of {physical})")
+                elif not _is_column(expr):
+                    out.terms[spaced(cname)] = f"{expr} on {physical}"
+        pk = t.get("primary_key")
+        if isinstance(pk, dict):
+            cols = where.words(pk, "columns", f"{field}.primary_key")
+            if cols:
+                out.notes.append(f"Each row of {physical} is one {spaced(name)}: key {', '.join(cols)}")
+        table = LogicalTable(name=name, table=physical, schema=schema, columns=tuple(columns))
+        by_name[name.lower()] = table
+        out.logical_tables.append(table)
+        _measures(out, t, field, table, where)
+    _measures(out, data, "", None, where)
+    for i, raw in enumerate(where.items(data, "relationships", "")):
+        field = f"relationships[{i}]"
+        r = where.mapping(raw, field)
+        left, right = where.text(r, "left_table", field), where.text(r, "right_table", field)
+        pairs = []
+        for j, rc in enumerate(where.items(r, "relationship_columns", field)):
+            rc = where.mapping(rc, f"{field}.relationship_columns[{j}]")
+            pairs.append(f"{left}.{where.text(rc, 'left_column', field)} = "
+                         f"{right}.{where.text(rc, 'right_column', field)}")
+        kind = where.text(r, "relationship_type", field, required=False) or "unspecified"
+        join = where.text(r, "join_type", field, required=False) or "inner"
+        names = {n: by_name[n.lower()].table for n in (left, right) if n.lower() in by_name}
+        out.notes.append(f"Join {names.get(left, left)} to {names.get(right, right)} on {' and '.join(pairs) or '?'} "
+                         f"({kind}, {join} join)")
+    for i, raw in enumerate(where.items(data, "verified_queries", "")):
+        field = f"verified_queries[{i}]"
+        v = where.mapping(raw, field)
+        out.verified.append(VerifiedQuery(
+            name=where.text(v, "name", field), question=where.text(v, "question", field),
+            sql=where.text(v, "sql", field), logical=True,
+            verified_by=where.text(v, "verified_by", field, required=False),
+            source=f"{where.path}:{line_of(v)}"))
+        for key in set(v) - {"name", "question", "sql", "verified_by", "verified_at", "use_as_onboarding_question"}:
+            out.unmapped.append(f"{field}.{key}")
+    return out
+
+
+def _is_column(expr: str) -> bool:
+    return expr.replace("_", "").replace(" ", "").isalnum() and " " not in expr.strip()
+
+
+def _measures(out: Mapped, parent, field: str, table: LogicalTable | None, where: Where) -> None:
+    """Metrics and filters of a table (or of the model): terms, and what `definitions check` runs."""
+    prefix = f"{field}." if field else ""
+    for kind in ("metrics", "filters"):
+        for i, raw in enumerate(where.items(parent, kind, field)):
+            mfield = f"{prefix}{kind}[{i}]"
+            m = where.mapping(raw, mfield)
+            name = where.text(m, "name", mfield)
+            expr = where.text(m, "expr", mfield)
+            over = f" over {table.table}" if table else ""
+            said = f"{where.text(m, 'description', mfield)}; " if m.get("description") else ""
+            if kind == "metrics":
+                out.terms[spaced(name)] = f"{said}{expr}{over} (metric {name})"
+                sql = f"SELECT {expr} FROM __{table.name}" if table else None
+            else:
+                out.terms[spaced(name)] = f"{said}the rows{over} where {expr} (filter {name})"
+                sql = f"SELECT COUNT(*) FROM __{table.name} WHERE {expr}" if table else None
+            for syn in where.words(m, "synonyms", mfield):
+                out.terms.setdefault(syn, f"the same as {spaced(name)}")
+            out.runnables.append(Runnable(name=name, kind=kind[:-1], sql=sql, logical=True,
+                                          why="" if sql else "a model-level metric names its tables itself",
+                                          source=f"{where.path}:{line_of(m)}"))
+
+
+def _unknown(out: Mapped, node, known: set[str], field: str, where: Where) -> None:
+    for key in node:
+        if key not in known:
+            out.unmapped.append(f"{field}.{key}" if field else str(key))
