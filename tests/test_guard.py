@@ -153,3 +153,78 @@ def test_vanna_runner_inside_vannas_run_sql_tool(guard, vanna_parts, tmp_path, m
     bad = asyncio.run(tool.execute(context(BAD_Q), Args(sql=BAD_SQL)))
     assert ok.success is True and "3867" in ok.result_for_llm
     assert bad.success is False and "withheld" in (bad.error or bad.result_for_llm)
+
+
+# -- LlamaIndex: NLSQLTableQueryEngine -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def llama_parts(shop):
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import MockEmbedding, SQLDatabase
+    from llama_index.core.base.llms.types import CompletionResponse, LLMMetadata
+    from llama_index.core.llms import CustomLLM
+    from llama_index.core.query_engine import NLSQLTableQueryEngine
+    from sqlalchemy import create_engine
+
+    class ScriptedSQL(CustomLLM):
+        """A function-backed LLM: the SQL it 'writes' for each question, in LlamaIndex's
+        text-to-SQL reply format (no model is reached)."""
+
+        script: dict = {}
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata()
+
+        def complete(self, prompt: str, formatted: bool = False, **kwargs) -> CompletionResponse:
+            question = next(q for q in self.script if q in prompt)
+            return CompletionResponse(text=f"SQLQuery: {self.script[question]}\nSQLResult: ")
+
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs):
+            yield self.complete(prompt)
+
+    def engine(database):
+        llm = ScriptedSQL(script={GOOD_Q: GOOD_SQL, BAD_Q: BAD_SQL})
+        # an embedding model is resolved even where none is used: a local mock, never OpenAI's
+        return NLSQLTableQueryEngine(sql_database=database, tables=["orders", "products"], llm=llm,
+                                     synthesize_response=False, embed_model=MockEmbedding(embed_dim=8))
+
+    return SQLDatabase(create_engine(f"sqlite:///{shop}")), engine
+
+
+def test_llamaindex_engine_runs_a_checked_query(guard, llama_parts):
+    from vouchsql.guard import llamaindex_query_engine, llamaindex_sql_database
+
+    database, engine = llama_parts
+    response = llamaindex_query_engine(guard, engine(llamaindex_sql_database(guard, database))).query(GOOD_Q)
+    assert "3867" in str(response) and response.metadata["sql_query"] == GOOD_SQL
+    (answer,) = response.metadata["vouch"]
+    assert answer["shown"]["sql"] == GOOD_SQL and answer["verdict"]["gate"] in ("pass", "flag")
+
+
+def test_llamaindex_engine_withholds_a_vetoed_query_without_running_it(guard, llama_parts, shop, file_digest):
+    from vouchsql.guard import llamaindex_query_engine, llamaindex_sql_database
+
+    database, engine = llama_parts
+    ran = []
+    original = type(database).run_sql
+    type(database).run_sql = lambda self, command, *a, **k: ran.append(command) or original(self, command, *a, **k)
+    try:
+        before = file_digest(shop)
+        response = llamaindex_query_engine(guard, engine(llamaindex_sql_database(guard, database))).query(BAD_Q)
+    finally:
+        type(database).run_sql = original
+    assert ran == [] and file_digest(shop) == before
+    assert str(response).startswith("Error: Vouch withheld this answer (gate abstain")
+    (answer,) = response.metadata["vouch"]
+    assert answer["verdict"]["gate"] == "abstain" and "bad_join" in answer["verdict"]["reasons"]
+    assert "bad_join" in response.metadata["vouch_summary"] or "barely overlap" in response.metadata["vouch_summary"]
+
+
+def test_a_guarded_llamaindex_database_refuses_sql_outside_the_engine(guard, llama_parts):
+    from vouchsql.errors import UserInputError
+    from vouchsql.guard import llamaindex_sql_database
+
+    database, _ = llama_parts
+    with pytest.raises(UserInputError, match="llamaindex_query_engine"):
+        llamaindex_sql_database(guard, database).run_sql(GOOD_SQL)

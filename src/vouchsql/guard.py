@@ -9,13 +9,17 @@ Adapters for two stacks people run, each importing its library only when called:
 - :func:`langchain_tool`: a LangChain tool that checks each query before the wrapped SQL tool
   (``QuerySQLDatabaseTool`` or any tool taking ``{"query": sql}``) runs it;
 - :func:`vanna_runner`: a Vanna 2 ``SqlRunner`` that checks ``args.sql`` before the wrapped
-  runner's ``run_sql``.
+  runner's ``run_sql``;
+- :func:`llamaindex_query_engine`: a LlamaIndex query engine over a text-to-SQL engine
+  (``NLSQLTableQueryEngine`` and the others that run SQL through a ``SQLDatabase``) that checks
+  each generated query against the question before the database runs it.
 
 See docs/agents.md.
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -144,3 +148,61 @@ def vanna_runner(guard: Guard, inner, question_of: Callable[[Any], str] | None =
             return await inner.run_sql(args, context)
 
     return VouchGuardedRunner()
+
+
+# The question a LlamaIndex query engine is answering, and the Answers of the SQL it ran: set by
+# llamaindex_query_engine around each query, read by the guarded SQLDatabase's run_sql.
+_LLAMA_QUESTION: contextvars.ContextVar[tuple[str, list] | None] = contextvars.ContextVar("vouch_llama_question",
+                                                                                          default=None)
+
+
+def llamaindex_sql_database(guard: Guard, sql_database):
+    """The LlamaIndex ``SQLDatabase`` ``sql_database`` (the same object's state, its own class),
+    whose ``run_sql`` checks each statement against the question a
+    :func:`llamaindex_query_engine` is answering and raises :class:`Withheld` instead of
+    running a blocked one. Outside such an engine it refuses to run anything unchecked."""
+
+    base = type(sql_database)
+
+    class VouchGuardedSQLDatabase(base):
+        def run_sql(self, command: str, *args, **kwargs):
+            current = _LLAMA_QUESTION.get()
+            if current is None:
+                raise UserInputError("this SQLDatabase is guarded by Vouch: run it through llamaindex_query_engine, "
+                                     "which knows the question each query answers")
+            question, answers = current
+            answer = guard.check(question, command)
+            answers.append(answer)
+            if guard.blocks(answer):
+                raise Withheld(answer)
+            return base.run_sql(self, command, *args, **kwargs)
+
+    guarded = VouchGuardedSQLDatabase.__new__(VouchGuardedSQLDatabase)
+    guarded.__dict__.update(sql_database.__dict__)
+    return guarded
+
+
+def llamaindex_query_engine(guard: Guard, engine):
+    """A LlamaIndex query engine in front of ``engine`` (``NLSQLTableQueryEngine``,
+    ``SQLTableRetrieverQueryEngine`` …) built over a SQLDatabase from
+    :func:`llamaindex_sql_database`: each query sets the question the database checks the
+    generated SQL against. A blocked query is never run; the engine reports it as its SQL error
+    ("Error: Vouch withheld this answer …", LlamaIndex's ``handle_sql_errors``), and the Answer
+    of every SQL checked is in ``response.metadata["vouch"]`` (as JSON) with Vouch's summary."""
+    from llama_index.core.query_engine import CustomQueryEngine
+
+    class VouchGuardedQueryEngine(CustomQueryEngine):
+        def custom_query(self, query_str: str):
+            answers: list = []
+            token = _LLAMA_QUESTION.set((query_str, answers))
+            try:
+                response = engine.query(query_str)
+            finally:
+                _LLAMA_QUESTION.reset(token)
+            metadata = response.metadata if response.metadata is not None else {}
+            metadata["vouch"] = [a.model_dump(mode="json") for a in answers]
+            metadata["vouch_summary"] = "\n".join(summary(a) for a in answers)
+            response.metadata = metadata
+            return response
+
+    return VouchGuardedQueryEngine()
