@@ -103,7 +103,7 @@ class Where:
 
     def mapping(self, node: Any, field: str) -> dict:
         if not isinstance(node, dict):
-            raise self.fail(node, field, f"expected a mapping, got {type(node).__name__}")
+            raise self.fail(node, field, f"expected a mapping, got {_kind(node)}")
         return node
 
     def items(self, parent: dict, key: str, field: str) -> list:
@@ -122,7 +122,7 @@ class Where:
                 raise self.fail(parent, name, "missing (give it as text)", key if key in parent else None)
             return None
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise self.fail(parent, name, f"expected text, got {type(value).__name__}", key)
+            raise self.fail(parent, name, f"expected text, got {_kind(value)}", key)
         return str(value).strip()
 
     def words(self, parent: dict, key: str, field: str) -> tuple[str, ...]:
@@ -134,6 +134,17 @@ class Where:
         if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
             raise self.fail(parent, f"{field}.{key}", "expected a list of words", key)
         return tuple(str(v).strip() for v in value if str(v).strip())
+
+
+def _kind(value: Any) -> str:
+    """What a YAML/JSON value is, in the file's terms."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true/false"
+    return type(value).__name__
 
 
 def line_of(node: Any) -> int:
