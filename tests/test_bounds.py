@@ -561,3 +561,25 @@ def test_a_refused_name_in_a_literal_runs_and_as_a_call_is_refused(pg):
         # A literal still names a relation wherever a function takes a regclass.
         result = db.execute("SELECT table_to_xml('pg_authid', true, true, '')")
         assert result.error is not None and "pg_authid" in result.error.message
+
+
+def test_a_user_table_named_like_a_refused_relation_or_function_is_resolved_by_its_schema(pg):
+    """Issue 27: ``myschema.pg_authid`` and ``myschema.lo_import`` are the user's own tables
+    (a qualified name is looked up in that schema alone); the catalogue's, unqualified or
+    through an alias (attribute notation may call a function), stay refused."""
+    url, raw, schema = pg
+    for name in ("pg_authid", "lo_import", "pg_stat_activity"):
+        raw.execute(f"CREATE TABLE {schema}.{name} (id int)")
+        raw.execute(f"INSERT INTO {schema}.{name} VALUES (7)")
+    with vouchsql.connect(url) as db:
+        for name in ("pg_authid", "lo_import", "pg_stat_activity"):
+            assert db.execute(f"SELECT id FROM {schema}.{name}").rows == [[7]], name
+            assert db.execute(f'SELECT t.id FROM "{schema}" . "{name}" AS t').rows == [[7]], name
+        for sql in ("SELECT rolname FROM pg_authid",
+                    "SELECT rolname FROM pg_catalog.pg_authid",
+                    f"SELECT * FROM {schema}.pg_authid, pg_authid",
+                    f"SELECT {schema}.pg_authid FROM {schema}.owners AS {schema}",
+                    f"SELECT lo_import('/etc/hostname') FROM {schema}.lo_import",
+                    f"SELECT * FROM {schema}.lo_import, {schema}.lo_import/**/('/etc/hostname')"):
+            result = db.execute(sql)
+            assert result.error is not None and result.error.kind == "forbidden", (sql, result)

@@ -372,8 +372,13 @@ class PostgresPolicy:
         # Relations are looked for in the whole text: a string literal becomes a relation's
         # name wherever a function takes a regclass (table_to_xml('pg_authid', …)). Functions
         # only in the code: a string or a comment calls nothing.
-        found = {pg_name(w) for w in words(sql)}
-        calls = {pg_name(w) for w in words(code_text(sql, nested_comments=True))}
+        # The user's own tables named like a catalogue relation or a built-in function; a
+        # user object refused for itself (a view over a trap) is still looked for.
+        own = {(schema, name) for schema, name in pg_user_schema_tables(sql)
+               if name.lower() not in self.views and (name.lower() in PG_SECRET_RELATIONS or
+                                                      self.refused.get(name.lower(), ("",))[0].startswith("pg_catalog."))}
+        found = {pg_name(w) for w in words(_blank(sql, own))}
+        calls = {pg_name(w) for w in words(_blank(code_text(sql, nested_comments=True), own))}
         if calls & set(_PG_REG_TYPES) and words(_PG_CONSTANT_NAME.sub(" ", sql)) & set(_PG_REG_TYPES):
             raise forbidden("a relation, function or schema named at run time (a reg* cast of an expression)",
                             "what it names cannot be checked before it runs; write the name as a constant")
@@ -389,6 +394,46 @@ class PostgresPolicy:
             if symbol in sql:
                 qualified, reason = self.operators[symbol]
                 raise forbidden(f"the operator {qualified}", reason)
+
+
+_PG_SYSTEM_SCHEMA = re.compile(r"pg_catalog|information_schema|pg_toast\w*|pg_temp\w*", re.IGNORECASE)
+
+
+def pg_user_schema_tables(sql: str) -> set[tuple[str, str]]:
+    """The ``(schema, table)`` references of ``sql`` qualified by a schema of the user's: a
+    table ``fb.pg_authid`` or ``fb.lo_import`` is that schema's own, which PostgreSQL never
+    resolves to the catalogue's relation or function of the same name (a qualified name is
+    looked up in that schema alone). Read from sqlglot's parse; a qualifier that is also an
+    alias or a CTE name of the statement is left out (``a.x`` may be attribute notation,
+    which calls ``x(a)``), and so is anything that does not parse."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="postgres")
+    except (sqlglot.errors.SqlglotError, RecursionError):
+        return set()
+    if tree is None:
+        return set()
+    aliases = {a.name.lower() for a in tree.find_all(exp.TableAlias)} | \
+        {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    out = set()
+    for t in tree.find_all(exp.Table):
+        if not t.db or t.catalog or not isinstance(t.this, exp.Identifier):
+            continue
+        if _PG_SYSTEM_SCHEMA.fullmatch(t.db) or t.db.lower() in aliases:
+            continue
+        out.add((t.db, t.name))
+    return out
+
+
+def _blank(text: str, tables: set[tuple[str, str]]) -> str:
+    """``text`` with each ``schema.table`` of ``tables`` blanked where it is written as a
+    relation: not followed by ``(`` (a call) or ``.`` (a longer name)."""
+    for schema, name in tables:
+        text = re.sub(rf'(?<![\w$."])"?{re.escape(schema)}"?\s*\.\s*"?{re.escape(name)}"?(?![\w$"]|\s*[.(])',
+                      " ", text, flags=re.IGNORECASE)
+    return text
 
 
 # A name defined with a column list: a CTE (``digits(d) AS (``) or an alias (``AS v(x)``).
