@@ -3,8 +3,8 @@ person verified (a Cortex Analyst ``verified_queries`` entry, or ``[[verified_qu
 Vouch's definitions file), and the shown answer returns other rows than the verified SQL.
 
 "Reads like" is the readings of :mod:`vouchsql.question.reading`, not shared words: the same
-entities, named values, numbers, years, aggregate, direction, row count and negation, and at
-least half the columns. "How many singers are from France?" and "How many singers are from
+entities, named values (and whether they are joined by or/and), numbers, years, aggregate,
+direction, row count and negation, and more than half the columns. "How many singers are from France?" and "How many singers are from
 the Netherlands?" share every word but one and do not match. Where every part of the reading
 agrees the check vetoes; where only the columns differ a little it caps. An answer that
 returns the verified rows says so (positive evidence, not fired). The verified SQL runs

@@ -21,7 +21,9 @@ from .words import fold
 _NEGATION = re.compile(r"\b(?:not|no|never|without|except|excluding|other than|n't)\b")
 _COLUMN_STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "is", "no", "num", "nbr"}
 # the parts that must agree for two readings to ask the same thing; columns may differ a little
-PARTS = ("entities", "values", "numbers", "years", "aggregates", "directions", "rows", "negated", "columns")
+PARTS = ("entities", "values", "connective", "numbers", "years", "aggregates", "directions", "rows", "negated",
+         "columns")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)")
 
 
 @dataclass(frozen=True)
@@ -29,16 +31,19 @@ class Reading:
     entities: frozenset[str]
     columns: frozenset[str]
     values: frozenset[str]
-    numbers: frozenset[tuple[str, float, float | None]]
+    connective: str | None  # two or more named values: "any" (or, either) or "all" (and, both)
+    numbers: frozenset[tuple[str, float, float | None]]  # op "?" for a number no comparison was read for
     years: frozenset[tuple[int, int | None, str]]
     aggregates: frozenset[str]
     directions: frozenset[str]
     rows: int | None
     negated: bool
+    filter_columns: frozenset[str] = frozenset()  # columns named that hold a named value
 
     def describe(self) -> dict:
         """The reading as JSON: what the evidence shows."""
         return {"entities": sorted(self.entities), "columns": sorted(self.columns), "values": sorted(self.values),
+                "connective": self.connective,
                 "numbers": [f"{op} {v:g}" + (f" and {h:g}" if h is not None else "") for op, v, h in sorted(self.numbers)],
                 "years": [f"{rel} {y}" + (f"-{m:02d}" if m else "") for y, m, rel in sorted(self.years, key=str)],
                 "aggregates": sorted(self.aggregates), "directions": sorted(self.directions),
@@ -48,8 +53,8 @@ class Reading:
 @dataclass(frozen=True)
 class Likeness:
     """How alike two readings are: the parts that agree and differ; ``matched`` when every
-    part but the columns agrees, the entities are read, and at least half the columns are
-    shared; ``exact`` when every part agrees."""
+    part but the columns agrees, the entities are read, and more than half the columns
+    (those holding a named value aside) are shared; ``exact`` when every part agrees."""
 
     same: tuple[str, ...]
     differ: tuple[str, ...]
@@ -108,16 +113,47 @@ def read_question(question: str, profile, index=None, definitions=None) -> Readi
         if m.quoted or text in known_values or (index is not None and index.lookup(m.text, quoted=m.quoted)):
             values.add(text)
     values |= _held_words(question, index, known_values)
+    # the columns that hold a named value: named to filter ("whose nationality is not Russia"),
+    # which a paraphrase may leave unsaid ("people not from Russia")
+    holding: set[str] = set()
+    for v in values:
+        refs = (index.exact.get(v, set()) | index.singular.get(v, set())) if index is not None else set()
+        holding |= {k for _, column, _ in refs if (k := _column_key(column))}
+    if definitions is not None:
+        holding |= {k for target, vs in definitions.values.items() if values & {fold(str(x)) for x in vs}
+                    if (k := _column_key(target.partition(".")[2]))}
     shape = read_shape(question)
     directions = {f"{c.cls}:{c.kind}" for c in shape.directions}
     if shape.order is not None:
         directions.add(f"order:{shape.order.kind}")
+    aggregates = {c.kind for c in shape.aggregates}
+    if "count" in aggregates and any(_names_column(phrase, columns) for phrase in shape.count_phrases):
+        aggregates.discard("count")  # "the number of products" is the column number_products
+    numbers = {(n.op, n.value, n.high) for n in filters.numbers}
+    read = {n.value for n in filters.numbers} | {n.high for n in filters.numbers if n.high is not None} | \
+        {float(y.year) for y in filters.years} | ({float(filters.rows.n)} if filters.rows else set())
+    numbers |= {("?", float(m), None) for m in _NUMBER.findall(question) if float(m) not in read}
+    rows = filters.rows.n if filters.rows else None
+    if rows is None and any(not d.startswith("order:") for d in directions) and not _PLURAL_TOP.search(question):
+        rows = 1  # "the student with the most friends": a superlative of one names one row
+    text = words(question)
+    connective = None
+    if len(values) >= 2:
+        connective = "any" if re.search(r" (?:or|either) ", text) else "all"
     return Reading(entities=frozenset(entities), columns=frozenset(columns), values=frozenset(values),
-                   numbers=frozenset((n.op, n.value, n.high) for n in filters.numbers),
+                   connective=connective, numbers=frozenset(numbers),
                    years=frozenset((y.year, y.month, y.relation) for y in filters.years),
-                   aggregates=frozenset(c.kind for c in shape.aggregates), directions=frozenset(directions),
-                   rows=filters.rows.n if filters.rows else None,
-                   negated=bool(_NEGATION.search(words(question))))
+                   aggregates=frozenset(aggregates), directions=frozenset(directions), rows=rows,
+                   negated=bool(_NEGATION.search(text)), filter_columns=frozenset(holding & columns))
+
+
+_PLURAL_TOP = re.compile(r"\b(?:top|first|last)\s+\d+|\b(?:all|every)\b.*\b(?:most|least|highest|lowest)\b", re.I)
+
+
+def _names_column(phrase: str, columns: set[str]) -> bool:
+    """The words after "number of" name a column with "number" in its name."""
+    first = phrase.split()[:1]
+    return bool(first) and any("number" in c.split() and singular(first[0]) in c.split() for c in columns)
 
 
 def _held_words(question: str, index, known: set[str]) -> set[str]:
@@ -148,12 +184,30 @@ tell name are was were there have has had did does this that these those their i
 more less most least number count total average""".split())
 
 
+def _same_numbers(a: frozenset, b: frozenset) -> bool:
+    """The same numbers, each with the same comparison where both readings read one."""
+    if {v for _, v, _ in a} != {v for _, v, _ in b}:
+        return False
+    ops = {}
+    for op, v, high in a | b:
+        if op != "?":
+            ops.setdefault(v, set()).add((op, high))
+    return all(len(o) == 1 for o in ops.values())
+
+
 def likeness(a: Reading, b: Reading) -> Likeness:
     same, differ = [], []
     for part in PARTS:
-        (same if getattr(a, part) == getattr(b, part) else differ).append(part)
-    shared = len(a.columns & b.columns)
-    union = len(a.columns | b.columns)
-    columns_close = union == 0 or shared / union >= 0.5
+        if part == "numbers":
+            equal = _same_numbers(a.numbers, b.numbers)
+        elif part == "columns":
+            equal = a.columns - a.filter_columns == b.columns - b.filter_columns
+        else:
+            equal = getattr(a, part) == getattr(b, part)
+        (same if equal else differ).append(part)
+    ignored = a.filter_columns | b.filter_columns
+    shared = len((a.columns & b.columns) - ignored)
+    union = len((a.columns | b.columns) - ignored)
+    columns_close = union == 0 or shared / union > 0.5
     matched = bool(a.entities) and set(differ) <= {"columns"} and columns_close
     return Likeness(same=tuple(same), differ=tuple(differ), matched=matched, exact=matched and not differ)

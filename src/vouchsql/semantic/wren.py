@@ -49,6 +49,8 @@ def read(data, where: Where) -> Mapped:
             out.notes.append(f"Table {physical} ('{name}'): {props['description']}")
         out.add_synonyms(physical, [spaced(name), *([str(props["displayName"])] if props.get("displayName") else [])])
         columns: list[tuple[str, str]] = []
+        links = {str(c.get("name")).lower() for c in where.items(m, "columns", field)
+                 if isinstance(c, dict) and c.get("relationship")}
         for j, rawc in enumerate(where.items(m, "columns", field)):
             cfield = f"{field}.columns[{j}]"
             c = where.mapping(rawc, cfield)
@@ -58,7 +60,13 @@ def read(data, where: Where) -> Mapped:
             expr = where.text(c, "expression", cfield, required=False)
             cprops = c.get("properties") if isinstance(c.get("properties"), dict) else {}
             if c.get("isCalculated") and expr:
-                columns.append((cname, expr))
+                if _crosses(expr, links):
+                    # Wren follows the relationship to compute it; as a column of this one
+                    # table it cannot be written, so it is a term only
+                    out.unmapped.append(f"{cfield} ({name}.{cname}): a calculated column over a relationship "
+                                        f"is a term only, not a column of the table")
+                else:
+                    columns.append((cname, expr))
                 out.terms[spaced(cname)] = (f"{cprops['description']}; " if cprops.get("description") else "") + \
                     f"{expr} on {physical} (calculated column {cname})"
                 continue
@@ -107,6 +115,13 @@ def read(data, where: Where) -> Mapped:
                                       why="" if sql else "its statement does not parse",
                                       source=f"{where.path}:{line_of(v)}"))
     return out
+
+
+def _crosses(expr: str, links: set[str]) -> bool:
+    """The expression reads another model through a relationship column (``payments.amount``)."""
+    import re
+
+    return any(re.search(rf"(?<![\w.]){re.escape(link)}\s*\.", expr, re.IGNORECASE) for link in links)
 
 
 def _over_logical(sql: str, tables: list[LogicalTable]) -> str | None:

@@ -1,0 +1,121 @@
+"""Verified queries as evidence, measured on the Spider dev databases (issue 30, item 2).
+
+Each Cortex Analyst semantic model in tests/fixtures/semantic/cortex/ holds verified queries
+whose question is the first of a Spider pair. bench/cases/verified_pairs.jsonl pairs each with
+the other phrasing of the same request ("match") and with questions on the same database that
+share words but ask something else ("no_match"). For each pair, Vouch checks the question's
+Spider gold SQL (a right answer) and every distinct SQL the nine published systems predicted
+for it that Spider labels wrong, plus the confident errors bench/plant.py plants in its gold SQL
+(one per kind: a flipped sort, an off-by-one, a dropped condition, a wrong aggregate …, each
+kept only where the rows change), with the model as the definitions, and reports:
+
+- match pairs: whether the question matched its verified query, whether each wrong candidate
+  was withheld naming it, and whether the right one agreed and passed;
+- no_match pairs: whether the question matched any verified query (it should not).
+
+    python bench/verified_queries.py [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def measure(models: Path, pairs_file: Path, datasets: Path, cases: Path, predictions: Path) -> dict:
+    import vouchsql
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from plant import plant_case
+
+    by_id = {c["id"]: c for c in _lines(cases)}
+    gold = {i: c["reference_sql"] for i, c in by_id.items()}
+    wrong = {}
+    for rec in _lines(predictions):
+        wrong[rec["id"]] = sorted({sql for name, sql in rec["predictions"].items()
+                                   if rec["correct"].get(name) is False and sql and sql.strip()})
+    rows = []
+    for pair in _lines(pairs_file):
+        db_path = datasets / f"{pair['db']}.sqlite"
+        model = models / f"{pair['db']}.yaml"
+        settings = {"definitions": str(model)}
+
+        def verdict(sql: str):
+            answer = vouchsql.check(str(db_path), pair["question"], [sql], **settings)
+            vq = next(c for c in answer.checks if c.name == "verified_query")
+            return answer, vq
+
+        right, right_vq = verdict(gold[pair["id"]])
+        matched = right_vq.evidence.get("name")
+        row = {**pair, "matched": matched, "strength": right_vq.evidence.get("strength"),
+               "right_agrees": right_vq.evidence.get("agrees"), "right_fired": right_vq.fired,
+               "right_gate": right.verdict.gate, "wrong": []}
+        planted = [(p["sql"], f"planted {p['kind']}") for p in plant_case(by_id[pair["id"]], db_path)]
+        for sql, source in [(sql, "predicted") for sql in wrong.get(pair["id"], [])] + planted:
+            answer, vq = verdict(sql)
+            row["wrong"].append({"sql": sql, "source": source, "fired": vq.fired, "kind": vq.kind,
+                                 "named": vq.evidence.get("name"), "agrees": vq.evidence.get("agrees"),
+                                 "gate": answer.verdict.gate})
+        rows.append(row)
+    return {"pairs": rows}
+
+
+def summary(rows: list[dict]) -> dict:
+    match = [r for r in rows if r["expect"] == "match"]
+    other = [r for r in rows if r["expect"] == "no_match"]
+    wrong = [w for r in match if r["matched"] == r["verified"] for w in r["wrong"]]
+    return {
+        "match_pairs": len(match),
+        "matched_right_query": sum(r["matched"] == r["verified"] for r in match),
+        "matched_another_query": sum(bool(r["matched"]) and r["matched"] != r["verified"] for r in match),
+        "no_match_pairs": len(other),
+        "no_match_matched": sum(bool(r["matched"]) for r in other),
+        "right_candidates_agree": sum(bool(r["right_agrees"]) for r in match if r["matched"] == r["verified"]),
+        "right_candidates_fired": sum(r["right_fired"] for r in rows),
+        "wrong_candidates_on_matched": len(wrong),
+        "wrong_withheld_naming_it": sum(bool(w["fired"] and w["gate"] != "pass" and w["named"]) for w in wrong),
+        "wrong_same_rows_as_verified": sum(bool(w["agrees"]) for w in wrong),
+        "vetoed": sum(w["fired"] and w["kind"] == "veto" for w in wrong),
+        "wrong_candidates_on_unmatched": sum(len(r["wrong"]) for r in match if r["matched"] != r["verified"]),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", type=Path, default=ROOT / "tests/fixtures/semantic/cortex")
+    ap.add_argument("--pairs", type=Path, default=ROOT / "bench/cases/verified_pairs.jsonl")
+    ap.add_argument("--datasets", type=Path, default=SHARED / "datasets/spider")
+    ap.add_argument("--cases", type=Path, default=SHARED / "cases/spider_dev_part.jsonl")
+    ap.add_argument("--predictions", type=Path, default=SHARED / "cases/spider_predictions_dev.jsonl")
+    ap.add_argument("--out", type=Path, help="write every pair's outcome here (JSON)")
+    ap.add_argument("--markdown", action="store_true", help="print the per-pair table as Markdown")
+    args = ap.parse_args(argv)
+    got = measure(args.models, args.pairs, args.datasets, args.cases, args.predictions)
+    rows = got["pairs"]
+    if args.out:
+        args.out.write_text(json.dumps(got, indent=1), encoding="utf-8")
+    if args.markdown:
+        print("| question | expect | verified query | matched | strength | right answer | wrong answers withheld |")
+        print("|---|---|---|---|---|---|---|")
+        for r in rows:
+            caught = sum(w["fired"] and w["gate"] != "pass" for w in r["wrong"])
+            right = "agrees" if r["right_agrees"] else ("fired" if r["right_fired"] else "—")
+            print(f"| {r['id']}: {r['question']} | {r['expect']} | {r['verified']} | {r['matched'] or '—'} | "
+                  f"{r['strength'] or '—'} | {right} | {caught}/{len(r['wrong'])} |")
+        print()
+    for key, value in summary(rows).items():
+        print(f"{key}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
