@@ -132,7 +132,7 @@ class Where:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
-            raise self.fail(parent, f"{field}.{key}", "expected a list of words", key)
+            raise self.fail(parent, f"{field}.{key}" if field else key, "expected a list of words", key)
         return tuple(str(v).strip() for v in value if str(v).strip())
 
 
@@ -144,6 +144,8 @@ def _kind(value: Any) -> str:
         return "a list"
     if isinstance(value, bool):
         return "true/false"
+    if isinstance(value, str):
+        return "text"
     return type(value).__name__
 
 
