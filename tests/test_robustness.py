@@ -290,10 +290,10 @@ def _definitions(tmp_path: Path, kind: str) -> tuple[Path, str]:
         path = tmp_path / "defs.toml"
         path.write_bytes(b"\xff\xfe[definitions]\n")
         return path, "not UTF-8 text"
-    if kind == "folder":
+    if kind == "folder":  # a folder is read as a dbt project: this one holds no semantic models
         path = tmp_path / "defs"
         path.mkdir()
-        return path, "not a regular file"
+        return path, "no semantic_models or metrics in any YAML file"
     if kind == "missing":
         return tmp_path / "nowhere.toml", "no definitions file"
     if kind == "bad rule":
