@@ -63,8 +63,11 @@ def _check(args, config, out) -> int:
         for field in defs.unmapped:
             print(f"  NOT READ {field}")
         bad = [e for e in entries if not e.ok]
-        print(f"{len(entries) - len(bad)} of {len(entries)} ran and returned rows (or were not run, as said)"
-              + (f"; {len(bad)} need attention" if bad else ""))
+        if not entries:
+            print("nothing to run: the file holds no verified queries, metrics, measures, filters or views")
+        else:
+            print(f"{len(entries) - len(bad)} of {len(entries)} ran and returned rows (or were not run, as said)"
+                  + (f"; {len(bad)} need attention" if bad else ""))
     return 1 if any(not e.ok for e in entries) else 0
 
 
