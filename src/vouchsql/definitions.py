@@ -1,7 +1,8 @@
 """Recorded definitions: what words mean in this organisation, and which tables answer which
 kind of question (IES §10 "Definitions as checks", Appendix D).
 
-A TOML file (YAML too, where PyYAML is installed)::
+A TOML file (YAML or JSON with the same keys; a semantic layer — Cortex Analyst, dbt,
+WrenAI — is read by :mod:`vouchsql.semantic` into the same object)::
 
     notes = ["Quantities in storage_report_* are signed deltas: removals are negative."]
 
@@ -22,7 +23,8 @@ A TOML file (YAML too, where PyYAML is installed)::
     note = "the storage_report tables answer only storage questions"
 
 Everything is given to the model in the prompts; each rule is also checked on the shown
-SQL's tables by the ``definition_rule`` veto, which names the rule it finds broken. Words
+SQL's tables by the ``definition_rule`` veto, which names the rule it finds broken, and each
+``[[verified_queries]]`` entry (name, question, sql) by the ``verified_query`` check. Words
 match whole words, case-insensitively; ``*`` in a word matches any letters (``use*``).
 Table patterns are globs, case-insensitive.
 
