@@ -153,16 +153,7 @@ def definitions_from_dict(data: Any, source: str | None = None) -> Definitions:
     if not isinstance(terms, dict) or not all(isinstance(v, str) for v in terms.values()):
         raise UserInputError(f"{where}: [definitions] maps each term to a string that says what it means")
     rules = []
-    raw_rules = data.get("rules") or []
-    if not isinstance(raw_rules, list):
-        raise UserInputError(f"{where}: rules must be a list ([[rules]] in TOML)")
-    for i, raw in enumerate(raw_rules, 1):
-        if not isinstance(raw, dict):
-            raise UserInputError(f"{where}: rule {i} is not a table")
-        bad = set(raw) - _RULE_KEYS
-        if bad:
-            raise UserInputError(f"{where}: rule {i}: unknown key(s) {', '.join(sorted(bad))}; "
-                                 f"known: {', '.join(sorted(_RULE_KEYS))}")
+    for i, raw in _entries(data.get("rules") or [], where, "rules", "rule", _RULE_KEYS):
         name = str(raw.get("name") or f"rule_{i}").strip()
         rule = Rule(name=name, when=_strings(raw.get("when"), f"{where}: rule {name}: when"),
                     unless=_strings(raw.get("unless"), f"{where}: rule {name}: unless"),
@@ -180,19 +171,26 @@ def definitions_from_dict(data: Any, source: str | None = None) -> Definitions:
                        verified=_verified(data.get("verified_queries"), where))
 
 
+def _entries(raw: Any, where: str, key: str, what: str, known: set[str]) -> Iterator[tuple[int, dict]]:
+    """Each table of a ``[[key]]`` list with its number, checked: a list of tables holding
+    only ``known`` keys."""
+    if not isinstance(raw, list):
+        raise UserInputError(f"{where}: {key} must be a list ([[{key}]] in TOML)")
+    for i, item in enumerate(raw, 1):
+        if not isinstance(item, dict):
+            raise UserInputError(f"{where}: {what} {i} is not a table")
+        bad = set(item) - known
+        if bad:
+            raise UserInputError(f"{where}: {what} {i}: unknown key(s) {', '.join(sorted(bad))}; "
+                                 f"known: {', '.join(sorted(known))}")
+        yield i, item
+
+
 def _verified(raw: Any, where: str) -> tuple[VerifiedQuery, ...]:
     if raw is None:
         return ()
-    if not isinstance(raw, list):
-        raise UserInputError(f"{where}: verified_queries must be a list ([[verified_queries]] in TOML)")
     out = []
-    for i, item in enumerate(raw, 1):
-        if not isinstance(item, dict):
-            raise UserInputError(f"{where}: verified query {i} is not a table")
-        bad = set(item) - _VERIFIED_KEYS
-        if bad:
-            raise UserInputError(f"{where}: verified query {i}: unknown key(s) {', '.join(sorted(bad))}; "
-                                 f"known: {', '.join(sorted(_VERIFIED_KEYS))}")
+    for i, item in _entries(raw, where, "verified_queries", "verified query", _VERIFIED_KEYS):
         for key in ("question", "sql"):
             if not isinstance(item.get(key), str) or not item[key].strip():
                 raise UserInputError(f"{where}: verified query {i}: {key} is missing (give it as text)")

@@ -81,18 +81,21 @@ def _column_key(name: str) -> str | None:
     return " ".join(parts) if parts else None
 
 
+def _column_keys(profile) -> list[tuple[str, frozenset[str]]]:
+    """Each column name of the catalogue as its words: read once per database, not once per
+    question (a check reads the question and every verified question)."""
+    keys = {_column_key(col.name) for table in profile.tables for col in table.columns}
+    return sorted((k, frozenset(k.split())) for k in keys if k)
+
+
 def read_question(question: str, profile, index=None, definitions=None) -> Reading:
     """The reading of ``question`` against this database: ``index`` (a
     :class:`~vouchsql.question.values.ValueIndex`) says which named values the data holds."""
     qwords = _question_words(question)
     wordset = set(qwords)
     entities = {t.qualified.lower() for t in entity_tables(entity_words(question), profile).values()}
-    columns: set[str] = set()
-    for table in profile.tables:
-        for col in table.columns:
-            key = _column_key(col.name)
-            if key and set(key.split()) <= wordset:
-                columns.add(key)
+    columns: set[str] = {key for key, parts in profile.memo("reading_column_keys", lambda: _column_keys(profile))
+                         if parts <= wordset}
     values: set[str] = set()
     known_values: set[str] = set()
     if definitions is not None:

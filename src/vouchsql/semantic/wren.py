@@ -10,6 +10,8 @@ a calculated column's ``expression`` as a term; relationship columns are links, 
 
 from __future__ import annotations
 
+import re
+
 from .model import LogicalTable, Mapped, Runnable, spaced
 from .source import Where, line_of
 
@@ -119,15 +121,13 @@ def read(data, where: Where) -> Mapped:
 
 def _crosses(expr: str, links: set[str]) -> bool:
     """The expression reads another model through a relationship column (``payments.amount``)."""
-    import re
-
     return any(re.search(rf"(?<![\w.]){re.escape(link)}\s*\.", expr, re.IGNORECASE) for link in links)
 
 
 def _over_logical(sql: str, tables: list[LogicalTable]) -> str | None:
     """A view's statement names models as tables; written over ``__model`` it runs through the
     same CTEs as a Cortex verified query. None when it does not parse."""
-    import sqlglot
+    import sqlglot  # only when a manifest with views is read
     from sqlglot import exp
 
     names = {t.name.lower(): t.name for t in tables}
