@@ -48,10 +48,16 @@ class CheckContext:
 
 
 class Check(Protocol):
-    name: str
-    kind: str
-    Evidence: type[Evidence]
-    feeds: tuple[str, ...]
+    # Read-only members: a check declares them as class attributes of narrower types (its
+    # own Evidence model, ``feeds = ()``), which a mutable protocol member would refuse.
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def Evidence(self) -> type[Evidence]: ...  # noqa: N802 (the checks' class attribute)
+    @property
+    def feeds(self) -> tuple[str, ...]: ...
 
     def run(self, ctx: CheckContext) -> CheckResult: ...
 
