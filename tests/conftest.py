@@ -71,7 +71,8 @@ MARKERS = {
     "slow": "a long module of many cases: the full suite runs it, the core run does not",
     "core": "none of the above: the quick run, `pytest -m core`",
 }
-ENGINE_FIXTURES = {"pg", "mariadb", "targets", "copies", "engines", "servers"}
+ENGINE_FIXTURES = {"pg", "mariadb", "targets", "copies", "engines", "servers", "trap_pg", "trap_mariadb",
+                   "pg_reader", "my_reader"}
 ENGINE_MODULES = {"test_golden_engines", "test_profile_engines", "test_engines", "test_join_overlap_engine",
                   "test_privileges", "test_no_hidden_state", "test_isolation"}
 SERVER_MODULES = {"test_server", "test_server_refine", "test_mcp"}

@@ -422,7 +422,9 @@ def test_mariadb_root_is_refused_naming_functions_and_definer_views(trap_mariadb
     with pytest.raises(UntrustedCode) as info:
         vouchsql.connect(trap_mariadb["url"])
     name = trap_mariadb["name"]
-    assert f"stored function {name}.f_comment" in info.value.message
+    # The message names the first few objects root can reach on the whole server (another
+    # database there may hold some too); the report below lists every one of this database's.
+    assert "stored function " in info.value.message
     with vouchsql.connect(trap_mariadb["url"], trusted_objects="*") as db:
         found = {h.name: h for h in db.trust_report().found}
     assert {f"{name}.{f}" for f in ("f_glob", "f_call", "f_comment", "f_lock", "v_glob", "v_call", "v_comment",

@@ -206,13 +206,17 @@ def normalise_value(v: Any, decimals: int = _DECIMALS) -> Any:
     return str(v)
 
 
+_Row = tuple[Any, ...]  # a row, or a column vector, of normalised values
+_Signature = frozenset[tuple[Any, int]]  # a column's values with how often each occurs
+_Group = tuple[int, int, _Signature, list[int]]  # see _Prepared.groups
+
 # Types whose equal values (in the Python ``==`` / hash sense) always normalise identically,
 # so a column of them can be normalised once per distinct value.
 _MEMO_TYPES = frozenset({int, float, str, bool, Decimal, type(None)})
 _UNCHANGED_TYPES = frozenset({int, type(None)})
 
 
-def _normalise_column(col: tuple, decimals: int = _DECIMALS) -> tuple:
+def _normalise_column(col: _Row, decimals: int = _DECIMALS) -> _Row:
     types = set(map(type, col))
     if types <= _UNCHANGED_TYPES:
         return col
@@ -238,7 +242,7 @@ _MISSING = _Missing()
 
 
 def _normalise_columns(rows: Sequence[Sequence[Any]], ncols_hint: int,
-                       decimals: int = _DECIMALS) -> tuple[int, list[tuple]]:
+                       decimals: int = _DECIMALS) -> tuple[int, list[_Row]]:
     """(width, normalised column vectors) of ``rows``."""
     if not rows:
         return ncols_hint, []
@@ -251,7 +255,7 @@ def _normalise_columns(rows: Sequence[Sequence[Any]], ncols_hint: int,
     return width, [_normalise_column(c, decimals) for c in zip(*rows)]
 
 
-def normalise_rows(result: Result) -> list[tuple]:
+def normalise_rows(result: Result) -> list[_Row]:
     """The result's rows as tuples of normalised values (see :func:`normalise_value`), in the
     stored order."""
     width, cols = _normalise_columns(result.rows, len(result.columns))
@@ -279,10 +283,10 @@ class _Prepared:
         n = len(result.rows)
         self.count = max(result.row_count, n) if self.truncated else n
         self._width: int | None = None
-        self._cols: list[tuple] | None = None
-        self._rows: list[tuple] | None = None
-        self._row_counts: Counter | None = None
-        self._groups: list[tuple[int, int, frozenset, list[int]]] | None = None
+        self._cols: list[_Row] | None = None
+        self._rows: list[_Row] | None = None
+        self._row_counts: Counter[_Row] | None = None
+        self._groups: list[_Group] | None = None
 
     def _load(self) -> None:
         if self._cols is None:
@@ -294,12 +298,12 @@ class _Prepared:
         return self._width  # type: ignore[return-value]
 
     @property
-    def cols(self) -> list[tuple]:
+    def cols(self) -> list[_Row]:
         self._load()
         return self._cols  # type: ignore[return-value]
 
     @property
-    def rows(self) -> list[tuple]:
+    def rows(self) -> list[_Row]:
         if self._rows is None:
             if not self.result.rows:
                 self._rows = []
@@ -310,17 +314,17 @@ class _Prepared:
         return self._rows
 
     @property
-    def row_counts(self) -> Counter:
+    def row_counts(self) -> Counter[_Row]:
         if self._row_counts is None:
             self._row_counts = Counter(self.rows)
         return self._row_counts
 
     @property
-    def groups(self) -> list[tuple[int, int, frozenset, list[int]]]:
+    def groups(self) -> list[_Group]:
         """Columns merged when their vectors are identical: (representative index, how many
         columns, value-multiset signature, member indices), in column order."""
         if self._groups is None:
-            by_vector: dict[tuple, list[int]] = {}
+            by_vector: dict[_Row, list[int]] = {}
             for i, col in enumerate(self.cols):
                 by_vector.setdefault(col, []).append(i)
             self._groups = [(idx[0], len(idx), frozenset(Counter(self.cols[idx[0]]).items()), idx)
@@ -328,7 +332,7 @@ class _Prepared:
         return self._groups
 
 
-def _same_counts(a: dict, b: dict) -> bool:
+def _same_counts(a: dict[Any, int], b: dict[Any, int]) -> bool:
     # Counters built from iterables hold no zero counts, so plain dict equality is exact
     # (and much faster than Counter.__eq__ on 3.10+).
     return len(a) == len(b) and dict.__eq__(a, b)
@@ -374,7 +378,7 @@ def _search(narrow: _Prepared, wide: _Prepared) -> bool:
     prefix as a class id so that a step costs O(rows).
     """
     a_groups, b_groups = narrow.groups, wide.groups
-    b_by_sig: dict[frozenset, list[int]] = {}
+    b_by_sig: dict[_Signature, list[int]] = {}
     for h, group in enumerate(b_groups):
         b_by_sig.setdefault(group[2], []).append(h)
     cands: list[list[int]] = []
@@ -410,9 +414,9 @@ def _search(narrow: _Prepared, wide: _Prepared) -> bool:
     a_cols, b_cols = narrow.cols, wide.cols
     used = [False] * len(b_groups)
 
-    def open_frame(depth: int, cls_a: list, cls_b: list) -> list:
+    def open_frame(depth: int, cls_a: list[int], cls_b: list[int]) -> list[Any]:
         col_a = a_cols[a_groups[order[depth]][0]]
-        ids: dict = {}
+        ids: dict[tuple[int, Any], int] = {}
         new_a = [ids.setdefault(k, len(ids)) for k in zip(cls_a, col_a)]
         # [ids, new_a, counts of new_a, cls_b, candidate position, wide group taken]
         return [ids, new_a, Counter(new_a), cls_b, 0, -1]

@@ -8,9 +8,12 @@ Everything a user sees is one of these pydantic models, so the JSON contract is 
 # field's annotation from its string (~10 M instructions, ~2.5 ms of each start for this
 # module and checks/evidence.py together); Python 3.11 evaluates them as written.
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel as _PydanticModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
 
 
 class BaseModel(_PydanticModel):
@@ -46,7 +49,7 @@ class Result(BaseModel):
 
         return result_html(self)
 
-    def __rich_console__(self, console, options):  # rich's REPL
+    def __rich_console__(self, console: "Console", options: "ConsoleOptions") -> "RenderResult":  # rich's REPL
         from .display import rich_lines
         from .render import print_result
 
@@ -219,7 +222,8 @@ class Answer(BaseModel):
 
         return answer_html(self)
 
-    def __rich_console__(self, console, options):  # rich's REPL: what `vouch check` / `vouch ask` print
+    def __rich_console__(self, console: "Console", options: "ConsoleOptions"
+                         ) -> "RenderResult":  # rich's REPL: what `vouch check` / `vouch ask` print
         from .display import rich_lines
         from .render import print_answer, print_ask_answer
 

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .db import Database, connect
 from .settings import Config, load_config
+
+if TYPE_CHECKING:
+    from .answer import Answer
+    from .db.doctor import Prescription
+    from .definitions import Definitions
+    from .llm import Model
 
 DEMO_FILENAME = "vouch_demo.sqlite"
 
@@ -15,7 +22,7 @@ def demo_path(config: Config | None = None) -> Path:
     return (config or load_config()).cache_path / "demo" / DEMO_FILENAME
 
 
-def build_demo(out: "str | os.PathLike | None" = None, *, seed: int | None = None,
+def build_demo(out: "str | os.PathLike[str] | None" = None, *, seed: int | None = None,
                config: Config | None = None, force: bool = False) -> Path:
     """Build the demo database (deterministic for a seed) and return its path. A file at
     ``out`` is replaced only when it is a Vouch demo database, or with ``force``; the default
@@ -26,10 +33,10 @@ def build_demo(out: "str | os.PathLike | None" = None, *, seed: int | None = Non
     return _build(path, seed=DEFAULT_SEED if seed is None else seed, force=force or not out)
 
 
-def check(db: "str | os.PathLike | Database", question: str, candidates: "list[str] | str", *,
+def check(db: "str | os.PathLike[str] | Database", question: str, candidates: "list[str] | str", *,
           answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
           all_choices: bool = False, judged_parts: "list[tuple[str, bool]] | None" = None,
-          judged_claims: "list[tuple[str, bool]] | None" = None, **settings):
+          judged_claims: "list[tuple[str, bool]] | None" = None, **settings: Any) -> Answer:
     """Vouch for a SQL answer without a model. ``candidates[0]`` is the answer being
     checked; further candidates are independent samples used for agreement.
     ``judged_parts``: the question's parts and whether the answer covers each, as a judge of
@@ -43,7 +50,7 @@ def check(db: "str | os.PathLike | Database", question: str, candidates: "list[s
     if isinstance(candidates, str):
         candidates = [candidates]
     owned = not isinstance(db, Database)
-    database = connect(db, **settings) if owned else db
+    database = db if isinstance(db, Database) else connect(db, **settings)
     try:
         return check_candidates(database, question, list(candidates), answer_text=answer_text,
                                 hint=hint, rule=rule, all_choices=all_choices,
@@ -53,8 +60,9 @@ def check(db: "str | os.PathLike | Database", question: str, candidates: "list[s
             database.close()
 
 
-def ask(db: "str | os.PathLike | Database", question: str, *, model=None, k: int | None = None,
-        definitions=None, **options):
+def ask(db: "str | os.PathLike[str] | Database", question: str, *, model: "str | Model | None" = None,
+        k: int | None = None, definitions: "str | os.PathLike[str] | dict[str, Any] | Definitions | None" = None,
+        **options: Any) -> Answer:
     """Answer ``question`` with a model (``provider:model``, e.g. ``openai:gpt-4o-mini``) and
     vouch for the answer: premise, interpretations, K samples each, the checks of ``check``,
     an answer text from a template (``prose=True``: written by the model, one more call).
@@ -66,7 +74,8 @@ def ask(db: "str | os.PathLike | Database", question: str, *, model=None, k: int
     return _ask(db, question, model=model, k=k, definitions=definitions, **options)
 
 
-def refine(answer, pick: int, *, db: "str | os.PathLike | Database", model=None, **options):
+def refine(answer: Answer, pick: int, *, db: "str | os.PathLike[str] | Database", model: "str | Model | None" = None,
+           **options: Any) -> Answer:
     """Phase 2: keep ``answer``'s request word for word and append the clause of
     interpretation ``pick`` (1 = the first listed); answer that with K new samples."""
     from .pipeline.asking import refine as _refine
@@ -74,8 +83,9 @@ def refine(answer, pick: int, *, db: "str | os.PathLike | Database", model=None,
     return _refine(answer, pick, db=db, model=model, **options)
 
 
-def refine_request(question: str, interpretations, pick: int, *, db: "str | os.PathLike | Database", model=None,
-                   **options):
+def refine_request(question: str, interpretations: Iterable[tuple[str, str]], pick: int, *,
+                   db: "str | os.PathLike[str] | Database", model: "str | Model | None" = None,
+                   **options: Any) -> Answer:
     """Phase 2 from what a page or an agent keeps of phase 1: the request and its
     interpretations as ``(text, clause)`` pairs. Phase 2 reads nothing else of the first
     answer, so its results need not come back."""
@@ -87,14 +97,15 @@ def refine_request(question: str, interpretations, pick: int, *, db: "str | os.P
     return refine(parent, pick, db=db, model=model, **options)
 
 
-def doctor(db: "str | os.PathLike | Database", *, reader: str = "vouch_reader", **settings):
+def doctor(db: "str | os.PathLike[str] | Database", *, reader: str = "vouch_reader",
+           **settings: Any) -> Prescription | None:
     """What code the database holds is within a reader's reach, and the statements that make
     a least-privilege reader (a ``db.doctor.Prescription``; ``None`` for an engine without
     roles). The database is opened whatever it holds, to be read: see docs/security.md."""
     from .db.doctor import prescribe
 
     owned = not isinstance(db, Database)
-    database = connect(db, **{**settings, "trusted_objects": "*"}) if owned else db
+    database = db if isinstance(db, Database) else connect(db, **{**settings, "trusted_objects": "*"})
     try:
         return prescribe(database, reader=reader)
     finally:

@@ -14,14 +14,21 @@ from .errors import UserInputError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    import argparse
+    from typing import Any, Callable
+
     from rich.console import Console
+    from rich.status import Status
+
+    from .settings import Config
 
 # Each sample is a model call, per interpretation: a K beyond this is a typo, not a plan, and
 # would queue calls without end rather than fail.
 MAX_SAMPLES = 100
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[Any],
+             common: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser]) -> None:
     """``common``: the settings parser, or a function that returns it (then the arguments are
     added when the command is used, see :mod:`vouchsql.cli_parsers`)."""
     add_command(sub, "ask", common, _ask_args, help="answer a question with a model, and vouch for the answer",
@@ -34,7 +41,7 @@ def register(sub, common) -> None:
     q.set_defaults(handler=run_prompts)
 
 
-def _ask_args(p) -> None:
+def _ask_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
     p.add_argument("question", help="the question, in plain words")
     p.add_argument("--model", default=None, metavar="PROVIDER:MODEL",
@@ -57,7 +64,7 @@ def _ask_args(p) -> None:
     p.set_defaults(handler=run_ask)
 
 
-def run_ask(args, config, out: Console) -> int:
+def run_ask(args: argparse.Namespace, config: Config, out: Console) -> int:
     from .api import ask, refine
     from rich.console import Console
     from rich.text import Text
@@ -104,9 +111,9 @@ class _spinner:
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self.status = None
+        self.status: Status | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[str], None]:
         if self.console.is_terminal:
             self.status = self.console.status("starting…", spinner="dots")
             self.status.__enter__()
@@ -116,12 +123,12 @@ class _spinner:
         if self.status is not None:
             self.status.update(f"{stage}…")
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         if self.status is not None:
             self.status.__exit__(*exc)
 
 
-def run_prompts(args, config, out: Console) -> int:
+def run_prompts(args: argparse.Namespace, config: Config, out: Console) -> int:
     from rich.table import Table
     from rich.text import Text
 

@@ -17,7 +17,14 @@ from .mcp_server import cli as mcp_cli
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator
+
     from rich.console import Console
+
+    from .contract import CheckFields
+    from .settings import Config
+
+    Command = Callable[[argparse.Namespace, Config, "_LazyConsole"], int]
 
 # rich (~80 ms to import), the settings table, the evaluation harnesses and the library are
 # imported by the commands that use them: `vouch --help` loads none of them, `vouch check
@@ -42,10 +49,10 @@ def _settings_parent() -> argparse.ArgumentParser:
     return parent
 
 
-def _once(make):
-    made = []
+def _once(make: Callable[[], argparse.ArgumentParser]) -> Callable[[], argparse.ArgumentParser]:
+    made: list[argparse.ArgumentParser] = []
 
-    def get():
+    def get() -> argparse.ArgumentParser:
         if not made:
             made.append(make())
         return made[0]
@@ -118,7 +125,7 @@ def _check_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the Answer as JSON (see schemas/answer.schema.json)")
 
 
-def _eval_harnesses(common):
+def _eval_harnesses(common: Callable[[], argparse.ArgumentParser]) -> Callable[[argparse.ArgumentParser], None]:
     def fill(p: argparse.ArgumentParser) -> None:
         from .evals import cli as evals_cli
 
@@ -136,7 +143,7 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--markdown", action="store_true", help="print the settings table as Markdown")
 
 
-def _config_from(args: argparse.Namespace):
+def _config_from(args: argparse.Namespace) -> Config:
     from .settings import SETTINGS, load_config
 
     return load_config(**{s.name: getattr(args, s.name, None) for s in SETTINGS})
@@ -175,7 +182,8 @@ def main(argv: list[str] | None = None, *, process: bool = False) -> int:
             load_definitions(config.definitions)  # a file that cannot be read is exit 2, not ignored
         handler = getattr(args, "handler", None)
         if handler is not None:  # another module's command: it gets rich's Console itself
-            return handler(args, config, out.resolve())
+            code: int = handler(args, config, out.resolve())
+            return code
         return _COMMANDS[args.command](args, config, out)
     except VouchError as exc:
         _print_error(err, exc.message)
@@ -190,13 +198,19 @@ def main(argv: list[str] | None = None, *, process: bool = False) -> int:
         return 141
 
 
-class _LazyConsole:
+if TYPE_CHECKING:
+    _ConsoleLike = Console  # to the type checker a _LazyConsole is the Console it hands every attribute to
+else:
+    _ConsoleLike = object
+
+
+class _LazyConsole(_ConsoleLike):
     """rich's Console, made on first use (``--json`` output never needs one). Without
     options it is the standard output's, 160 columns wide when piped."""
 
-    def __init__(self, **options) -> None:
+    def __init__(self, **options: Any) -> None:
         self._options = options
-        self._console = None
+        self._console: Console | None = None
 
     def resolve(self) -> "Console":
         if self._console is None:
@@ -208,7 +222,7 @@ class _LazyConsole:
             self._console = console
         return self._console
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.resolve(), name)
 
 
@@ -216,7 +230,7 @@ class _LazyConsole:
 _TEXT_ARGS = ("query", "sql", "question", "hint", "answer_text")
 
 
-def _require_utf8(args) -> None:
+def _require_utf8(args: argparse.Namespace) -> None:
     """A shell hands bytes that are not UTF-8 to Python as lone surrogates, which no driver,
     model or JSON output can carry: name the argument instead of failing later."""
     for name in _TEXT_ARGS:
@@ -237,7 +251,7 @@ def _print_error(console: "Console | _LazyConsole", message: str) -> None:
     console.print(Text("error: ", style="bold red") + Text(message), highlight=False)
 
 
-def _cmd_profile(args, config, out: Console) -> int:
+def _cmd_profile(args: argparse.Namespace, config: Config, out: _LazyConsole) -> int:
     from .db.profile import profile_json
 
     with open_database(args.db, config) as db, _table_progress() as progress:
@@ -252,7 +266,7 @@ def _cmd_profile(args, config, out: Console) -> int:
 
 
 @contextlib.contextmanager
-def _table_progress():
+def _table_progress() -> Iterator[Callable[[int, int, str], None] | None]:
     """A progress bar over the tables on stderr while ``vouch profile`` measures them; none
     where stderr is not a terminal (a pipe or a log gets no control codes)."""
     from rich.console import Console
@@ -273,7 +287,7 @@ def _table_progress():
         yield progress
 
 
-def _cmd_sql(args, config, out: Console) -> int:
+def _cmd_sql(args: argparse.Namespace, config: Config, out: _LazyConsole) -> int:
     from .jsonout import dumps
 
     with open_database(args.db, config) as db:
@@ -294,7 +308,7 @@ def _cmd_sql(args, config, out: Console) -> int:
     return 0
 
 
-def _check_fields(args):
+def _check_fields(args: argparse.Namespace) -> CheckFields:
     """The request of every surface (contract.py), from the options: the same limits and the
     same errors as over HTTP and MCP."""
     import json
@@ -303,7 +317,7 @@ def _check_fields(args):
 
     from .contract import CheckFields
 
-    judged = {}
+    judged: dict[str, Any] = {}
     for name in ("judged_parts", "judged_claims"):
         text = getattr(args, name)
         if text is not None:
@@ -325,7 +339,7 @@ def _check_fields(args):
     return fields
 
 
-def _cmd_check(args, config, out: Console) -> int:
+def _cmd_check(args: argparse.Namespace, config: Config, out: _LazyConsole) -> int:
     from .jsonout import dumps
 
     empty = next((i for i, sql in enumerate(args.sql, 1) if not sql.strip()), None)
@@ -343,7 +357,7 @@ def _cmd_check(args, config, out: Console) -> int:
     return 0  # the gate is data, not an error
 
 
-def _cmd_demo(args, config, out: Console) -> int:
+def _cmd_demo(args: argparse.Namespace, config: Config, out: _LazyConsole) -> int:
     from rich.markup import escape
 
     from . import api
@@ -373,7 +387,7 @@ def _cmd_demo(args, config, out: Console) -> int:
     return 0
 
 
-def _cmd_doctor(args, config, out: Console) -> int:
+def _cmd_doctor(args: argparse.Namespace, config: Config, out: _LazyConsole) -> int:
     """Exit 0 when Vouch would open the database as it is connected (a read-only role, no
     untrusted code within reach), 1 when not; the statements are printed either way."""
     from rich.markup import escape
@@ -404,11 +418,12 @@ def _cmd_doctor(args, config, out: Console) -> int:
             out.print(f"  {mark}{escape(held.line())}", highlight=False)
         out.print("\n[bold]statements for a least-privilege reader[/] (run as an administrator):\n", highlight=False)
         out.print(escape(prescription.script), highlight=False, soft_wrap=True)
+    assert current is not None  # an engine with roles (it has a prescription) reports the code it holds
     untrusted = len(current.found) > len(match_trusted(current.found, config.trusted_objects))
     return 1 if untrusted or (powers is not None and powers.privileged) else 0
 
 
-def _cmd_config(args, config, out: Console) -> int:
+def _cmd_config(args: argparse.Namespace, config: Config, out: _LazyConsole) -> int:
     from .settings import SETTINGS, settings_markdown
 
     if args.markdown:
@@ -424,7 +439,7 @@ def _cmd_config(args, config, out: Console) -> int:
 
 # The commands that answer one request (one check, the demo's few) and end.
 _ONE_REQUEST = frozenset({"check", "demo"})
-_COMMANDS = {"profile": _cmd_profile, "sql": _cmd_sql, "check": _cmd_check, "demo": _cmd_demo, "doctor": _cmd_doctor,
+_COMMANDS: dict[str, Command] = {"profile": _cmd_profile, "sql": _cmd_sql, "check": _cmd_check, "demo": _cmd_demo, "doctor": _cmd_doctor,
              "config": _cmd_config}
 
 

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 from .errors import VouchError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import os
 
-def open_database(target, config):
+    from .db import Database
+    from .settings import Config
+
+
+def open_database(target: "str | os.PathLike[str] | Database", config: Config) -> Database:
     """``api.connect`` for a command. Every command opens its database here, once, so a role
     that may write or reach the server's files (docs/security.md) is warned about once."""
     from . import api
@@ -22,6 +29,8 @@ def open_database(target, config):
         from rich.console import Console
         from rich.text import Text
 
-        Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(powers.warning()),
+        warning = powers.warning()
+        assert warning is not None  # a privileged role always has its warning
+        Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(warning),
                                                    highlight=False)
     return db

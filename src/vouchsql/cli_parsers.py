@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import argparse
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
+
+    Fill = Callable[[argparse.ArgumentParser], None]
+
 
 class FilledOnUse(argparse.ArgumentParser):
     """A subcommand's parser whose arguments ``fill(parser)`` adds just before it parses or
     formats its usage or help. Without ``fill`` it is a plain ArgumentParser."""
 
-    def __init__(self, *args, fill=None, **kwargs) -> None:
+    def __init__(self, *args: Any, fill: "Fill | None" = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._fill = fill
 
@@ -20,7 +26,8 @@ class FilledOnUse(argparse.ArgumentParser):
         if fill is not None:
             fill(self)
 
-    def parse_known_args(self, args=None, namespace=None):
+    def parse_known_args(self, args: Iterable[str] | None = None,
+                         namespace: Any = None) -> tuple[Any, list[str]]:
         self._filled()
         return super().parse_known_args(args, namespace)
 
@@ -33,7 +40,9 @@ class FilledOnUse(argparse.ArgumentParser):
         return super().format_help()
 
 
-def add_command(sub, name: str, common, add_args, **kwargs) -> argparse.ArgumentParser:
+def add_command(sub: argparse._SubParsersAction[Any], name: str,
+                common: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser], add_args: Fill,
+                **kwargs: Any) -> argparse.ArgumentParser:
     """``sub.add_parser(name, parents=[common], **kwargs)``, then ``add_args(parser)``; both
     wait for the command to be used when ``sub`` makes :class:`FilledOnUse` parsers.
     ``common``: the settings parser, or a function that returns it."""
@@ -45,7 +54,8 @@ def add_command(sub, name: str, common, add_args, **kwargs) -> argparse.Argument
             p._defaults.update(parent._defaults)
             add_args(p)
 
-        return sub.add_parser(name, fill=fill, **kwargs)
-    p = sub.add_parser(name, parents=[get_common()], **kwargs)
+        filled: argparse.ArgumentParser = sub.add_parser(name, fill=fill, **kwargs)
+        return filled
+    p: argparse.ArgumentParser = sub.add_parser(name, parents=[get_common()], **kwargs)
     add_args(p)
     return p

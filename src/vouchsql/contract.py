@@ -6,11 +6,19 @@ surface adds only how it names the database (``db`` over HTTP, ``database`` over
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .rules import RULE_NAMES
+
+if TYPE_CHECKING:
+    import os
+
+    from .answer import Answer
+    from .db import Database
+
+_Pairs = list[tuple[str, bool]]  # what judged_parts and judged_claims hold once validated
 
 MAX_SQL_CHARS = 20_000
 MAX_CANDIDATES = 16
@@ -48,12 +56,13 @@ class CheckFields(BaseModel):
                 return f"candidates.{i}: longer than {MAX_SQL_CHARS} characters"
         return None
 
-    def run(self, db, default_rule: str):
+    def run(self, db: "str | os.PathLike[str] | Database", default_rule: str) -> Answer:
         """:func:`vouchsql.check` on ``db`` with these fields."""
         from . import api
 
+        # The fields' validation made each item a (str, bool) pair; tuple() loses that for mypy.
         return api.check(db, self.question, list(self.candidates), answer_text=self.answer_text, hint=self.hint,
                          rule=self.rule or default_rule, all_choices=self.all_choices,
-                         judged_parts=[tuple(p) for p in self.judged_parts] if self.judged_parts else None,
-                         judged_claims=[tuple(c) for c in self.judged_claims]
+                         judged_parts=cast(_Pairs, [tuple(p) for p in self.judged_parts]) if self.judged_parts else None,
+                         judged_claims=cast(_Pairs, [tuple(c) for c in self.judged_claims])
                          if self.judged_claims is not None else None)

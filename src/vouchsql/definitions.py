@@ -43,10 +43,13 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import UserInputError
 from .semantic import LogicalTable, Mapped, Runnable, VerifiedQuery
+
+if TYPE_CHECKING:
+    from .settings import Config
 
 _TOP_KEYS = {"definitions", "rules", "notes", "verified_queries"}
 _VERIFIED_KEYS = {"name", "question", "sql", "verified_by", "verified_at"}
@@ -121,7 +124,7 @@ class Definitions:
 
 
 @lru_cache(maxsize=256)
-def _word(word: str) -> re.Pattern:
+def _word(word: str) -> re.Pattern[str]:
     body = r"\w*".join(re.escape(part) for part in word.strip().split("*"))
     return re.compile(rf"(?<!\w){body}(?!\w)", re.I)
 
@@ -171,7 +174,7 @@ def definitions_from_dict(data: Any, source: str | None = None) -> Definitions:
                        verified=_verified(data.get("verified_queries"), where))
 
 
-def _entries(raw: Any, where: str, key: str, what: str, known: set[str]) -> Iterator[tuple[int, dict]]:
+def _entries(raw: Any, where: str, key: str, what: str, known: set[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each table of a ``[[key]]`` list with its number, checked: a list of tables holding
     only ``known`` keys."""
     if not isinstance(raw, list):
@@ -209,7 +212,7 @@ def from_semantic(mapped: Mapped, source: str) -> Definitions:
                        unmapped=tuple(mapped.unmapped), format=mapped.format)
 
 
-def load_definitions(source: "str | os.PathLike | dict | Definitions | None") -> Definitions | None:
+def load_definitions(source: "str | os.PathLike[str] | dict[str, Any] | Definitions | None") -> Definitions | None:
     """Definitions from a file (Vouch's TOML/YAML/JSON, a Cortex Analyst semantic model, a
     WrenAI MDL manifest, a YAML file of dbt semantic models and metrics), a dbt project folder,
     a dict, or as given; None stays None."""
@@ -285,7 +288,7 @@ def use_definitions(definitions: Definitions | None) -> Iterator[None]:
         _ACTIVE.reset(token)
 
 
-def definitions_in_effect(config=None) -> Definitions | None:
+def definitions_in_effect(config: Config | None = None) -> Definitions | None:
     active = _ACTIVE.get()
     if active is not None:
         return active

@@ -6,8 +6,13 @@ file maps that the database lacks, and every field the file's format reader coul
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .semantic import logical_sql
+
+if TYPE_CHECKING:
+    from .db import Database
+    from .definitions import Definitions
 
 
 @dataclass(frozen=True)
@@ -23,7 +28,7 @@ class Entry:
         return self.status in ("ok", "not run")
 
 
-def audit(defs, db) -> list[Entry]:
+def audit(defs: Definitions, db: Database) -> list[Entry]:
     """One entry per verified query, runnable and mapped table, in the file's order."""
     out: list[Entry] = []
     names = {(t.schema or "").lower() + "." + t.name.lower() for t in db.schema()} | \
@@ -36,15 +41,15 @@ def audit(defs, db) -> list[Entry]:
         sql = logical_sql(v.sql, tables, db) if v.logical else v.sql
         out.append(_run(db, "verified query", v.name, sql, v.source))
     for r in defs.runnables:
-        sql = r.runnable_sql(tables, db)
-        if sql is None:
+        runnable = r.runnable_sql(tables, db)
+        if runnable is None:
             out.append(Entry(r.kind, r.name, "not run", r.why or "cannot run on its own", r.source))
         else:
-            out.append(_run(db, r.kind, r.name, sql, r.source))
+            out.append(_run(db, r.kind, r.name, runnable, r.source))
     return out
 
 
-def _run(db, kind: str, name: str, sql: str, source: str) -> Entry:
+def _run(db: Database, kind: str, name: str, sql: str, source: str) -> Entry:
     result = db.execute(sql)
     if result.error is not None:
         return Entry(kind, name, "error", result.error.message, source)

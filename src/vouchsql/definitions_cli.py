@@ -5,9 +5,18 @@ from __future__ import annotations
 
 from .cli_parsers import FilledOnUse
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, Callable
 
-def register(sub, common) -> None:
-    def fill(p) -> None:
+    from rich.console import Console
+
+    from .settings import Config
+
+
+def register(sub: argparse._SubParsersAction[Any], common: Callable[[], argparse.ArgumentParser]) -> None:
+    def fill(p: argparse.ArgumentParser) -> None:
         actions = p.add_subparsers(dest="definitions_command", metavar="ACTION", required=True,
                                    parser_class=FilledOnUse)
         from .cli_parsers import add_command
@@ -22,7 +31,7 @@ def register(sub, common) -> None:
                    fill=fill)
 
 
-def _draft_args(p) -> None:
+def _draft_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="SQLite/DuckDB file, folder of CSV/Parquet files, or database URL")
     p.add_argument("--format", choices=("vouch", "cortex"), default="vouch",
                    help="vouch: Vouch's TOML (the definitions setting reads it); cortex: a Cortex Analyst-style "
@@ -33,7 +42,7 @@ def _draft_args(p) -> None:
     p.set_defaults(handler=_run)
 
 
-def _check_args(p) -> None:
+def _check_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE",
                    help="Vouch definitions (TOML/YAML/JSON), a Cortex Analyst semantic model (YAML), WrenAI MDL "
                         "(JSON), a YAML file of dbt semantic models, or a dbt project folder")
@@ -42,12 +51,13 @@ def _check_args(p) -> None:
     p.set_defaults(handler=_check)
 
 
-def _check(args, config, out) -> int:
+def _check(args: argparse.Namespace, config: Config, out: Console) -> int:
     from .cli_database import open_database
     from .definitions import load_definitions
     from .definitions_audit import audit
 
     defs = load_definitions(args.file)
+    assert defs is not None  # a file gives definitions or an error
     with open_database(args.db, config) as db:
         entries = audit(defs, db)
     if args.json:
@@ -71,7 +81,7 @@ def _check(args, config, out) -> int:
     return 1 if any(not e.ok for e in entries) else 0
 
 
-def _run(args, config, out) -> int:
+def _run(args: argparse.Namespace, config: Config, out: Console) -> int:
     import sys
     from pathlib import Path
 

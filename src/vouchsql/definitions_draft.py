@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import UserInputError
+
+if TYPE_CHECKING:
+    from .db import Database
+    from .db.figures import ColumnProfile, TableProfile
 
 MAX_VALUES = 12
 _NUMBER = re.compile(r"INT|REAL|NUM|DEC|FLOAT|DOUBLE|MONEY|BIGINT|SMALLINT", re.IGNORECASE)
@@ -31,12 +35,12 @@ _TEXT = re.compile(r"CHAR|TEXT|STRING|CLOB|VARCHAR|NAME|ENUM", re.IGNORECASE)
 _KEYISH = re.compile(r"(^id$|_id$|Id$|ID$)")
 
 
-def _is_key(table, column) -> bool:
+def _is_key(table: TableProfile, column: ColumnProfile) -> bool:
     fks = {c for fk in table.foreign_keys for c in fk.columns}
     return column.name in table.primary_key or column.name in fks or bool(_KEYISH.search(column.name))
 
 
-def _values(db, table, column, max_values: int) -> list[Any] | None:
+def _values(db: Database, table: TableProfile, column: ColumnProfile, max_values: int) -> list[Any] | None:
     """Every distinct value of a low-cardinality text column (NULL left out), or None. A
     column whose values do not repeat (names, e-mail addresses of a small table) is no
     category, however few its values."""
@@ -55,11 +59,11 @@ def _values(db, table, column, max_values: int) -> list[Any] | None:
     return [row[0] for row in result.rows]
 
 
-def _qualified(table) -> str:
+def _qualified(table: TableProfile) -> str:
     return f"{table.schema_name}.{table.name}" if table.schema_name else table.name
 
 
-def _facts(db, max_values: int) -> dict:
+def _facts(db: Database, max_values: int) -> dict[str, Any]:
     """What the draft says, from the profile, in one structure both formats are written from."""
     profile = db.profile()
     notes: list[str] = []
@@ -102,7 +106,7 @@ def _facts(db, max_values: int) -> dict:
             "tables": tables, "pairs": profile.join_pairs, "schema": profile.default_schema}
 
 
-def draft(db, fmt: str = "vouch", max_values: int = MAX_VALUES) -> str:
+def draft(db: Database, fmt: str = "vouch", max_values: int = MAX_VALUES) -> str:
     """The draft for ``db`` (an open Database) as text: ``vouch`` (TOML) or ``cortex`` (YAML)."""
     if fmt not in ("vouch", "cortex"):
         raise UserInputError(f"unknown draft format {fmt!r}: vouch (Vouch's TOML) or cortex (a Cortex-style "
@@ -115,7 +119,7 @@ def _toml(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-def _vouch(facts: dict) -> str:
+def _vouch(facts: dict[str, Any]) -> str:
     lines = [f"# Drafted by `vouch definitions draft` from the profile of {facts['target']} ({facts['engine']}).",
              "# Every entry comes from the data: review each, delete what is wrong, and add what words mean",
              "# here and which tables answer which questions ([[rules]]); see docs/asking.md.",
@@ -131,7 +135,7 @@ def _snake(name: str) -> str:
     return re.sub(r"\W+", "_", out).strip("_").lower() or "column"
 
 
-def _cortex(facts: dict) -> str:
+def _cortex(facts: dict[str, Any]) -> str:
     try:
         import yaml
     except ImportError:

@@ -32,6 +32,7 @@ import sqlite3
 import tempfile
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 from .errors import UserInputError
 
@@ -266,9 +267,9 @@ def _price(rng: random.Random, low: float, high: float) -> float:
 # --------------------------------------------------------------------------
 # Generation
 # --------------------------------------------------------------------------
-def _generate(seed: int) -> dict[str, list[tuple]]:
+def _generate(seed: int) -> dict[str, list[tuple[Any, ...]]]:
     rng = random.Random(seed)
-    rows: dict[str, list[tuple]] = {}
+    rows: dict[str, list[tuple[Any, ...]]] = {}
 
     # ---- categories -------------------------------------------------------
     cat_id = {name: i for i, (name, _) in enumerate(CATEGORIES, start=1)}
@@ -332,7 +333,7 @@ def _generate(seed: int) -> dict[str, list[tuple]]:
             price = CUTOFF_PRICE
         else:
             price = _price(rng, lo, hi)
-        weight = _money(rng.uniform(kg_lo, kg_hi))
+        weight: float | None = _money(rng.uniform(kg_lo, kg_hi))
         if pid in null_weight_ids:
             weight = None
         category = None if pid in null_category_ids else cat_id[line]
@@ -365,7 +366,7 @@ def _generate(seed: int) -> dict[str, list[tuple]]:
         n_orders[c] = top
 
     span = (ORDER_END - ORDER_START).days
-    drafts = []  # (order_date, generation index, customer_id)
+    drafts: list[list[Any]] = []  # (order_date, generation index, customer_id)
     for c in active:
         for _ in range(n_orders[c]):
             d = ORDER_START + timedelta(days=rng.randint(0, span))
@@ -385,7 +386,10 @@ def _generate(seed: int) -> dict[str, list[tuple]]:
     cutoff_products = sorted(cutoff_price_ids)
     forced_100 = set(rng.sample(range(len(drafts)), N_CUTOFF_TOTAL_ORDERS))
 
-    orders, items, payments, returns = [], [], [], []
+    orders: list[tuple[Any, ...]] = []
+    items: list[tuple[Any, ...]] = []
+    payments: list[tuple[Any, ...]] = []
+    returns: list[tuple[Any, ...]] = []
     for idx, (odate, _, cid) in enumerate(drafts):
         oid = idx + 1
         store = rng.choices(range(1, N_ACTIVE_STORES + 1), weights=STORE_WEIGHTS)[0]
@@ -459,7 +463,7 @@ _INSERT_ORDER = ["categories", "stores", "tags", "customers", "products",
                  "loyalty_accounts"]
 
 
-def _write(conn: sqlite3.Connection, rows: dict[str, list[tuple]]) -> None:
+def _write(conn: sqlite3.Connection, rows: dict[str, list[tuple[Any, ...]]]) -> None:
     conn.execute("PRAGMA page_size=4096")
     conn.execute("PRAGMA journal_mode=DELETE")
     conn.execute("PRAGMA foreign_keys=ON")
@@ -545,7 +549,7 @@ def build_demo(path: str | Path, seed: int = DEFAULT_SEED, *, force: bool = Fals
 # --------------------------------------------------------------------------
 # What to try, and what the schema holds
 # --------------------------------------------------------------------------
-EXAMPLES: list[dict] = [
+EXAMPLES: list[dict[str, str]] = [
     {
         "title": "Tie at the top price",
         "question": "Which product has the highest price?",

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import html
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions
+    from rich.text import Text
+
+    from .answer import Answer, Result
+    from .db.profile import Profile
 
 MAX_ROWS = 20
 _GATE_COLOURS = {"pass": ("#1b5e20", "#e8f5e9"), "flag": ("#8a5a00", "#fff8e1"), "abstain": ("#b71c1c", "#ffebee")}
@@ -34,7 +41,7 @@ def _cell(value: Any) -> str:
     return _e(value)
 
 
-def result_html(result, limit: int = MAX_ROWS) -> str:
+def result_html(result: Result, limit: int = MAX_ROWS) -> str:
     if result.error is not None:
         return f'<p style="color:#b71c1c">did not run ({_e(result.error.kind)}): {_e(result.error.message)}</p>'
     head = "".join(f"<th>{_e(c)}</th>" for c in result.columns)
@@ -47,7 +54,7 @@ def result_html(result, limit: int = MAX_ROWS) -> str:
     return f'<table><tr>{head}</tr>{body}</table><div class="dim">{caption}</div>'
 
 
-def answer_html(answer) -> str:
+def answer_html(answer: Answer) -> str:
     v = answer.verdict
     fg, bg = _GATE_COLOURS[v.gate]
     agreement = "" if answer.agreement is None else \
@@ -69,7 +76,8 @@ def answer_html(answer) -> str:
             f"<li><b>{_e(c.name)}</b> ({_e(c.kind)}): {_e(c.detail)}</li>" for c in fired) + "</ul>")
     elif answer.checks:
         parts.append(f'<p class="dim">No check fired ({len(answer.checks)} run).</p>')
-    readings = [("shown", "the answer checked", answer.shown.sql, answer.shown.result)]
+    readings: list[tuple[str, str, str, Result | None]] = [
+        ("shown", "the answer checked", answer.shown.sql, answer.shown.result)]
     for i, reading in enumerate(answer.interpretations, 1):  # `ask`: each interpretation, answered apart
         if reading.answer is not None and not reading.shown:
             readings.append((f"interpretation {i}", reading.text, reading.answer.shown.sql,
@@ -88,7 +96,7 @@ def answer_html(answer) -> str:
     return "".join(parts)
 
 
-def profile_html(profile) -> str:
+def profile_html(profile: Profile) -> str:
     rows = []
     for t in profile.tables:
         keys = ", ".join(t.primary_key)
@@ -103,13 +111,15 @@ def profile_html(profile) -> str:
             f"<th>primary key</th><th>foreign keys</th><th>stand-in codes</th></tr>{''.join(rows)}</table></div>")
 
 
-def rich_lines(print_fn, obj, console, options):
+def rich_lines(print_fn: Callable[[Console, Any], None], obj: Any, console: Console,
+               options: ConsoleOptions) -> Iterator[Text]:
     """What ``print_fn(console, obj)`` prints, rendered for ``console`` at its width."""
     from rich.console import Console
     from rich.text import Text
 
     buffer = io.StringIO()
-    inner = Console(file=buffer, width=options.max_width, color_system=console.color_system,
+    # rich types Console.color_system as str, though it returns one of the names color_system= takes
+    inner = Console(file=buffer, width=options.max_width, color_system=console.color_system,  # type: ignore[arg-type]
                     force_terminal=console.is_terminal, soft_wrap=False)
     print_fn(inner, obj)
     yield Text.from_ansi(buffer.getvalue().rstrip("\n"))

@@ -13,6 +13,8 @@ the message and exits with ``exit_code``, never a traceback.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class VouchError(Exception):
     kind = "error"
@@ -25,7 +27,7 @@ class VouchError(Exception):
             self.kind = kind
         self.fields = fields
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "message": self.message}
 
 

@@ -37,7 +37,7 @@ def category_name(code: str | None) -> str:
     return CATEGORIES.get((code or "")[:2], "unknown category")
 
 
-def normalise_code(value) -> str | None:
+def normalise_code(value: object) -> str | None:
     """``E2.1``, ``e2.1: …`` or ``E2.1 Internal Text Contradiction`` → ``E2.1``; other text upper-cased."""
     if value is None:
         return None

@@ -22,12 +22,18 @@ from __future__ import annotations
 import contextvars
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from .errors import UserInputError, VouchError
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the stacks' libraries are imported only by the adapter that wraps them
+    from langchain_core.tools import StructuredTool
+    from llama_index.core.query_engine import CustomQueryEngine
+    from llama_index.core.utilities.sql_wrapper import SQLDatabase
+    from vanna.capabilities.sql_runner import RunSqlToolArgs, SqlRunner
+    from vanna.core.tool import ToolContext
+
     from .answer import Answer
     from .db import Database
 
@@ -50,7 +56,7 @@ class Guard:
     ``block``: the gates that withhold the SQL; ``("abstain", "flag")`` lets only ``pass``
     through, which needs agreeing samples (one SQL alone is capped at ``flag``)."""
 
-    db: "str | os.PathLike | Database"
+    db: "str | os.PathLike[str] | Database"
     block: tuple[str, ...] = ("abstain",)
     settings: dict[str, Any] = field(default_factory=dict)
 
@@ -69,7 +75,7 @@ class Guard:
     def blocks(self, answer: "Answer") -> bool:
         return answer.verdict.gate in self.block
 
-    def require(self, question: str, sql: str, samples: "list[str] | tuple[str, ...]" = (), **kwargs) -> "Answer":
+    def require(self, question: str, sql: str, samples: "list[str] | tuple[str, ...]" = (), **kwargs: Any) -> "Answer":
         """:meth:`check`, raising :class:`Withheld` when the gate is blocked."""
         answer = self.check(question, sql, samples, **kwargs)
         if self.blocks(answer):
@@ -100,7 +106,7 @@ def summary(answer: "Answer") -> str:
     return "\n".join(lines)
 
 
-def langchain_tool(guard: Guard, inner, question: str, *, name: str | None = None):
+def langchain_tool(guard: Guard, inner: Any, question: str, *, name: str | None = None) -> StructuredTool:
     """A LangChain ``StructuredTool`` for one question: each ``query`` is checked, then run by
     ``inner`` (``inner.invoke({"query": query})``, as ``QuerySQLDatabaseTool`` takes it) with
     Vouch's summary appended; a blocked query is not run and the tool says why instead."""
@@ -119,7 +125,7 @@ def langchain_tool(guard: Guard, inner, question: str, *, name: str | None = Non
                      "a vetoed query is not run. Show the user Vouch's reasons and open choices."))
 
 
-def vanna_runner(guard: Guard, inner, question_of: Callable[[Any], str] | None = None):
+def vanna_runner(guard: Guard, inner: Any, question_of: Callable[[Any], str] | None = None) -> SqlRunner:
     """A Vanna 2 ``SqlRunner`` that checks ``args.sql`` before ``inner.run_sql(args, context)``.
     ``question_of(context)`` gives the user's question (default: ``context.metadata["question"]``,
     set it with a ``ToolContextEnricher``). A blocked query raises :class:`Withheld`, which Vanna
@@ -129,16 +135,16 @@ def vanna_runner(guard: Guard, inner, question_of: Callable[[Any], str] | None =
 
     from vanna.capabilities.sql_runner import SqlRunner
 
-    def default_question(context) -> str:
+    def default_question(context: Any) -> str:
         question = (getattr(context, "metadata", None) or {}).get("question")
         if not question:
             raise UserInputError("no question in context.metadata['question']; pass question_of to vanna_runner")
-        return question
+        return cast(str, question)  # what a ToolContextEnricher set: the user's question
 
     get_question = question_of or default_question
 
     class VouchGuardedRunner(SqlRunner):
-        async def run_sql(self, args, context):
+        async def run_sql(self, args: RunSqlToolArgs, context: ToolContext) -> Any:
             question = get_question(context)
             answer = await asyncio.to_thread(guard.check, question, args.sql)
             if getattr(context, "metadata", None) is not None:
@@ -152,11 +158,11 @@ def vanna_runner(guard: Guard, inner, question_of: Callable[[Any], str] | None =
 
 # The question a LlamaIndex query engine is answering, and the Answers of the SQL it ran: set by
 # llamaindex_query_engine around each query, read by the guarded SQLDatabase's run_sql.
-_LLAMA_QUESTION: contextvars.ContextVar[tuple[str, list] | None] = contextvars.ContextVar("vouch_llama_question",
-                                                                                          default=None)
+_LLAMA_QUESTION: contextvars.ContextVar[tuple[str, list[Answer]] | None] = contextvars.ContextVar(
+    "vouch_llama_question", default=None)
 
 
-def llamaindex_sql_database(guard: Guard, sql_database):
+def llamaindex_sql_database(guard: Guard, sql_database: SQLDatabase) -> SQLDatabase:
     """The LlamaIndex ``SQLDatabase`` ``sql_database`` (the same object's state, its own class),
     whose ``run_sql`` checks each statement against the question a
     :func:`llamaindex_query_engine` is answering and raises :class:`Withheld` instead of
@@ -164,8 +170,9 @@ def llamaindex_sql_database(guard: Guard, sql_database):
 
     base = type(sql_database)
 
-    class VouchGuardedSQLDatabase(base):
-        def run_sql(self, command: str, *args, **kwargs):
+    # the class of the caller's object, known only at run time: mypy cannot take it as a base
+    class VouchGuardedSQLDatabase(base):  # type: ignore[misc,valid-type]
+        def run_sql(self, command: str, *args: Any, **kwargs: Any) -> tuple[str, dict[Any, Any]]:
             current = _LLAMA_QUESTION.get()
             if current is None:
                 raise UserInputError("this SQLDatabase is guarded by Vouch: run it through llamaindex_query_engine, "
@@ -182,7 +189,7 @@ def llamaindex_sql_database(guard: Guard, sql_database):
     return guarded
 
 
-def llamaindex_query_engine(guard: Guard, engine):
+def llamaindex_query_engine(guard: Guard, engine: Any) -> CustomQueryEngine:
     """A LlamaIndex query engine in front of ``engine`` (``NLSQLTableQueryEngine``,
     ``SQLTableRetrieverQueryEngine`` …) built over a SQLDatabase from
     :func:`llamaindex_sql_database`: each query sets the question the database checks the
@@ -192,8 +199,8 @@ def llamaindex_query_engine(guard: Guard, engine):
     from llama_index.core.query_engine import CustomQueryEngine
 
     class VouchGuardedQueryEngine(CustomQueryEngine):
-        def custom_query(self, query_str: str):
-            answers: list = []
+        def custom_query(self, query_str: str) -> Any:
+            answers: list[Answer] = []
             token = _LLAMA_QUESTION.set((query_str, answers))
             try:
                 response = engine.query(query_str)

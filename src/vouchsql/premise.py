@@ -15,6 +15,7 @@ every interpretation beats refusing (DESIGN §3).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .answer import Premise
 from .flaws import CATEGORIES, TAXONOMY, category_name, flaw_name, normalise_code  # noqa: F401  (re-exported)
@@ -43,7 +44,7 @@ class Assessment:
         return len(self.interpretations) >= 2
 
 
-def validate_assessment(data: dict) -> Assessment:
+def validate_assessment(data: dict[str, Any]) -> Assessment:
     is_valid = require(data, "is_valid", bool)
     reason = str(data.get("reason") or "").strip()
     readings: list[Reading] = []
@@ -80,7 +81,8 @@ def assess(llm: LLM, question: str, *, schema: str, dialect: str, definitions: s
     messages = load_prompt("assess").messages(question=question, schema=schema, dialect=dialect,
                                               definitions=definitions, hint=hint)
     request = Request.of(messages, temperature=0.0, max_tokens=ASSESS_MAX_TOKENS)
-    return llm.complete_json(request, stage="assess", validate=validate_assessment)
+    assessment: Assessment = llm.complete_json(request, stage="assess", validate=validate_assessment)
+    return assessment
 
 
 __all__ = ["TAXONOMY", "CATEGORIES", "category_name", "Assessment", "Reading", "assess", "flaw_name", "normalise_code", "validate_assessment"]

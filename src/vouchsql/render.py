@@ -18,7 +18,7 @@ from .jsonout import dumps
 from .rules import RHO_MIN
 
 if TYPE_CHECKING:
-    from .answer import Result
+    from .answer import Answer, Result
     from .db.profile import Profile
 
 MAX_SHOWN_ROWS = 50
@@ -118,7 +118,7 @@ __all__ = ["Console", "Group", "Panel", "print_result", "print_profile", "result
 _GATE_STYLE = {"pass": "bold white on green", "flag": "bold black on yellow", "abstain": "bold white on red"}
 
 
-def _print_shown(console: Console, answer) -> None:
+def _print_shown(console: Console, answer: Answer) -> None:
     result = answer.shown.result
     if result.error is not None:
         console.print(Text(f"The shown SQL did not run ({result.error.kind}): {result.error.message}", style="red"))
@@ -127,7 +127,7 @@ def _print_shown(console: Console, answer) -> None:
     console.print(Panel(answer.shown.sql, title="SQL", title_align="left", border_style="dim"))
 
 
-def _print_checks(console: Console, answer, show_all: bool) -> None:
+def _print_checks(console: Console, answer: Answer, show_all: bool) -> None:
     shown_checks = answer.checks if show_all else [c for c in answer.checks if c.fired]
     if shown_checks:
         console.print(Text("Checks" + ("" if show_all else " that fired"), style="bold"))
@@ -138,7 +138,7 @@ def _print_checks(console: Console, answer, show_all: bool) -> None:
         console.print(Text(f"No check fired ({len(answer.checks)} run).", style="green"))
 
 
-def _print_verdict(console: Console, answer, agreement: str) -> None:
+def _print_verdict(console: Console, answer: Answer, agreement: str) -> None:
     """The gate badge, the score, ``agreement`` (how it was measured), the reasons and the question."""
     v = answer.verdict
     head = Text()
@@ -151,7 +151,7 @@ def _print_verdict(console: Console, answer, agreement: str) -> None:
     console.print(Text(f"\nQuestion: {answer.question}", style="bold"))
 
 
-def print_answer(console: Console, answer, show_all_checks: bool = False) -> None:
+def print_answer(console: Console, answer: Answer, show_all_checks: bool = False) -> None:
     """The verdict first, then the result, the SQL, the checks that fired and open choices."""
     if len(answer.candidates) < 2:
         agreement = " · agreement unmeasured (one candidate)"
@@ -179,7 +179,7 @@ def print_answer(console: Console, answer, show_all_checks: bool = False) -> Non
             print_result(console, alt)
 
 
-def print_answer_brief(console: Console, title: str, answer) -> None:
+def print_answer_brief(console: Console, title: str, answer: Answer) -> None:
     """One example in a few lines: the gate, what moved it, and any open choice."""
     v = answer.verdict
     line = Text()
@@ -200,7 +200,7 @@ def print_answer_brief(console: Console, title: str, answer) -> None:
                           Text(f"{choice.description} (the other interpretation returns {n} rows)"))
 
 
-def print_ask_answer(console: Console, answer, show_all_checks: bool = False) -> None:
+def print_ask_answer(console: Console, answer: Answer, show_all_checks: bool = False) -> None:
     """``vouch ask``: the verdict badge and its reasons first, then the premise (when flawed),
     the answer text, the interpretation computed, the alternatives, the result table, the
     SQL, the checks that fired and what the model calls cost."""
@@ -253,8 +253,8 @@ def print_ask_answer(console: Console, answer, show_all_checks: bool = False) ->
     u = answer.usage
     if u is not None:
         calls = " + ".join(f"{s.calls} {name}" for name, s in u.stages.items() if s.calls)
-        line = (f"{u.model}: {calls or 'no'} call(s) in {u.rounds} round(s); "
+        cost = (f"{u.model}: {calls or 'no'} call(s) in {u.rounds} round(s); "
                 f"{u.total.input_tokens:,} tokens in, {u.total.output_tokens:,} out")
         if u.total.cached:
-            line += f"; {u.total.cached} answered from the cache"
-        console.print(Text(line, style="dim"), highlight=False)
+            cost += f"; {u.total.cached} answered from the cache"
+        console.print(Text(cost, style="dim"), highlight=False)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from .answer import CheckResult, Reason, Verdict
 from .errors import UserInputError
@@ -66,7 +67,7 @@ class ScoreInput:
     checks: list[CheckResult]
     strict_clusters: list[int]  # strict-match cluster ids of the K results (entropy variant)
     check_set: str = "vouch"
-    options: dict = field(default_factory=dict)  # DESIGNED_OPTIONS, for ablations
+    options: dict[str, Any] = field(default_factory=dict)  # DESIGNED_OPTIONS, for ablations
 
     @property
     def paper(self) -> bool:
@@ -106,7 +107,7 @@ def signals(inp: ScoreInput, frozen: bool) -> list[CheckResult]:
     return [c for c in fired if c.name in FROZEN_SIGNALS] if frozen else fired
 
 
-class Reasons(list):
+class Reasons(list[tuple[Reason, str]]):
     """The reasons a rule names, each with a stable code; ``strings()`` gives the short
     strings of ``Verdict.reasons`` (a check's name, ``agreement 0.50 (…)``, ``grounded 0.50``…)."""
 

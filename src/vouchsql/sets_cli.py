@@ -5,9 +5,18 @@ from __future__ import annotations
 
 from .cli_parsers import FilledOnUse
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, Callable
 
-def register(sub, common) -> None:
-    def fill(p) -> None:
+    from rich.console import Console
+
+    from .settings import Config
+
+
+def register(sub: argparse._SubParsersAction[Any], common: Callable[[], argparse.ArgumentParser]) -> None:
+    def fill(p: argparse.ArgumentParser) -> None:
         gen_sub = p.add_subparsers(dest="sets_command", metavar="ACTION", required=True, parser_class=FilledOnUse)
         from .cli_parsers import add_command
 
@@ -18,7 +27,7 @@ def register(sub, common) -> None:
                    fill=fill)
 
 
-def _generate_args(p) -> None:
+def _generate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help="database of the seeds that name none (file, URL, demo, chinook, sakila, northwind)")
     p.add_argument("--seeds", required=True, help='JSONL, one seed a line: {"id"?, "db"?, "question", "sql"}')
     p.add_argument("--out", required=True, help="where to write the request sets (JSONL)")
@@ -28,7 +37,7 @@ def _generate_args(p) -> None:
     p.set_defaults(handler=_run)
 
 
-def _run(args, config, out) -> int:
+def _run(args: argparse.Namespace, config: Config, out: Console) -> int:
     from .evals.generate_sets import run_generate_command
 
     return run_generate_command(args, config, out)

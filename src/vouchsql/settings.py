@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .errors import UserInputError
 from .rules import RULE_NAMES
@@ -217,7 +217,7 @@ class Config:
     definitions: str | None = None
     schema_tokens: int = 8000
     exact_columns: bool = False
-    sources: dict = field(default_factory=dict, compare=False, repr=False)
+    sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def cache_path(self) -> Path:
@@ -259,7 +259,7 @@ def _toml_values(path: Path) -> dict[str, Any]:
     return {k: v for k, v in section.items() if k in _BY_NAME}
 
 
-def load_config(env: dict[str, str] | None = None, cwd: Path | None = None, **overrides: Any) -> Config:
+def load_config(env: Mapping[str, str] | None = None, cwd: Path | None = None, **overrides: Any) -> Config:
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}

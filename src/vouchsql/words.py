@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the profile imports this module
-    from .db.profile import ColumnProfile
+    from .db.figures import ColumnProfile
 
 _KEEP = ("ss", "us", "is")
 # Longest suffix first; each pair is (plural suffix, singular suffix).
@@ -71,7 +71,7 @@ def name_forms(name: str) -> set[str]:
     return {" ".join(parts), one, many}
 
 
-def show(value) -> str:
+def show(value: object) -> str:
     """A value as a sentence quotes it: ``1299``, ``4.5``, ``'Rock'``; a float without a
     trailing ``.0`` unless it is too large for ``:g`` to keep every digit."""
     if isinstance(value, float):

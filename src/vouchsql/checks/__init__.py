@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..answer import CheckResult
 from .asked_columns import AskedColumns
 from .bad_join import BadJoin
 from .claim_judge import ClaimJudge
@@ -54,7 +55,7 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def run_checks(ctx: CheckContext, checks: tuple[Check, ...] = CHECKS):
+def run_checks(ctx: CheckContext, checks: tuple[Check, ...] = CHECKS) -> list[CheckResult]:
     """Each check's result, with the kind its measured precision earns (:mod:`.severity`)."""
     return [earned(check.run(ctx)) for check in checks]
 

@@ -3,8 +3,11 @@ entity key of a table, what the query groups by, and running a count probe."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlglot import exp
 
+from ..db.profile import Profile
 from ..errors import VouchError
 from ..sql.edit import base_tables, conjuncts, from_node
 from ..sql.inspect import table_key
@@ -19,7 +22,7 @@ def outer_select(ctx: CheckContext) -> exp.Select | None:
     return select if select.args.get("joins") else None
 
 
-def alias_for(select: exp.Select, table: str, profile=None) -> str | None:
+def alias_for(select: exp.Select, table: str, profile: Profile | None = None) -> str | None:
     """The alias of ``table`` (the profile's key: ``schema.table`` outside the default schema)
     in this SELECT, when it appears exactly once."""
     keys = tables_by_alias(select, profile)
@@ -27,10 +30,10 @@ def alias_for(select: exp.Select, table: str, profile=None) -> str | None:
     return hits[0].alias_or_name if len(hits) == 1 else None
 
 
-def tables_by_alias(select: exp.Select, profile=None) -> dict[str, str]:
+def tables_by_alias(select: exp.Select, profile: Profile | None = None) -> dict[str, str]:
     """Alias (lower case) → the table's key (as the profile keys it, when it knows the table:
     ``schema.table`` outside the default schema), for the plain tables of this SELECT."""
-    out = {}
+    out: dict[str, str] = {}
     schema = profile.default_schema if profile is not None else None
     for t in base_tables(select):
         key = table_key(t, schema)
@@ -41,7 +44,7 @@ def tables_by_alias(select: exp.Select, profile=None) -> dict[str, str]:
 
 
 
-def _col(node: exp.Expression) -> tuple[str, str] | None:
+def _col(node: exp.Expr) -> tuple[str, str] | None:
     if isinstance(node, exp.Column) and node.table and not isinstance(node.this, exp.Star):
         return node.table.lower(), node.name.lower()
     return None
@@ -120,7 +123,7 @@ def driving_alias(select: exp.Select) -> str | None:
     return None
 
 
-def run_counts(ctx: CheckContext, probe: exp.Select) -> tuple | None:
+def run_counts(ctx: CheckContext, probe: exp.Select) -> tuple[Any, ...] | None:
     try:
         rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), timeout=ctx.db.config.timeout, from_tree=True)
     except VouchError:

@@ -29,9 +29,12 @@ names or ``SELECT *``: the two sets disagree on what a right answer's columns ar
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from sqlglot import exp
 
-from ..question.columns import asked_words, word_set
+from ..answer import CheckResult
+from ..question.columns import Asked, asked_words, word_set
 from ..sql.tree import projection_for
 from ..words import singular, words_of
 from . import evidence as ev
@@ -49,7 +52,7 @@ def _bare(node: exp.Expression) -> exp.Expression:
 def _sort_keys(select: exp.Select) -> set[int]:
     """The positions of the projections an ORDER BY key names (an ordinal, an output alias or
     the same expression, qualifiers aside)."""
-    bare = _bare(select)
+    bare = cast(exp.Select, _bare(select))  # a SELECT is no Column: transform keeps it a SELECT
     return {i for o in bare.args["order"].expressions if (i := projection_for(bare, o.this)) is not None}
 
 
@@ -66,14 +69,14 @@ class AskedColumns:
     Evidence = ev.AskedColumnsEvidence
     feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None:
             return unparsed(self)
         outer = ctx.tree
         if not isinstance(outer, exp.Select):
             return report(self, False, "not measured: the outermost query is not one SELECT", findings=[], spans=[])
         asked = asked_words(ctx.question or "")
-        findings: list[dict] = []
+        findings: list[dict[str, Any]] = []
         projections = outer.expressions
         for p in projections:
             if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
@@ -101,7 +104,7 @@ class AskedColumns:
         return got.model_copy(update={"kind": "cap"}) if ctx.db.config.exact_columns else got
 
     @staticmethod
-    def _only_to_order(projection: exp.Expression, asked) -> str | None:
+    def _only_to_order(projection: exp.Expression, asked: Asked) -> str | None:
         """The ordering words that name ``projection`` when the question names it nowhere else
         ("" for a count that only ranks, with no ordering words); None when it is asked for."""
         inner = projection.this if isinstance(projection, exp.Alias) else projection

@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
+from ..answer import CheckResult
 from ..db.profile import key_overlap
 from . import evidence as ev
 from ..rules import RHO_MIN
 from .base import CheckContext, report, unparsed
 
 
-def join_overlaps(ctx: CheckContext) -> list[dict]:
+def join_overlaps(ctx: CheckContext) -> list[dict[str, Any]]:
     """ρ for every distinct equi-join pair of the shown SQL, from the profile or measured."""
     if "join_overlaps" in ctx.cache:
-        return ctx.cache["join_overlaps"]
+        return cast("list[dict[str, Any]]", ctx.cache["join_overlaps"])  # as stored below
     tables = ctx.profile  # key_overlap measures the two tables as it needs them
-    out, seen = [], set()
+    out: list[dict[str, Any]] = []
+    seen: set[frozenset[tuple[str, str]]] = set()
     for j in ctx.inspection.joins if ctx.inspection else []:
         key = frozenset({(j.left.table, j.left.column), (j.right.table, j.right.column)})
         if key in seen:
@@ -38,7 +42,7 @@ class BadJoin:
     Evidence = ev.BadJoinEvidence
     feeds = ("grounded",)
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.inspection is None:
             return unparsed(self)
         pairs = join_overlaps(ctx)

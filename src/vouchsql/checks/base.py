@@ -40,7 +40,7 @@ class CheckContext:
     judged_complete: tuple[float, list[tuple[str, bool]]] | None = None
     # A judge model's unsupported claims: [(claim, about the answer?)…], or None (no judge asked)
     judged_claims: list[tuple[str, bool]] | None = None
-    cache: dict[str, Any] = field(default_factory=dict)  # shared by checks within one run
+    cache: dict[str | tuple[Any, ...], Any] = field(default_factory=dict)  # shared by checks within one run
 
     @property
     def result(self) -> Result:

@@ -11,6 +11,9 @@ fires — and agreement-first caps — only on a claim about the answer.
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..answer import CheckResult
 from ..errors import UserInputError
 from ..score import JUDGE_CLAIMS
 from . import evidence as ev
@@ -23,11 +26,11 @@ class ClaimJudge:
     Evidence = ev.ClaimJudgeEvidence
     feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         judged = ctx.judged_claims
         if judged is None:
             return report(self, False, "not measured: no judge model was asked")
-        claims = [{"claim": claim, "about_answer": about} for claim, about in judged]
+        claims: list[dict[str, Any]] = [{"claim": claim, "about_answer": about} for claim, about in judged]
         core = [c["claim"] for c in claims if c["about_answer"]]
         if core:
             return report(self, True, f"the judge found {len(core)} claim(s) about the answer that the result does "
@@ -38,7 +41,7 @@ class ClaimJudge:
         return report(self, False, "the judge found every claim supported by the result", claims=[], about_answer=0)
 
 
-def from_claims(claims) -> list[tuple[str, bool]] | None:
+def from_claims(claims: Any) -> list[tuple[str, bool]] | None:
     """A judge's claims as given by a caller (``[[claim, about_answer], …]``) → the pairs."""
     if claims is None:
         return None

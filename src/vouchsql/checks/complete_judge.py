@@ -9,6 +9,9 @@ the deterministic question–SQL alignment (``question_shape``, ``question_filte
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..answer import CheckResult
 from ..errors import UserInputError
 from ..score import COMPLETE_MIN, JUDGE_COMPLETE
 from . import evidence as ev
@@ -21,12 +24,12 @@ class CompleteJudge:
     Evidence = ev.CompleteJudgeEvidence
     feeds = ("complete",)
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         judged = ctx.judged_complete
         if judged is None:
             return report(self, False, "not measured: no judge model was asked")
         share, parts = judged
-        listed = [{"part": part, "covered": covered} for part, covered in parts]
+        listed: list[dict[str, Any]] = [{"part": part, "covered": covered} for part, covered in parts]
         missed = [p["part"] for p in listed if not p["covered"]]
         if share < COMPLETE_MIN:
             return report(self, True, f"the judge found {len(missed)} of {len(listed)} parts of the question "
@@ -36,7 +39,7 @@ class CompleteJudge:
         return report(self, False, detail, parts=listed, terms={"complete": share})
 
 
-def from_parts(parts) -> tuple[float, list[tuple[str, bool]]] | None:
+def from_parts(parts: Any) -> tuple[float, list[tuple[str, bool]]] | None:
     """A judge's parts as given by a caller (``[[part, covered], …]``) → (share, parts)."""
     if parts is None:
         return None

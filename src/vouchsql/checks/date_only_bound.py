@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Any, cast
 
 from sqlglot import exp
 
 from ..agreement import results_match
+from ..answer import CheckResult
 from ..errors import VouchError
 from ..sql.edit import conjuncts, count_star, reshape
 from ..sql.scope import Scope
@@ -42,8 +44,8 @@ from .base import CheckContext, report, unparsed
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
 # (operator, the literal on the right) -> what the bound gets wrong about day D
 _UPPER, _AFTER, _EQUAL = "leaves out", "keeps", "misses"
-_RIGHT = {exp.LTE: _UPPER, exp.GT: _AFTER, exp.EQ: _EQUAL}
-_LEFT = {exp.GTE: _UPPER, exp.LT: _AFTER, exp.EQ: _EQUAL}  # 'D' >= c is c <= 'D'
+_RIGHT: dict[type[exp.Expr], str] = {exp.LTE: _UPPER, exp.GT: _AFTER, exp.EQ: _EQUAL}
+_LEFT: dict[type[exp.Expr], str] = {exp.GTE: _UPPER, exp.LT: _AFTER, exp.EQ: _EQUAL}  # 'D' >= c is c <= 'D'
 _WHY = {_UPPER: "the rows of {day} itself fall after the bound and are left out",
         _AFTER: "the rows of {day} itself fall after the bound and are kept",
         _EQUAL: "the rows of {day} do not equal it and are missed"}
@@ -75,7 +77,7 @@ def _bounds(part: exp.Expression) -> list[tuple[exp.Column, str, str]]:
                             (_LEFT, part.args.get("expression"), part.args.get("this"))):
         wrong = table.get(type(part))
         if wrong and isinstance(col, exp.Column) and _day(lit):
-            return [(col, _day(lit), wrong)]
+            return [(col, cast(str, _day(lit)), wrong)]  # a day: tested just above
     return []
 
 
@@ -93,13 +95,13 @@ def _next_day(day: str) -> str:
     return (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
 
 
-def _the_day(col: exp.Column, day: str) -> exp.Expression:
+def _the_day(col: exp.Column, day: str) -> exp.Expr:
     """``col >= 'D' AND col < 'D+1'``: the whole day ``day``."""
     return exp.and_(exp.GTE(this=col.copy(), expression=exp.Literal.string(day)),
                     exp.LT(this=col.copy(), expression=exp.Literal.string(_next_day(day))))
 
 
-def _fixed(part: exp.Expression, col: exp.Column, day: str, wrong: str) -> exp.Expression:
+def _fixed(part: exp.Expression, col: exp.Column, day: str, wrong: str) -> exp.Expr:
     """``part`` written as the day it names (the half-open form)."""
     before_next = exp.LT(this=col.copy(), expression=exp.Literal.string(_next_day(day)))
     if wrong == _UPPER:
@@ -109,12 +111,14 @@ def _fixed(part: exp.Expression, col: exp.Column, day: str, wrong: str) -> exp.E
     if wrong == _AFTER:
         return exp.GTE(this=col.copy(), expression=exp.Literal.string(_next_day(day)))
     if isinstance(part, exp.In):  # every day of the list, each whole
-        return exp.or_(*[exp.Paren(this=_the_day(col, d)) for d in (_day(v) for v in part.expressions)])
+        # every value is a day (_bounds reads an IN list only then)
+        return exp.or_(*[exp.Paren(this=_the_day(col, cast(str, d))) for d in (_day(v) for v in part.expressions)])
     return _the_day(col, day)
 
 
-def _replaced(ctx: CheckContext, part: exp.Expression, by: exp.Expression) -> tuple[exp.Expression, exp.Expression]:
+def _replaced(ctx: CheckContext, part: exp.Expression, by: exp.Expr) -> tuple[exp.Expression, exp.Select | None]:
     """A copy of the whole tree with ``part`` replaced by ``by``, and the copy's twin of ``part``'s SELECT."""
+    assert ctx.tree is not None  # run() reads only a parsed tree
     copy_root = ctx.tree.copy()
     twin_part = twin(copy_root, ctx.tree, part)
     if twin_part is None:  # pragma: no cover - copies keep their shape
@@ -129,11 +133,11 @@ class DateOnlyBound:
     Evidence = ev.DateOnlyBoundEvidence
     feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None:
             return unparsed(self)
         dialect = ctx.db.dialect
-        findings: list[dict] = []
+        findings: list[dict[str, Any]] = []
         not_measured: list[str] = []
         same: list[str] = []
         for select in selects(ctx.tree):
@@ -180,6 +184,7 @@ class DateOnlyBound:
         window = exp.and_(exp.GT(this=col.copy(), expression=exp.Literal.string(day)),
                           exp.LT(this=col.copy(), expression=exp.Literal.string(_next_day(day))))
         _, select = _replaced(ctx, part, window)
+        assert select is not None  # part is a condition of a SELECT's WHERE or ON
         probe = reshape(select, [count_star()])
         try:
             rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=1, from_tree=True)
@@ -188,7 +193,7 @@ class DateOnlyBound:
         return int(rows[0][0] or 0) if rows else 0
 
     @staticmethod
-    def _answer_changes(ctx: CheckContext, part: exp.Expression, fix: exp.Expression) -> bool | None:
+    def _answer_changes(ctx: CheckContext, part: exp.Expression, fix: exp.Expr) -> bool | None:
         """Whether the query with ``part`` written as ``fix`` answers otherwise than the shown
         SQL; None where that cannot be told (it fails, or a side is cut at the row cap)."""
         shown = ctx.result

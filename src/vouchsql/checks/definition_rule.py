@@ -9,6 +9,9 @@ how the answer was produced, and the detail names the rule. With no definitions 
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..answer import CheckResult
 from ..definitions import definitions_in_effect
 from ..errors import UserInputError
 from . import evidence as ev
@@ -19,8 +22,9 @@ class DefinitionRule:
     name = "definition_rule"
     kind = "veto"
     Evidence = ev.DefinitionRuleEvidence
+    feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         try:
             defs = definitions_in_effect(ctx.db.config)
         except UserInputError as exc:
@@ -31,7 +35,7 @@ class DefinitionRule:
             return unparsed(self, rules=[])
         tables = ctx.inspection.tables
         applicable = defs.rules_for(ctx.question)
-        broken = []
+        broken: list[dict[str, Any]] = []
         for rule in applicable:
             found = rule.broken_by(tables)
             if found:

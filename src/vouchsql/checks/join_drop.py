@@ -16,9 +16,11 @@ The dropped rows are outside the question's scope, and the signal stays silent, 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from sqlglot import exp
 
+from ..answer import CheckResult
 from ..sql.edit import column, conjuncts, count_distinct, driving_table, join_equalities, reshape
 from ..sql.inspect import table_key
 from ._joins import group_keys, outer_select, run_counts
@@ -50,11 +52,14 @@ def _aliases(node: exp.Expression) -> set[str] | None:
     return out
 
 
-def _split_where(select: exp.Select, drive: str) -> tuple[list, list, list]:
+def _split_where(select: exp.Select,
+                 drive: str) -> tuple[list[exp.Expression], list[exp.Expression], list[exp.Expression]]:
     """WHERE conjuncts: join equalities, filters on the driving table alone, filters that
     read a joined table's columns (and reject its NULLs: no IS NULL, COALESCE or OR)."""
     eqs = {id(e) for e in join_equalities(select.args.get("where"))}
-    joins, own, joined = [], [], []
+    joins: list[exp.Expression] = []
+    own: list[exp.Expression] = []
+    joined: list[exp.Expression] = []
     for part in conjuncts(select.args.get("where")):
         if id(part) in eqs:
             joins.append(part)
@@ -132,8 +137,9 @@ class JoinDrop:
     name = "join_drop"
     kind = "signal"
     Evidence = ev.JoinDropEvidence
+    feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         select = outer_select(ctx)
         if select is None or not _has_inner_join(select):
             return report(self, False, "no inner join in the outer query")
@@ -141,7 +147,7 @@ class JoinDrop:
         name = table_key(drive, ctx.profile.default_schema) if drive is not None else None
         key = ctx.profile.entity_key(name) if name is not None else None
         table = ctx.profile.table(name) if name is not None else None
-        if key is None or table is None or not table.row_count:
+        if drive is None or key is None or table is None or not table.row_count:
             return report(self, False, "not measured: the driving table has no single-column key")
         alias = drive.alias_or_name
         joins, own, joined = _split_where(select, alias.lower())
@@ -152,7 +158,7 @@ class JoinDrop:
         if not total:
             return report(self, False, f"no {table.name} rows pass the query's own filters")
         share = 1 - kept / total
-        evidence = {"table": table.name, "rows": total, "kept": kept, "dropped_share": round(share, 4)}
+        evidence: dict[str, Any] = {"table": table.name, "rows": total, "kept": kept, "dropped_share": round(share, 4)}
         of = f"{total:,} {table.name} rows" + (" that pass its filters on them" if own else "")
         if share < DROP_SHARE:
             return report(self, False, f"the joins keep {kept:,} of {of}", **evidence)
@@ -163,14 +169,16 @@ class JoinDrop:
         return report(self, True, f"the joins keep {kept:,} of {of}; {share:.0%} are dropped before any "
                                   f"filter on the joined tables", **evidence)
 
-    def _in_scope(self, ctx: CheckContext, select: exp.Select, drive: exp.Table, key: str, joins: list,
-                  own: list, joined: list, kept: int) -> str | None:
+    def _in_scope(self, ctx: CheckContext, select: exp.Select, drive: exp.Table, key: str,
+                  joins: list[exp.Expression], own: list[exp.Expression], joined: list[exp.Expression],
+                  kept: int) -> str | None:
         from ..words import named_values
 
         alias = drive.alias_or_name
         table = ctx.profile.table(table_key(drive, ctx.profile.default_schema))
         if not kept:
             return None  # every row dropped: no scope explains an empty answer
+        assert table is not None  # run() found the driving table in the profile
         if joined:
             return (f"the WHERE filters on the joined rows ({joined[0].sql(dialect=ctx.db.dialect)}), so only "
                     f"{table.name} rows with matching rows can answer")

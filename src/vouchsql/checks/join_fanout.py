@@ -11,8 +11,11 @@ measured: "tracks per album" counts the joined Track rows of each album."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlglot import exp
 
+from ..answer import CheckResult
 from ..sql.edit import column
 from ._joins import alias_for, driving_alias, grouped_columns, grouped_entities, outer_select, run_counts, \
     tables_by_alias
@@ -43,8 +46,9 @@ class JoinFanout:
     name = "join_fanout"
     kind = "signal"
     Evidence = ev.JoinFanoutEvidence
+    feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         select = outer_select(ctx)
         if select is None:
             return report(self, False, "no join in the outer query")
@@ -53,7 +57,9 @@ class JoinFanout:
         entities = grouped_entities(ctx, select)
         from ..words import counted_table
         counted = counted_table(ctx.question, sorted(set(tables.values())))
-        fired, measured = [], []
+        fired: list[dict[str, Any]] = []
+        measured: list[dict[str, Any]] = []
+        assert ctx.inspection is not None  # outer_select found a SELECT in it
         for i, out in enumerate(ctx.inspection.outputs):
             if out.aggregate not in _AGGS:
                 continue
@@ -66,13 +72,13 @@ class JoinFanout:
                 continue
             if star:
                 if counted is not None:
-                    table = counted
+                    table: str | None = counted
                 else:
                     drive = driving_alias(select)
                     table = tables.get(drive.lower()) if drive else None
                 alias = alias_for(select, table, ctx.profile) if table else None
                 # Grouped by the counted table, COUNT(*) counts its related rows: what it means.
-                if alias is None or (counted is None and any(a == alias.lower() for a, _ in grouped)):
+                if table is None or alias is None or (counted is None and any(a == alias.lower() for a, _ in grouped)):
                     continue
             else:
                 names = {r.table for r in out.sources}

@@ -18,6 +18,9 @@ keeps its own evidence and golden cases.
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..answer import CheckResult
 from ..db.keys import GENERIC, Col, Domain, KeyMap, key_map, norm
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
@@ -32,11 +35,12 @@ class JoinKeyMeaning:
     Evidence = ev.JoinKeyMeaningEvidence
     feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.inspection is None:
             return unparsed(self)
         km = key_map(ctx.profile)
-        pairs, seen = [], set()
+        pairs: list[dict[str, Any]] = []
+        seen: set[frozenset[tuple[str, str]]] = set()
         for j in ctx.inspection.joins:
             left, right = Col(j.left.table, j.left.column), Col(j.right.table, j.right.column)
             key = frozenset({(left.table.lower(), left.column.lower()), (right.table.lower(), right.column.lower())})
@@ -58,12 +62,12 @@ class JoinKeyMeaning:
         return report(self, False, detail, pairs=pairs)
 
 
-def judge(km: KeyMap, left: Col, right: Col, form: str) -> dict:
+def judge(km: KeyMap, left: Col, right: Col, form: str) -> dict[str, Any]:
     """One pair's verdict, reason and, for different entities, the links it should take."""
     dl, dr = km.domain(left.table, left.column), km.domain(right.table, right.column)
     bare_l, bare_r = norm(km.bare(left.table, left.column)), norm(km.bare(right.table, right.column))
     same_name = bare_l == bare_r and bare_l not in GENERIC
-    out = {"left": str(left), "right": str(right), "form": form,
+    out: dict[str, Any] = {"left": str(left), "right": str(right), "form": form,
            "left_key": str(dl.root) if dl else None, "right_key": str(dr.root) if dr else None,
            "should_take": []}
     if dl is not None and dr is not None:

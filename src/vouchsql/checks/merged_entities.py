@@ -12,9 +12,11 @@ among the rows the result shows, when it has a LIMIT.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from sqlglot import exp
 
+from ..answer import CheckResult
 from ..errors import VouchError
 from ..sql.edit import column as column_ref
 from . import evidence as ev
@@ -43,8 +45,10 @@ def _label_columns(select: exp.Select, ctx: CheckContext) -> list[tuple[exp.Colu
             continue
         table = aliases.get(col.table.lower())
         profile = ctx.profile.table(table) if table else None
-        key = ctx.profile.entity_key(table) if profile is not None else None
-        column = ctx.profile.column(table, col.name) if profile is not None else None
+        if table is None or profile is None:
+            continue
+        key = ctx.profile.entity_key(table)
+        column = ctx.profile.column(table, col.name)
         if key is None or column is None or not profile.row_count:
             continue
         if (col.table.lower(), key.lower()) in grouped_names or any(n == key.lower() for _, n in grouped_names):
@@ -55,7 +59,7 @@ def _label_columns(select: exp.Select, ctx: CheckContext) -> list[tuple[exp.Colu
     return out
 
 
-def _merged(ctx: CheckContext, select: exp.Select, col: exp.Column, key: str) -> list | None:
+def _merged(ctx: CheckContext, select: exp.Select, col: exp.Column, key: str) -> list[Any] | None:
     """The labels of the query's groups that hold more than one key (``None``: not measured)."""
     probe = select.copy()
     for arg in ("order", "limit", "offset"):
@@ -90,8 +94,9 @@ class MergedEntities:
     name = "merged_entities"
     kind = "cap"
     Evidence = ev.MergedEntitiesEvidence
+    feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         insp, result = ctx.inspection, ctx.result
         if insp is None or not insp.qualified_ok or result.error is not None:
             return report(self, False, "not measured: no result or the SQL could not be read")

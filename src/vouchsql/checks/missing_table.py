@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 
+from ..answer import CheckResult
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
@@ -19,7 +20,7 @@ class MissingTable:
     Evidence = ev.MissingTableEvidence
     feeds = ("grounded",)
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.inspection is None:
             return unparsed(self)
         missing = [t for t in ctx.inspection.tables if not ctx.profile.has_table(t)]
@@ -53,6 +54,7 @@ def _folded_away(ctx: CheckContext) -> list[tuple[str, str, str, str]]:
     if strategy not in (NormalizationStrategy.LOWERCASE, NormalizationStrategy.UPPERCASE):
         return []
     fold = str.lower if strategy is NormalizationStrategy.LOWERCASE else str.upper
+    assert ctx.inspection is not None  # run() reads only an inspected SQL
     read = {t.lower() for t in ctx.inspection.tables}
     out = []
     for table in ctx.tree.find_all(exp.Table):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.scope import build_scope
 
+from ..answer import CheckResult
 from ..errors import VouchError
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
@@ -33,6 +34,7 @@ def _null(node: exp.Expression | None) -> bool:
 def null_comparisons(tree: exp.Expression, dialect: str | None) -> list[str]:
     """Each comparison in ``tree`` that can never be true because one side is NULL, as SQL."""
     found: list[str] = []
+    node: exp.Expr  # a comparison, then a NOT
     for node in tree.find_all(*_COMPARISONS):
         if _null(node.this) or _null(node.expression):
             found.append(node.sql(dialect=dialect))
@@ -83,7 +85,7 @@ class NullComparison:
     Evidence = ev.NullComparisonEvidence
     feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None or ctx.inspection is None:
             return unparsed(self)
         dialect = ctx.db.dialect

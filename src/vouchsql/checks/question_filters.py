@@ -25,23 +25,27 @@ Precision first: anything the grammar or the database cannot settle is "not meas
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from sqlglot import exp
 
+from ..answer import CheckResult
+from ..db.profile import Profile, TableProfile
 from ..db.keys import key_map
 from ..errors import VouchError
 from ..sql.edit import column as column_ref
 from ..sql.inspect import table_key
-from ..sql.scope import Scope
+from ..sql.scope import Ref, Scope
 from ..sql.tree import literal_comparisons, selects
-from ..question.filters import STOP, QuestionFilters as FiltersRead, read_filters
-from ..question.values import value_index
+from ..question.filters import STOP, Mention, NumberFilter, QuestionFilters as FiltersRead, read_filters
+from ..question.values import Match, value_index
 from ..question.words import fold, singular, squash
 from ..words import words_of
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
-_INEQ = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_INEQ: dict[type[exp.Expr], str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
 _FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "=": "="}
 _PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike, exp.In,
                exp.Between, exp.Is, exp.Glob)
@@ -61,12 +65,12 @@ def _names_its_column(question: str, text: str, column: str) -> bool:
     return any(q[i:i + len(cw)] == cw for i in range(len(q) - len(cw) + 1))
 
 
-def _sql(node: exp.Expression) -> str:
+def _sql(node: exp.Expr) -> str:
     text = node.sql(dialect="sqlite")
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _number(node: exp.Expression) -> float | None:
+def _number(node: exp.Expression | None) -> float | None:
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
         v = _number(node.this)
         return -v if v is not None else None
@@ -78,7 +82,7 @@ def _number(node: exp.Expression) -> float | None:
     return None
 
 
-def _like_regex(pattern: str) -> re.Pattern:
+def _like_regex(pattern: str) -> re.Pattern[str]:
     # LIKE's one-character wildcard stands in as NUL while the pattern is folded: fold() reads
     # '_' as a space, and 'b_a%l' would then match only 'b a…l', never 'Brazil'.
     folded = fold(pattern.replace("_", "\0"))
@@ -92,10 +96,10 @@ class _Sql:
     def __init__(self, tree: exp.Expression, tables: list[str]) -> None:
         self.tree = tree
         self.tables = {t.lower() for t in tables}
-        self.strings = [lit.this for lit in tree.find_all(exp.Literal) if lit.is_string]
+        self.strings: list[str] = [lit.this for lit in tree.find_all(exp.Literal) if lit.is_string]
         self.numbers = [v for v in (_number(lit) for lit in tree.find_all(exp.Literal)) if v is not None]
         self.predicates = [p for p in tree.find_all(*_PREDICATES)]
-        self.inequalities: list[tuple[str, float, exp.Expression]] = []
+        self.inequalities: list[tuple[str, float, exp.Expr]] = []
         for node in tree.find_all(*_INEQ):
             op = _INEQ[type(node)]
             right, left = _number(node.expression), _number(node.this)
@@ -110,12 +114,12 @@ class _Sql:
                 self.inequalities.append(("<=", hi, node))
         # every ordering comparison, readable or not (``BirthDate < date('now', '-60 years')``)
         self.comparisons = list(tree.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between))
-        self.years = set()
+        self.years: set[int] = set()
         for s in self.strings:
             self.years.update(int(y) for y in _YEAR_IN_TEXT.findall(s))
         self.years.update(int(v) for v in self.numbers if v.is_integer() and 1800 <= v <= 2100)
 
-    def predicate_on(self, columns: set[str], *, with_literal: bool = False) -> exp.Expression | None:
+    def predicate_on(self, columns: set[str], *, with_literal: bool = False) -> exp.Expr | None:
         """A condition on one of ``columns``; with ``with_literal``, only one that compares it
         with a constant (``EmployeeId = 5``, not the join ``c.CustomerId = i.CustomerId``)."""
         for p in self.predicates:
@@ -140,7 +144,8 @@ class _Sql:
         return None
 
 
-def _rows_with(ctx, condition) -> list | None:
+def _rows_with(ctx: CheckContext,
+               condition: Callable[[str, exp.Identifier], exp.Expr | None]) -> list[tuple[Any, ...]] | None:
     """The shown query's rows with ``condition(table, ref)`` added to the WHERE of every SELECT
     that itself reads ``table`` (the profile's key, lower case; ``ref`` its alias as written,
     quotes included) where it gives a condition; at most one row more than the result's. None
@@ -167,12 +172,12 @@ def _rows_with(ctx, condition) -> list | None:
         return None
 
 
-def _same_rows(a: list, b: list) -> bool:
-    key = lambda rs: sorted(repr(tuple(r)) for r in rs)  # noqa: E731
+def _same_rows(a: Sequence[Sequence[Any]], b: Sequence[Sequence[Any]]) -> bool:
+    key: Callable[[Sequence[Sequence[Any]]], list[str]] = lambda rs: sorted(repr(tuple(r)) for r in rs)  # noqa: E731
     return key(a) == key(b)
 
 
-def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
+def _filter_changes_nothing(ctx: CheckContext, raw: set[tuple[str, str, str]]) -> bool:
     """Adding the filter the question names (``Title = 'Sales Support Agent'`` on every SELECT
     that reads its table) leaves the result as it is: the rows the SQL reads all hold the value
     already (every support rep is a Sales Support Agent), so its absence is not evidence.
@@ -183,7 +188,7 @@ def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
     for table, column, value in raw:
         by_table.setdefault(table.lower(), {}).setdefault(column, set()).add(value)
 
-    def condition(table: str, ref: exp.Identifier) -> exp.Expression | None:
+    def condition(table: str, ref: exp.Identifier) -> exp.Expr | None:
         if table not in by_table:
             return None
         return exp.or_(*[column_ref(ref, col, ctx.db.dialect).isin(*[exp.Literal.string(v) for v in sorted(vals)])
@@ -193,7 +198,7 @@ def _filter_changes_nothing(ctx, raw: set[tuple[str, str, str]]) -> bool:
     return rows is not None and _same_rows(rows, ctx.result.rows)
 
 
-def _key_rows_hold(ctx, raw: set[tuple[str, str, str]], on_key: exp.Expression, sql_columns: set[str],
+def _key_rows_hold(ctx: CheckContext, raw: set[tuple[str, str, str]], on_key: exp.Expr, sql_columns: set[str],
                    key_of: dict[str, str]) -> bool | None:
     """Whether the rows a key constant picks (``degree_program_id = 1``) hold one of the values
     the question names (``'Bachelor'`` in ``Degree_Programs.degree_summary_name``), asked of the
@@ -233,13 +238,13 @@ def _key_rows_hold(ctx, raw: set[tuple[str, str, str]], on_key: exp.Expression, 
     return False if asked else None
 
 
-def _link_to(ctx, sql: "_Sql", table: str) -> tuple[str, str, str] | None:
+def _link_to(ctx: CheckContext, sql: "_Sql", table: str) -> tuple[str, str, str] | None:
     """(read table, its column, ``table``'s key) for a table the SQL reads whose column holds
     the key of ``table`` (``Track.GenreId`` for ``Genre``), declared links first; None if none."""
     km = key_map(ctx.profile)
     target = km.table(table)
     key = km.own_key(target) if target is not None else None
-    if key is None:
+    if target is None or key is None:
         return None
     for read in sorted(sql.tables):
         for mine, theirs, _, _ in km.links(read, table):
@@ -249,12 +254,14 @@ def _link_to(ctx, sql: "_Sql", table: str) -> tuple[str, str, str] | None:
     return None
 
 
-def _with_link_filter(ctx, link: tuple[str, str, str], table: str, column: str, values: list[str]) -> bool | None:
+def _with_link_filter(ctx: CheckContext, link: tuple[str, str, str], table: str, column: str,
+                      values: list[str]) -> bool | None:
     """Whether the answer changes once every SELECT that reads the linked table keeps only the
     rows whose key is one of ``table``'s rows holding ``values`` (``t.GenreId IN (SELECT GenreId
     FROM Genre WHERE Name IN ('Rock'))``); None where that cannot be told."""
     read, col, key = link
     target = ctx.profile.table(table)
+    assert target is not None  # _link_to found the table
     dialect = ctx.db.dialect
     inner = (exp.select(column_ref(None, key, dialect))
              .from_(exp.to_table(ctx.db.table_sql(target.name, target.schema_name), dialect=dialect))
@@ -264,7 +271,8 @@ def _with_link_filter(ctx, link: tuple[str, str, str], table: str, column: str, 
     return None if rows is None else not _same_rows(rows, ctx.result.rows)
 
 
-def _unread_table(ctx, sql: "_Sql", m, matches, findings, measured, not_measured) -> None:
+def _unread_table(ctx: CheckContext, sql: "_Sql", m: Mention, matches: list[Match], findings: list[dict[str, Any]],
+                  measured: list[str], not_measured: list[str]) -> None:
     """A value the question names that only a table the SQL does not read holds ('Rock', a
     Genre.Name, for ``SELECT COUNT(*) FROM Track``). A finding when a table the SQL reads holds
     that table's key (``Track.GenreId``), the SQL compares that key with no constant, and
@@ -310,7 +318,7 @@ def _unread_table(ctx, sql: "_Sql", m, matches, findings, measured, not_measured
                                     f"does not filter {read}.{col} on it; with that filter the answer changes"})
 
 
-def _schema_names(profile) -> set[str]:
+def _schema_names(profile: Profile) -> set[str]:
     names = {squash(c) for c in profile.column_owners()}
     for t in profile.tables:
         names.add(squash(t.name))
@@ -334,7 +342,7 @@ class QuestionFilters:
     # term, measured deterministically where a filter was read).
     feeds = ("complete",)
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None or ctx.inspection is None:
             return unparsed(self)
         profile = ctx.profile
@@ -345,8 +353,10 @@ class QuestionFilters:
             squash(k) for t in profile.tables for k in t.primary_key if any(c.name == k for c in t.columns)})
         read = read_filters(ctx.question, lambda words: squash(words) in id_columns)
         sql = _Sql(insp.qualified if insp.qualified_ok else ctx.tree, insp.tables)
-        read_tables = [profile.table(t.qualified) for t in profile.tables if t.qualified.lower() in sql.tables]
-        findings: list[dict] = []
+        # each one found: a table of the profile, by its own key
+        read_tables = cast("list[TableProfile]", [profile.table(t.qualified) for t in profile.tables
+                                                  if t.qualified.lower() in sql.tables])
+        findings: list[dict[str, Any]] = []
         measured: list[str] = []
         not_measured: list[str] = []
         self._values(ctx, read, sql, names, findings, measured, not_measured)
@@ -370,11 +380,13 @@ class QuestionFilters:
         return report(self, False, detail, measured=measured, not_measured=not_measured, terms=terms)
 
     # -- values -----------------------------------------------------------------------
-    def _values(self, ctx, read: FiltersRead, sql: _Sql, names, findings, measured, not_measured):
+    def _values(self, ctx: CheckContext, read: FiltersRead, sql: _Sql, names: set[str],
+                findings: list[dict[str, Any]], measured: list[str], not_measured: list[str]) -> None:
+        assert ctx.inspection is not None  # run() reads only an inspected SQL
         index = None
         consumed: list[tuple[int, int]] = []
         outputs = {fold(o.name) for o in ctx.inspection.outputs}
-        groups: dict[frozenset, dict] = {}
+        groups: dict[frozenset[str], dict[str, Any]] = {}
         for m in read.mentions:
             span = (m.start, m.start + len(m.text))
             if any(span[0] < e and s < span[1] for s, e in consumed):
@@ -413,7 +425,8 @@ class QuestionFilters:
                 measured.append(f"{words} ({refs}) filtered by '{literal}'")
                 continue
             on_column = sql.predicate_on(set(columns))
-            keys = {k.lower() for t in g["tables"] for k in (ctx.profile.table(t).primary_key or [])}
+            # the value index holds only the profile's tables
+            keys = {k.lower() for t in g["tables"] for k in (cast(TableProfile, ctx.profile.table(t)).primary_key or [])}
             on_key = sql.predicate_on(keys, with_literal=True) if keys else None
             if on_key is not None:
                 pks = {t: tp.primary_key[0] for t in g["tables"]
@@ -448,13 +461,16 @@ class QuestionFilters:
                 not_measured.append(f"{words}: the SQL filters {_sql(on_column)}")
 
     # -- other values of a column the SQL filters --------------------------------------------
-    def _sibling_values(self, ctx, names, findings, measured):
+    def _sibling_values(self, ctx: CheckContext, names: set[str], findings: list[dict[str, Any]],
+                        measured: list[str]) -> None:
         """The SQL compares a column with some strings ('cat'); the question names, in its own
         lower-case words, another value that column holds ("dog" in "cat or dog pets", "dog
         pets" answered with 'cat'): a value asked for and left out. Only values of columns the
         SQL itself filters are read, so a common word is read as a value only where the SQL
         already says that column matters."""
         filtered: dict[tuple[str, str], tuple[str, set[str], list[str]]] = {}
+        ref: Ref | str | None  # a column the SQL compares; below, a filtered column's label
+        assert ctx.tree is not None  # run() reads only a parsed tree
         for select in selects(ctx.tree):
             scope = None
             for col, lit, node in literal_comparisons(select):
@@ -496,7 +512,8 @@ class QuestionFilters:
                                             f"{ref} with {', '.join(repr(x) for x in sorted(lits))} only"})
 
     # -- years and months -----------------------------------------------------------------
-    def _years(self, read, sql: _Sql, read_tables, findings, measured, not_measured):
+    def _years(self, read: FiltersRead, sql: _Sql, read_tables: list[TableProfile], findings: list[dict[str, Any]],
+               measured: list[str], not_measured: list[str]) -> None:
         ranges = []
         for t in read_tables:
             for c in t.columns:
@@ -546,7 +563,7 @@ class QuestionFilters:
             measured.append(f"'{y.words}'")
 
     # -- numbers ----------------------------------------------------------------------
-    def _anchored(self, nf, read_tables, names) -> bool:
+    def _anchored(self, nf: NumberFilter, read_tables: list[TableProfile], names: set[str]) -> bool:
         before = [squash(w) for w in nf.before.split()]
         after = nf.after.split()
         cols = {squash(c.name) for t in read_tables for c in t.columns}
@@ -555,7 +572,8 @@ class QuestionFilters:
             return True
         return any(squash(singular(w)) in tabs or squash(w) in tabs for w in after[:2])
 
-    def _numbers(self, read, sql: _Sql, read_tables, names, findings, measured, not_measured):
+    def _numbers(self, read: FiltersRead, sql: _Sql, read_tables: list[TableProfile], names: set[str],
+                 findings: list[dict[str, Any]], measured: list[str], not_measured: list[str]) -> None:
         for nf in read.numbers:
             if nf.op == "between":
                 if any(op == ">=" and v == nf.value for op, v, _ in sql.inequalities) and \
@@ -601,7 +619,8 @@ class QuestionFilters:
             not_measured.append(f"'{nf.words}'")
 
     # -- column against column --------------------------------------------------------------
-    def _columns(self, read, sql: _Sql, read_tables, findings, measured, not_measured):
+    def _columns(self, read: FiltersRead, sql: _Sql, read_tables: list[TableProfile], findings: list[dict[str, Any]],
+                 measured: list[str], not_measured: list[str]) -> None:
         cols = {squash(c.name): c.name.lower() for t in read_tables for c in t.columns}
         for cc in read.column_comparisons:
             words = cc.right.split()
@@ -636,7 +655,8 @@ class QuestionFilters:
                 not_measured.append(f"'{cc.words}'")
 
     # -- ids --------------------------------------------------------------------------------
-    def _ids(self, read, sql: _Sql, read_tables, findings, measured, not_measured):
+    def _ids(self, read: FiltersRead, sql: _Sql, read_tables: list[TableProfile], findings: list[dict[str, Any]],
+             measured: list[str], not_measured: list[str]) -> None:
         seen = set()
         for f in read.ids:
             key = (squash(f.column), f.value)
@@ -653,7 +673,8 @@ class QuestionFilters:
                 not_measured.append(f"'{f.words}': no table the SQL reads has {f.column}")
 
     # -- how many rows ---------------------------------------------------------------------
-    def _rows(self, read, tree, findings, measured, not_measured):
+    def _rows(self, read: FiltersRead, tree: exp.Expression, findings: list[dict[str, Any]], measured: list[str],
+              not_measured: list[str]) -> None:
         rc = read.rows
         if rc is None:
             return
@@ -666,10 +687,12 @@ class QuestionFilters:
         if k is None:
             not_measured.append(f"'{rc.words}': the SQL has no LIMIT")
             return
+        assert limit is not None  # k was read from it
         if k != rc.n:
             findings.append({"kind": "rows", "words": rc.words, "expected": f"{rc.n} row(s)", "sql": _sql(limit),
                              "problem": f"the question asks for {rc.n} row(s) ('{rc.words}') but the SQL has {_sql(limit)}"})
         elif off and not rc.ordinal:
+            assert offset is not None  # off was read from it
             findings.append({"kind": "rows", "words": rc.words, "expected": f"the first {rc.n} row(s)",
                              "sql": _sql(offset),
                              "problem": f"the question asks for the first {rc.n} row(s) but the SQL skips {off:g}"})

@@ -31,10 +31,13 @@ Precision over recall: each rule stays silent where the words or the SQL are not
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any, cast
 
 from sqlglot import exp
 
 from ..agreement import results_match
+from ..answer import CheckResult
 from ..errors import VouchError
 from ..sql.edit import conditions, count_distinct
 from ..sql.inspect import table_key
@@ -62,12 +65,12 @@ class QuestionShape:
     # and retrieval terms, measured only where a part was read.
     feeds: tuple[str, ...] = ("complete", "retrieve")
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.inspection is None or ctx.tree is None:
             return unparsed(self)
         shape = read_shape(ctx.question)
         sql = _Sql(ctx.tree, ctx.profile)
-        findings: list[dict] = []
+        findings: list[dict[str, Any]] = []
         measured: list[str] = []
         for part, fn in (("direction", _direction), ("aggregate", _aggregates), ("entity", _entities)):
             got, did = fn(shape, sql, ctx)
@@ -85,7 +88,7 @@ class QuestionShape:
         return report(self, False, detail, findings=[], measured=measured, terms=terms)
 
 
-def _shape_terms(measured: list[str], findings: list[dict]) -> dict[str, float]:
+def _shape_terms(measured: list[str], findings: list[dict[str, Any]]) -> dict[str, float]:
     """COMPLETE: the share of the parts read (direction, aggregate, entity) with no finding
     (a counting-unit finding is the entity part's); RETRIEVE: 1 when the question's entities
     are held by the tables read, 0 when one is not, unmeasured when none was linked."""
@@ -124,7 +127,7 @@ class _Sql:
         for s in self.selects:
             for p in s.expressions:
                 if isinstance(p, exp.Alias) and p.alias.lower() == name.lower():
-                    return p.this
+                    return cast(exp.Expression, p.this)  # what an alias names
         return None
 
     def column_class(self, col: exp.Column, select: exp.Select, depth: int = 0) -> str | None:
@@ -168,7 +171,7 @@ class _Sql:
     def _select_alias(select: exp.Select, name: str) -> exp.Expression | None:
         for p in select.expressions:
             if isinstance(p, exp.Alias) and p.alias.lower() == name.lower():
-                return p.this
+                return cast(exp.Expression, p.this)  # what an alias names
         return None
 
 
@@ -226,10 +229,11 @@ def _is_age(node: exp.Expression) -> bool:
     return any("age" in words_of(c.name).split() for c in node.find_all(exp.Column))
 
 
-def _direction(shape: Shape, sql: _Sql, ctx: CheckContext):
-    findings = []
+def _direction(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[str, Any]], bool]:
+    findings: list[dict[str, Any]] = []
     sites = _sites(sql)
     measured = False
+    cls: str | None  # a class the question ranks by, then the class of the SQL's ORDER BY key
     for cls in ("size", "time"):
         pol = shape.polarity(cls)
         mine = [s for s in sites if s[0] == cls]
@@ -308,8 +312,8 @@ def _labelled(sql: _Sql, stems: tuple[str, ...], wrong: set[str]) -> str | None:
     return None
 
 
-def _aggregates(shape: Shape, sql: _Sql, ctx: CheckContext):
-    findings = []
+def _aggregates(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[str, Any]], bool]:
+    findings: list[dict[str, Any]] = []
     text = words(ctx.question)
     kinds = {c.kind for c in shape.aggregates}
     have = sql.aggs
@@ -419,8 +423,8 @@ _ORDER_WORDS = re.compile(r" (in|descending|ascending|alphabetical|sort|sorted|r
                           r"ascending|alphabetically|first|last)\b)")
 
 
-def _entities(shape: Shape, sql: _Sql, ctx: CheckContext):
-    findings = []
+def _entities(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[str, Any]], bool]:
+    findings: list[dict[str, Any]] = []
     if not sql.read:
         return findings, False
     text = _ORDER_WORDS.sub(" ", entity_words(ctx.question))
@@ -468,7 +472,7 @@ def _reachable(profile: Profile, tables: set[str], hops: int) -> set[str]:
 
 def _named_tables(profile: Profile, t: TableProfile) -> set[str]:
     """The other tables a column of ``t`` names (``ArtistId`` → ``Artist``)."""
-    def build():
+    def build() -> set[str]:
         names = _entity_names(profile)
         return {u for c in t.columns for u in names.named_by(c.name) if u != t.name}
 
@@ -486,7 +490,7 @@ _CONTAINED = {"on", "in", "per", "of", "for", "at", "from", "by", "with", "acros
               "inside", "under"}
 
 
-def _counted_entity(phrase: str, profile) -> tuple[str, TableProfile | None]:
+def _counted_entity(phrase: str, profile: Profile) -> tuple[str, TableProfile | None]:
     """The entity a count phrase begins with, and its table: the longest table name its first
     words spell ("invoice lines are …" is InvoiceLine, not Invoice), else its first word's."""
     ws = phrase.split()
@@ -500,8 +504,8 @@ def _counted_entity(phrase: str, profile) -> tuple[str, TableProfile | None]:
     return first, (next(iter(linked.values())) if len(linked) == 1 else None)
 
 
-def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
-    out = []
+def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for phrase in shape.count_phrases:
         if phrase.startswith("times") or _EVENT_PASSIVE.match(phrase):
             continue
@@ -523,7 +527,9 @@ def _count_unit(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
             repeats = _repeats(sql, s, table, ctx)
             if repeats is None and (table.name in tables or any(_composed_of(t, table) for t in tables)):
                 continue
-            if any(_keyed_on(sql.profile.table(t), table) and _repeats(sql, s, sql.profile.table(t), ctx) is None
+            # _keyed_on is False for a table the profile does not have
+            if any(_keyed_on(sql.profile.table(t), table)
+                   and _repeats(sql, s, cast(TableProfile, sql.profile.table(t)), ctx) is None
                    for t in tables if t != table.name):
                 continue  # a table keyed on the entity's key holds one row per entity (hiring for employees)
             for c in counts:
@@ -568,13 +574,13 @@ def _keyed_on(tp: TableProfile | None, table: TableProfile) -> bool:
 _DIFFERENT = re.compile(r"\b(?:different|distinct|unique|separate) (\w+)")
 
 
-def _different_counted(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]:
+def _different_counted(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict[str, Any]]:
     """"how many different nationalities" answered with a COUNT that counts rows: the COUNT of
     the outermost SELECT, made COUNT(DISTINCT <the column the words name>) and run, must give
     the same answer, or the counting unit is wrong. The column: the COUNT's own argument, else
     the one column of a table read whose name ends in the word (singular). Silent where the
     SQL already counts distinct values, groups, or the probe cannot run."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     outer = ctx.tree
     if not isinstance(outer, exp.Select) or outer.args.get("group") is not None or outer.args.get("distinct"):
         return out
@@ -597,7 +603,9 @@ def _different_counted(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict]
             target = exp.Column(this=exp.to_identifier(hits[0][1], quoted=True),
                                 table=scope.written_ident(hits[0][0]) if len(scope.by_alias) > 1 else None)
         probe = outer.copy()
-        twin(probe, outer, count).replace(count_distinct(target.copy()))
+        counted = twin(probe, outer, count)
+        assert counted is not None  # count is in outer, so its copy has a twin
+        counted.replace(count_distinct(target.copy()))
         got = ctx.db.execute(probe.sql(dialect=ctx.db.dialect), from_tree=True)
         if got.error is not None or ctx.result.error is not None:
             continue
@@ -624,7 +632,7 @@ def _repeats(sql: _Sql, s: exp.Select, table: TableProfile, ctx: CheckContext) -
     key = ("question_shape.repeats", id(s), table.qualified)
     if key not in ctx.cache:
         ctx.cache[key] = _find_repeats(sql, s, table, ctx)
-    return ctx.cache[key]
+    return cast("str | None", ctx.cache[key])  # as stored just above
 
 
 def _find_repeats(sql: _Sql, s: exp.Select, table: TableProfile, ctx: CheckContext) -> str | None:
@@ -650,25 +658,25 @@ def _find_repeats(sql: _Sql, s: exp.Select, table: TableProfile, ctx: CheckConte
     start = [a for a, tp in aliases.items() if tp.qualified == table.qualified]
     parent: dict[tuple[str, str], tuple[str, str]] = {}
 
-    def root(ref):
+    def root(ref: tuple[str, str]) -> tuple[str, str]:
         parent.setdefault(ref, ref)
         while parent[ref] != ref:
             parent[ref] = parent[parent[ref]]
             ref = parent[ref]
         return ref
 
-    def ref(col: exp.Expression):
+    def ref(col: exp.Expression) -> tuple[str, str] | None:
         r = scope.resolve(col) if isinstance(col, exp.Column) else None
         return None if r is None else (r.alias.lower(), r.column.lower())
 
-    fixed_refs = []
+    fixed_refs: list[tuple[str, str]] = []
     for part in conditions(s):
         if isinstance(part, exp.EQ):
             left, right = ref(part.this), ref(part.expression)
             if left and right:
                 parent[root(left)] = root(right)
             elif (left or right) and isinstance(part.expression if left else part.this, exp.Literal):
-                fixed_refs.append(left or right)
+                fixed_refs.append(cast("tuple[str, str]", left or right))  # one side is a column: tested above
     group = s.args.get("group")
     fixed_refs += [r for r in (ref(g) for g in (group.expressions if group else [])) if r]
     if len(start) == 1:
@@ -725,7 +733,8 @@ def _counted_twice(ctx: CheckContext, s: exp.Select, scope: Scope, counted: tupl
         return False
 
 
-def _one_row(sql: _Sql, tp: TableProfile, alias: str, fixed: set, root) -> bool:
+def _one_row(sql: _Sql, tp: TableProfile, alias: str, fixed: set[tuple[str, str]],
+             root: Callable[[tuple[str, str]], tuple[str, str]]) -> bool:
     """Whether the fixed columns of ``tp`` (as ``alias``) pick at most one of its rows: they
     hold its primary key, or one of them is unique in its data."""
     cols = {c.name.lower() for c in tp.columns if root((alias, c.name.lower())) in fixed}

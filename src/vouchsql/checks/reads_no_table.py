@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from ..answer import CheckResult
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
@@ -37,7 +38,7 @@ class ReadsNoTable:
     Evidence = ev.ReadsNoTableEvidence
     feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None or ctx.inspection is None:
             return unparsed(self)
         if reads_something(ctx.tree):

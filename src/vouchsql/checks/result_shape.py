@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..answer import CheckResult
 from . import evidence as ev
 from .base import CheckContext, report
 
@@ -12,8 +13,9 @@ class NoResult:
     name = "no_result"
     kind = "veto"
     Evidence = ev.NoResultEvidence
+    feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         err = ctx.result.error
         if err is not None:
             return report(self, True, f"the shown SQL did not run: {err.message}", error_kind=err.kind)
@@ -26,8 +28,9 @@ class ThinEvidence:
     name = "thin_evidence"
     kind = "cap"
     Evidence = ev.ThinEvidenceEvidence
+    feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         k = len(ctx.candidates)
         if k < 2:
             return report(self, True, f"only {k} candidate answer, so agreement is unmeasured; "
@@ -39,8 +42,9 @@ class EmptyResult:
     name = "empty_result"
     kind = "signal"
     Evidence = ev.RowCountEvidence
+    feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         r = ctx.result
         fired = r.error is None and r.row_count == 0
         return report(self, fired, "the shown query returned no rows" if fired else f"{r.row_count} rows",
@@ -51,8 +55,9 @@ class TruncatedResult:
     name = "truncated_result"
     kind = "signal"
     Evidence = ev.RowCountEvidence
+    feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         r = ctx.result
         if r.truncated:
             return report(self, True, f"the result was cut off at {r.row_count:,} rows (the row cap); "

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, cast
 
 from ..answer import CheckResult
 
@@ -32,11 +33,12 @@ MEASURED = Path(__file__).with_name("measured.json")
 
 
 @lru_cache(maxsize=1)
-def measured() -> dict[str, dict]:
+def measured() -> dict[str, dict[str, Any]]:
     """The alarms' measurements (``fires``, ``wrong``, ``fires_a1``, ``wrong_a1``) by key; empty
     when the file is absent (a check then keeps its written kind)."""
     try:
-        return json.loads(MEASURED.read_text(encoding="utf-8")).get("alarms", {})
+        alarms: dict[str, dict[str, Any]] = json.loads(MEASURED.read_text(encoding="utf-8")).get("alarms", {})
+        return alarms
     except FileNotFoundError:
         return {}
 
@@ -80,7 +82,7 @@ def earned(result: CheckResult) -> CheckResult:
     judged = [_judged(result, k) for k in keys]
     if any(j is None or j[0] >= MIN_PRECISION for j in judged):
         return result
-    p, n, where = min(judged)
+    p, n, where = min(cast("list[tuple[float, int, str]]", judged))  # none is None past the test above
     note = (f" [a signal here, not a {result.kind}: measured {p:.0%} precise as an error detector on real model "
             f"output ({n} firings, {where}), below the {MIN_PRECISION:.0%} a {result.kind} needs]")
     return result.model_copy(update={"kind": "signal", "detail": result.detail + note})

@@ -10,11 +10,15 @@ included, so a query that already filters them out (``WHERE age >= 0``) does not
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlglot import exp
 
 from ..agreement import normalise_value
+from ..answer import CheckResult
 from ..errors import VouchError
 from ..sql.edit import count_star, reshape
+from ..sql.inspect import ColumnRef
 from . import evidence as ev
 from .base import CheckContext, report
 
@@ -26,6 +30,7 @@ def _code_rows(ctx: CheckContext, output_index: int, source: str, code: float) -
     aggregate over a column named ``source`` (``MAX(income) + MAX(age)`` has two), else the
     first aggregate over any column (an alias from a subquery: ``AVG(a)``); never one over no
     column (``SUM(1) + MAX(age)``)."""
+    assert ctx.inspection is not None  # run() reads only an inspected SQL
     select = ctx.inspection.qualified
     if not isinstance(select, exp.Select):
         return None
@@ -49,6 +54,7 @@ def _code_rows(ctx: CheckContext, output_index: int, source: str, code: float) -
 
 def _aggregated_inside(ctx: CheckContext, column: str) -> bool:
     """Whether a SUM/AVG/MIN/MAX/… somewhere in the SQL reads a column of this name."""
+    assert ctx.tree is not None  # an inspected SQL has its tree
     for agg in ctx.tree.find_all(exp.AggFunc):
         if agg.key in _AGGREGATES_HIT and any(c.name.lower() == column.lower() for c in agg.find_all(exp.Column)):
             return True
@@ -61,19 +67,19 @@ class StandInValue:
     Evidence = ev.StandInEvidence
     feeds = ("grounded",)
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         insp, result = ctx.inspection, ctx.result
         if insp is None or result.error is not None:
             return report(self, False, "not measured: no result to read")
         if len(insp.outputs) != len(result.columns):
             return report(self, False, "not measured: the output columns could not be traced")
-        hits = []
+        hits: list[dict[str, Any]] = []
         hit_outputs: set[int] = set()  # by position: two outputs may share a name
         unread: list[str] = []  # aggregates over carrying columns whose code rows could not be counted
         carriers = 0
         paper_carriers, paper_hit = 0, 0  # the paper's g_val: nonzero codes, returned as values
         for i, out in enumerate(insp.outputs):
-            codes = []
+            codes: list[tuple[ColumnRef, float | int]] = []
             for ref in out.sources:
                 col = ctx.profile.column(ref.table, ref.column)
                 codes.extend((ref, s.value) for s in (col.stand_ins if col else []))
@@ -100,7 +106,7 @@ class StandInValue:
                                      "how": f"{out.aggregate} over {n} rows holding the code", "rows": n})
             if len(hits) > before:
                 hit_outputs.add(i)
-        paper = {"paper_grounded": 1 - paper_hit / paper_carriers if paper_carriers else None,
+        paper: dict[str, Any] = {"paper_grounded": 1 - paper_hit / paper_carriers if paper_carriers else None,
                  "paper_fired": paper_hit > 0}
         if hits:
             words = "; ".join(f"{h['source']} uses {h['code']:g} for unknown, {h['how']} in '{h['column']}'"

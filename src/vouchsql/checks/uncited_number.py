@@ -12,6 +12,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from ..answer import CheckResult
 from . import evidence as ev
 from .base import CheckContext, report
 
@@ -30,6 +31,7 @@ class Written:
 def numbers_in(text: str | None) -> list[Written]:
     out = []
     for m in _NUMBER.finditer(text or ""):
+        assert text is not None  # a match means there is text
         sign, body = m.group(1), m.group(2)
         start = m.start(1) if sign else m.start(2)
         if sign and start > 0 and not (text[start - 1].isspace() or text[start - 1] in "([=:$€£"):
@@ -72,14 +74,15 @@ class UncitedNumber:
     Evidence = ev.UncitedNumberEvidence
     feeds = ("schema",)
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if not ctx.answer_text:
             return report(self, False, "not measured: no answer text")
         if ctx.result.error is not None:
             return report(self, False, "not measured: the shown SQL has no result")
         ignored = {n.value for n in numbers_in(ctx.question) + numbers_in(ctx.hint)}
         cells = _cell_values(ctx)
-        cited, uncited = [], []
+        cited: list[str] = []
+        uncited: list[str] = []
         for n in numbers_in(ctx.answer_text):
             if n.value in ignored or (n.decimals == 0 and 1 <= n.value <= 5):
                 continue

@@ -12,11 +12,13 @@ table functions (``CROSS JOIN (SELECT AVG(x) …)``), and any table of at most o
 
 from __future__ import annotations
 
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
+from typing import cast
 
+import sqlglot
+from sqlglot import TokenType, exp
+from sqlglot.errors import ParseError, TokenError
+
+from ..answer import CheckResult
 from ..errors import VouchError
 from ..sql.edit import conditions, from_node
 from . import evidence as ev
@@ -90,7 +92,7 @@ class UnjoinedTable:
     Evidence = ev.UnjoinedTableEvidence
     feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None or ctx.inspection is None:
             return unparsed(self)
         if not ctx.inspection.qualified_ok:
@@ -108,7 +110,7 @@ class UnjoinedTable:
             groups = _groups(set(sources), _links(select, set(sources)))
             if len(groups) < 2:
                 continue
-            judged = []
+            judged: list[list[exp.Table]] = []
             for group in groups:
                 tables = [sources[a] for a in sorted(group)]
                 # a group with a derived table, CTE, table function or explicit cross join may
@@ -116,20 +118,21 @@ class UnjoinedTable:
                 if group & exempt or not all(isinstance(t, exp.Table) and isinstance(t.this, exp.Identifier)
                                              for t in tables):
                     break
-                n = _group_rows(ctx, select, group, tables)
+                plain = cast("list[exp.Table]", tables)  # each one tested a Table just above
+                n = _group_rows(ctx, select, group, plain)
                 if n is None:
                     not_measured = True
                     break
                 if n <= 1:
                     break  # one row (a settings table, a filter to one genre): each row pairs with it alone
-                judged.append(tables)
+                judged.append(plain)
             else:
                 # every group of this SELECT holds rows of its own: all but the largest (of equal
                 # ones, the FROM table's) are unjoined
                 first = next(iter(sources))
                 judged.sort(key=lambda g: (-len(g), all(t.alias_or_name.lower() != first for t in g)))
-                for tables in judged[1:]:
-                    for t in tables:
+                for unjoined in judged[1:]:
+                    for t in unjoined:
                         label = written.get(t.alias_or_name.lower()) or ".".join(p.name for p in t.parts)
                         if label not in found:
                             found.append(label)

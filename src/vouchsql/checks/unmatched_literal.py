@@ -27,15 +27,16 @@ A probe the engine refuses is "not measured".
 from __future__ import annotations
 
 import re
+from typing import Any, Literal, cast
 
 from sqlglot import exp
 
 from ..agreement import results_match
-from ..answer import Result
-from ..db.profile import _is_numeric
+from ..answer import CheckResult, Result
+from ..db.figures import _is_numeric
 from ..errors import VouchError
 from ..sql.edit import count_star
-from ..sql.scope import Scope
+from ..sql.scope import Ref, Scope
 from ..sql.tree import literal_comparisons, selects, twin
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
@@ -54,7 +55,7 @@ def _value(node: exp.Expression | None) -> str | None:
     """The text of a string or number literal (``hdtv = 1`` on a column of 'yes'/'no' is a value
     the column does not hold as much as ``= 'Yes'`` is); a negative number is ``Neg`` of one."""
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
-        return "-" + node.this.this
+        return "-" + cast(str, node.this.this)  # a number literal's text
     return node.this if isinstance(node, exp.Literal) else None
 
 
@@ -109,11 +110,11 @@ class UnmatchedLiteral:
     Evidence = ev.UnmatchedLiteralEvidence
     feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None:
             return unparsed(self)
         dialect = ctx.db.dialect
-        findings: list[dict] = []
+        findings: list[dict[str, Any]] = []
         not_measured: list[str] = []
         same: list[str] = []
         seen: set[tuple[str, str, str, str]] = set()
@@ -121,12 +122,13 @@ class UnmatchedLiteral:
             scope = None
             for col, lit, how in _comparisons(select):
                 text = _value(lit)
+                assert text is not None  # _comparisons keeps only literals with a value
                 if not text.strip():
                     continue
                 scope = scope or Scope(select, ctx.profile)
                 ref = scope.resolve(col)
                 profile = scope.column_profile(ref) if ref is not None else None
-                if profile is None or not _textual(profile.type):
+                if ref is None or profile is None or not _textual(profile.type):
                     continue
                 key = (ref.table.lower(), ref.column.lower(), text, how)
                 if key in seen:
@@ -151,7 +153,7 @@ class UnmatchedLiteral:
                 else:
                     findings.append({"sql": written, "column": f"{ref.table}.{ref.column}", "literal": text,
                                      **finding})
-        evidence = {"not_measured": not_measured, "same_answer": same}
+        evidence: dict[str, Any] = {"not_measured": not_measured, "same_answer": same}
         if findings:
             return report(self, True, "; ".join(_say(f) for f in findings), literals=findings, **evidence)
         if not_measured:
@@ -162,7 +164,8 @@ class UnmatchedLiteral:
                                        f"is the same with the closest held value", literals=[], **evidence)
         return report(self, False, "every string compared is held by some row as written", literals=[], **evidence)
 
-    def _judge(self, ctx: CheckContext, node: exp.Expression, text: str, held) -> dict | bool | None:
+    def _judge(self, ctx: CheckContext, node: exp.Expression, text: str,
+               held: list[tuple[str, int]]) -> dict[str, Any] | Literal[False] | None:
         """The finding for a string no row holds: a dict (fires), False (the answer does not
         depend on it) or None (the rerun could not run)."""
         shown = ctx.result
@@ -174,8 +177,11 @@ class UnmatchedLiteral:
             return {"finding": "absent", "question": "written" if named_in(q, text) else "neither",
                     "answer": brief(shown)}
         value, form, rows = near
+        assert ctx.tree is not None  # run() reads only a parsed tree
         tree = ctx.tree.copy()
-        twin(tree, ctx.tree, node).replace(exp.Literal.string(value))
+        target = twin(tree, ctx.tree, node)
+        assert target is not None  # node is in ctx.tree, so its copy has a twin
+        target.replace(exp.Literal.string(value))
         other = ctx.db.execute(tree.sql(dialect=ctx.db.dialect), from_tree=True)
         # a cut-off answer cannot say whether the value changes it: not measured, not "the same"
         if other.error is not None or shown.error is not None or shown.truncated or other.truncated:
@@ -188,7 +194,8 @@ class UnmatchedLiteral:
                 "answer": brief(shown), "answer_with_stored": brief(other)}
 
     @staticmethod
-    def _held(ctx: CheckContext, scope: Scope, ref, written: exp.Expression, text: str, how: str):
+    def _held(ctx: CheckContext, scope: Scope, ref: Ref, written: exp.Expression, text: str,
+              how: str) -> list[tuple[str, int]] | Literal[True] | None:
         """True when some row holds ``text`` as written (by the engine's comparison), else the
         column's candidate values as ``(value, rows)``: the rows equal under ``LOWER(TRIM(…))``
         first, then the most frequent values. None when the engine refuses the probe."""
@@ -220,7 +227,7 @@ class UnmatchedLiteral:
         return [(v if isinstance(v, str) else str(v), int(n or 0)) for v, n in held if v is not None]
 
 
-def _say(f: dict) -> str:
+def _say(f: dict[str, Any]) -> str:
     if f["finding"] == "absent":
         head = (f"{f['sql']}: no row of {f['column']} holds '{f['literal']}' or anything close to it, and the "
                 f"answer is {f['answer']}")

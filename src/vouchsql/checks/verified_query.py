@@ -13,7 +13,10 @@ read-only and bounded like any candidate; one that no longer runs is reported, n
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..agreement import results_match
+from ..answer import CheckResult, Result
 from ..definitions import definitions_in_effect
 from ..errors import UserInputError
 from ..question.reading import likeness, read_question
@@ -31,7 +34,7 @@ class VerifiedQuery:
     Evidence = ev.VerifiedQueryEvidence
     feeds = ()
 
-    def run(self, ctx: CheckContext):
+    def run(self, ctx: CheckContext) -> CheckResult:
         try:
             defs = definitions_in_effect(ctx.db.config)
         except UserInputError as exc:
@@ -49,14 +52,14 @@ class VerifiedQuery:
             return report(self, False, f"no verified query reads like this question ({len(defs.verified)} compared)",
                           reading=reading.describe())
         v, alike = best
-        said = dict(name=v.name, question=v.question, sql=v.sql, source=v.source or None, strength=alike.strength,
+        said: dict[str, Any] = dict(name=v.name, question=v.question, sql=v.sql, source=v.source or None, strength=alike.strength,
                     differ=list(alike.differ), reading=reading.describe())
         sql = logical_sql(v.sql, list(defs.logical_tables), ctx.db) if v.logical else v.sql
         verified = ctx.db.execute(sql)
         if verified.error is not None:
             return report(self, False, f"not measured: verified query {v.name} no longer runs "
                           f"({verified.error.message})", error=verified.error.message, **said)
-        shown = dict(columns=verified.columns, rows=verified.rows[:SHOWN_ROWS], row_count=verified.row_count)
+        shown: dict[str, Any] = dict(columns=verified.columns, rows=verified.rows[:SHOWN_ROWS], row_count=verified.row_count)
         if not ctx.result.ok:
             return report(self, False, "not measured: the shown SQL returned no result", **said, **shown)
         if results_match(ctx.result, verified).matched:
@@ -68,6 +71,6 @@ class VerifiedQuery:
         return got.model_copy(update={"kind": "veto"}) if alike.exact else got
 
 
-def _first(result) -> str:
+def _first(result: Result) -> str:
     row = result.rows[0]
     return ", ".join(f"{c} = {v!r}" for c, v in zip(result.columns, row))

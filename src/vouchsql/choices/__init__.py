@@ -12,7 +12,7 @@ budget: the types that most often change an answer come first.
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Any, Sequence
 
 from sqlglot import exp
 
@@ -68,7 +68,7 @@ def reported(choice: Choice) -> bool:
 def detect_choices(question: str, db: Database, sql: str, result: Result, *, tree: exp.Expression | None = None,
                    profile: Profile | None = None, inspection: Inspection | None = None,
                    all_choices: bool = False, detectors: Sequence[Detector] = CHOICES,
-                   budget: Budget | None = None, stats: dict | None = None) -> list[Choice]:
+                   budget: Budget | None = None, stats: dict[str, Any] | None = None) -> list[Choice]:
     """The open calculation choices of the shown SQL. By default only the reported ones
     (the alternative differs and no word settles it); with ``all_choices`` every choice a
     detector read, with ``differs`` and ``settled_by`` telling them apart. ``budget``

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from typing import Iterator
+from typing import Iterator, cast
 
 import sqlglot
 from sqlglot import exp
@@ -58,8 +58,9 @@ class AggregationLevel:
 
     def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
         if site.form == "ratio":
+            assert site.select is not None  # the SELECT of the ratio
             alt_root, alt = edit_copy(tree, site.select)
-            hits = [n for n in own_nodes(alt, type(site.node)) if n == site.node]
+            hits = [n for n in own_nodes(alt, type(cast(exp.Expression, site.node))) if n == site.node]  # the AVG or the division
             if not hits:
                 return None
             for n in hits:
@@ -72,8 +73,8 @@ class AggregationLevel:
 
     def describe(self, site: Site, shown: Result, alt: Result) -> str:
         if site.form == "ratio":
-            return site.text + values_note(shown, alt)
-        return site.text
+            return cast(str, site.text) + values_note(shown, alt)
+        return cast(str, site.text)
 
     # -- AVG(x / y) ↔ SUM(x) / SUM(y) ----------------------------------------------------------
     def _ratios(self, ctx: ChoiceContext, select: exp.Select, scope: Scope) -> Iterator[Site]:
@@ -85,10 +86,10 @@ class AggregationLevel:
                 num, den = arg.this, arg.expression
                 if not num.find(exp.Column) or not den.find(exp.Column):
                     continue
-                num_alt = exp.Sum(this=num.copy())
+                num_alt: exp.Expression = exp.Sum(this=num.copy())
                 if self._integers(scope, num, den):
                     num_alt = exp.Mul(this=num_alt, expression=exp.Literal.number("1.0"))
-                new = exp.Paren(this=_div(num_alt, exp.Sum(this=den.copy()), ctx.dialect, like=arg))
+                new: exp.Expression = exp.Paren(this=_div(num_alt, exp.Sum(this=den.copy()), ctx.dialect, like=arg))
                 text = (f"{avg.sql(dialect=ctx.dialect)} averages each row's ratio (every row counts the same); "
                         f"the alternative divides the totals, SUM({num.sql(dialect=ctx.dialect)}) / "
                         f"SUM({den.sql(dialect=ctx.dialect)}), so rows with a larger "
@@ -98,7 +99,7 @@ class AggregationLevel:
                 parts = [_one_agg(div.this), _one_agg(div.expression)]
                 if None in parts:
                     continue
-                (num_agg, num_arg), (den_agg, den_arg) = parts
+                (num_agg, num_arg), (den_agg, den_arg) = cast("list[tuple[exp.Expression, exp.Expression]]", parts)
                 if not num_arg.find(exp.Column) or not den_arg.find(exp.Column):
                     continue
                 if num_arg.find(exp.Case, exp.If) or den_arg.find(exp.Case, exp.If):
@@ -158,6 +159,7 @@ class AggregationLevel:
         c_profile = scope.column_profile(c_ref) if c_ref is not None else None
         if c_profile is None or not c_profile.is_number():
             return None
+        assert c_ref is not None  # its profile was read
         entity_aliases = set()
         for p in select.expressions:
             refs = scope.refs(p)
@@ -173,6 +175,7 @@ class AggregationLevel:
             return None
         p_alias = entity_aliases.pop()
         p_table = scope.table(p_alias)
+        assert p_table is not None  # an alias of the scope
         p_key = ctx.profile.entity_key(p_table.qualified)
         if p_key is None or not scope.fans_out(p_alias):
             return None
@@ -192,6 +195,7 @@ class AggregationLevel:
     def _group_ranking(tree: exp.Expression, site: Site) -> exp.Expression:
         """Group by the entity and rank it by the aggregate of the row-level column."""
         agg_cls = exp.Sum if site.total else exp.Avg
+        assert site.select is not None  # the ranking SELECT
         alt_root, alt = edit_copy(tree, site.select)
         places = list(alt.expressions) + [o.this for o in alt.args["order"].expressions]
         for place in places:
@@ -208,6 +212,7 @@ class AggregationLevel:
         group = select.args.get("group") if isinstance(select, exp.Select) else None
         if not group or select.args.get("having") or select.args.get("distinct") or select.args.get("offset"):
             return None
+        assert isinstance(select, exp.Select)  # it has a GROUP BY
         scope = Scope(select, ctx.profile)
         if scope.other_sources or scope.has_using_or_natural():
             return None
@@ -256,7 +261,7 @@ class AggregationLevel:
         # "the average order total" averages orders: pooling is what it asks
         settled = _average_of(ctx.question, c_ref.table)
         order_keys = []
-        for o in (select.args.get("order").expressions if select.args.get("order") else []):
+        for o in (cast(exp.Order, select.args.get("order")).expressions if select.args.get("order") else []):
             idx = projection_for(select, o.this)
             if idx is None:
                 return None
@@ -273,6 +278,7 @@ class AggregationLevel:
     def _average_of_averages(site: Site) -> exp.Expression:
         """Average per entity in a derived table, then average those averages per group."""
         select, avg, avg_index = site.select, site.node, site.avg_index
+        assert select is not None and avg is not None  # the grouping SELECT and its AVG
         group = select.args["group"]
         inner = select.copy()
         inner_exprs = []
@@ -322,7 +328,7 @@ def _average_of(question: str, table: str) -> str | None:
 def _unwrap_agg(node: exp.Expression) -> exp.Expression:
     """``node`` with its one SUM/AVG replaced by the aggregate's argument (a copy)."""
     if isinstance(node, (exp.Sum, exp.Avg)):
-        return node.this.copy()
+        return cast(exp.Expression, node.this).copy()
     out = node.copy()
     for agg in own_nodes(out, (exp.Sum, exp.Avg)):
         agg.replace(agg.this.copy())
@@ -335,7 +341,7 @@ def _div(num: exp.Expression, den: exp.Expression, dialect: str, like: exp.Div |
     if like is None:
         like = _DIV_FLAGS.get(dialect)
         if like is None:
-            like = _DIV_FLAGS[dialect] = sqlglot.parse_one("a / b", read=dialect)
+            like = _DIV_FLAGS[dialect] = cast(exp.Div, sqlglot.parse_one("a / b", read=dialect))
     div = exp.Div(this=num, expression=den)
     for flag in ("typed", "safe"):
         if like.args.get(flag) is not None:

@@ -112,6 +112,14 @@ class Detector(Protocol):
     def describe(self, site: Site, shown: Result, alt: Result) -> str: ...
 
 
+class SelfRunning(Protocol):
+    """An old-style detector that runs itself: ``detect(ctx)`` gives its choices."""
+    type: str
+    lexicon: Lexicon
+
+    def detect(self, ctx: "ChoiceContext") -> Iterable[Choice]: ...
+
+
 @dataclass
 class ChoiceContext:
     """What the detectors read (the question, the shown SQL and result, the profile) and what
@@ -224,7 +232,7 @@ def values_note(shown: Result, alt: Result) -> str:
     return ""
 
 
-def make_choice(detector, description: str, ctx: ChoiceContext, alt_sql: str, alt: Result,
+def make_choice(detector: Detector | SelfRunning, description: str, ctx: ChoiceContext, alt_sql: str, alt: Result,
                 differs: bool | None = None, settled_by: str | None = None) -> Choice:
     """A choice built by a detector that runs itself (an old-style ``detect(ctx)``)."""
     return Choice(type=detector.type, description=description, sql=alt_sql, result=alt,

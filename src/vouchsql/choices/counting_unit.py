@@ -30,12 +30,12 @@ Every alternative replaces the COUNT node (and the same COUNT in ORDER BY or HAV
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, cast
 
 from sqlglot import exp
 
 from ..answer import Result
-from ..sql.scope import Ref, Scope
+from ..sql.scope import Edge, Ref, Scope
 from ..sql.tree import edit_copy, expand_key, own_nodes, selects
 from ..words import counted_table, entity_word, name_forms, words_of
 from .base import ChoiceContext, Site, values_note
@@ -61,6 +61,7 @@ class CountingUnit:
     def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
         """Every COUNT equal to the site's (in the projections, ORDER BY, HAVING) counts
         ``DISTINCT target`` instead."""
+        assert site.select is not None  # the SELECT of the COUNT
         alt_root, alt = edit_copy(tree, site.select)
         new = exp.Count(this=exp.Distinct(expressions=[site.target]))
         replaced = 0
@@ -71,7 +72,7 @@ class CountingUnit:
         return alt_root if replaced else None
 
     def describe(self, site: Site, shown: Result, alt: Result) -> str:
-        return site.what + values_note(shown, alt)
+        return cast(str, site.what) + values_note(shown, alt)
 
     def _one(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, count: exp.Count) -> Site | None:
         arg = count.this
@@ -83,7 +84,7 @@ class CountingUnit:
             return self._column(ctx, select, scope, count)
         return None
 
-    def _rows(self, ctx, select, scope, count) -> Site | None:
+    def _rows(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, count: exp.Count) -> Site | None:
         if scope.other_sources:
             return None  # a derived table may be what is counted; its rows have no key to read
         read = {tp.name.lower() for _, tp in scope.by_alias.values()}
@@ -94,6 +95,7 @@ class CountingUnit:
         candidates = []
         for alias in scope.order:
             tp = scope.table(alias)
+            assert tp is not None  # an alias of the scope
             key = ctx.profile.entity_key(tp.qualified)
             if key and (alias, key.lower()) not in grouped:
                 candidates.append((alias, tp.qualified, key))
@@ -117,7 +119,8 @@ class CountingUnit:
                 f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {entity_word(table)} once")
         return self._alternative(ctx, select, count, target, what)
 
-    def _unread(self, ctx, select, scope, count, asked: str) -> Site | None:
+    def _unread(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, count: exp.Count,
+                asked: str) -> Site | None:
         """"How many customers bought …" answered by COUNT(*) over rows of another table: the
         alternative counts the distinct values of the one column read that refers to the
         counted table (``COUNT(DISTINCT o.customer_id)``)."""
@@ -127,8 +130,8 @@ class CountingUnit:
                 ref = Ref(scope.written_alias(alias), tp.qualified, cp.name)
                 # The referenced table by its own name, as the question names it (a foreign
                 # key's table is keyed ``schema.table`` outside the default schema).
-                target = ctx.profile.find(ctx.profile.referenced_table(ref.table, ref.column) or "")
-                if target is not None and target.name.lower() == asked.lower():
+                referenced = ctx.profile.find(ctx.profile.referenced_table(ref.table, ref.column) or "")
+                if referenced is not None and referenced.name.lower() == asked.lower():
                     refs.append(ref)
         if len(refs) != 1:
             return None  # none, or several roads to the counted table: do not guess
@@ -141,7 +144,7 @@ class CountingUnit:
                 f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {one} once")
         return self._alternative(ctx, select, count, target, what)
 
-    def _column(self, ctx, select, scope, count) -> Site | None:
+    def _column(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, count: exp.Count) -> Site | None:
         ref = scope.resolve(count.this)
         if ref is None:
             return None
@@ -164,7 +167,7 @@ class CountingUnit:
             return None
         return self._alternative(ctx, select, count, count.this.copy(), what)
 
-    def _reverse(self, ctx, select, scope, count) -> Site | None:
+    def _reverse(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, count: exp.Count) -> Site | None:
         inner = count.this.expressions
         if len(inner) != 1 or not isinstance(inner[0], exp.Column):
             return None
@@ -185,7 +188,8 @@ class CountingUnit:
         return self._alternative(ctx, select, count, target, what)
 
     @staticmethod
-    def _alternative(ctx, select, count, target: exp.Expression, what: str) -> Site | None:
+    def _alternative(ctx: ChoiceContext, select: exp.Select, count: exp.Count, target: exp.Expression,
+                     what: str) -> Site | None:
         scope = Scope(select, ctx.profile)
         ref = scope.resolve(target) if isinstance(target, exp.Column) else None
         if ref is not None and (ref.alias.lower(), ref.column.lower()) in _grouped(select, scope, keys=False):
@@ -234,9 +238,9 @@ def _grouped(select: exp.Select, scope: Scope, keys: bool = True) -> set[tuple[s
     return out
 
 
-def _outer(select: exp.Select, edge) -> bool:
+def _outer(select: exp.Select, edge: Edge) -> bool:
     """Whether the equality sits in an outer join's ON (its two sides need not be equal)."""
-    node = edge.node
+    node: exp.Expr | None = edge.node
     while node is not None and not isinstance(node, (exp.Join, exp.Select)):
         node = node.parent
     return isinstance(node, exp.Join) and (node.side or "").upper() in ("LEFT", "RIGHT", "FULL")

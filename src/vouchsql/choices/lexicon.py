@@ -43,10 +43,10 @@ def _phrase_regex(phrase: str) -> str:
 
 # Compiled on first use, once per process: a check compiles only the phrases whose words
 # its question holds (compiling all of them cost ~6 ms of every ``vouch check``).
-_COMPILED: dict[str, re.Pattern] = {}
+_COMPILED: dict[str, re.Pattern[str]] = {}
 
 
-def _compiled(phrase: str) -> re.Pattern:
+def _compiled(phrase: str) -> re.Pattern[str]:
     rx = _COMPILED.get(phrase)
     if rx is None:
         rx = _COMPILED[phrase] = re.compile(_phrase_regex(phrase), re.I)
@@ -73,7 +73,7 @@ class Lexicon:
     unless: tuple[str, ...] = ()
     idioms: tuple[str, ...] = ()
 
-    def _regexes(self, text: str) -> list[re.Pattern]:
+    def _regexes(self, text: str) -> list[re.Pattern[str]]:
         """The phrases' and patterns' regexes, in order, less the phrases ``text`` cannot hold."""
         low = _ascii_lower(text)
         found = [_compiled(p) for p in self.phrases if _may_match(p, text, low)]

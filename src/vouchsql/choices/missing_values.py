@@ -21,7 +21,7 @@ when there are none the alternative is not run.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, cast
 
 from sqlglot import exp
 
@@ -49,6 +49,7 @@ class MissingValues:
                 yield from finder(ctx, select, scope, outer)
 
     def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        assert site.select is not None  # the SELECT read
         alt_root, alt = edit_copy(tree, site.select)
         where_parts = conjuncts(site.select.args.get("where"))
         if site.form == "keep_null_group":
@@ -57,7 +58,7 @@ class MissingValues:
             set_where(alt, [p.copy() for p in where_parts] + [exp.Not(this=exp.Is(this=site.col.copy(),
                                                                                   expression=exp.Null()))])
         elif site.form == "aggregate":
-            for node in own_nodes(alt, type(site.node)):
+            for node in own_nodes(alt, type(cast(exp.Expression, site.node))):  # the AVG or COUNT
                 if node == site.node:
                     node.replace(site.new.copy())
         else:  # "filter": keep the rows where the filtered column is NULL
@@ -80,6 +81,7 @@ class MissingValues:
             text = (f"COUNT({col_sql}) skips the {nulls} rows where {column} is NULL; the "
                     f"alternative counts them too (COUNT(*))")
         else:
+            assert site.node is not None  # the filter
             text = f"{site.sql(site.node)} also drops the {nulls} rows where {column} is NULL; the alternative keeps them"
         return text + values_note(shown, alt)
 
@@ -105,7 +107,7 @@ class MissingValues:
         return ctx.count(probe, "nulls")
 
     # -- GROUP BY a nullable column -------------------------------------------------------
-    def _group(self, ctx, select, scope, outer) -> Iterator[Site]:
+    def _group(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, outer: set[str]) -> Iterator[Site]:
         group = select.args.get("group")
         if not group:
             return
@@ -131,8 +133,8 @@ class MissingValues:
             yield ctx.site("drop_null_group", g, select, col=col, ref=ref, nulls=None)
 
     # -- AVG(col), COUNT(col) -------------------------------------------------------------
-    def _aggregates(self, ctx, select, scope, outer) -> Iterator[Site]:
-        seen = []
+    def _aggregates(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, outer: set[str]) -> Iterator[Site]:
+        seen: list[exp.Avg | exp.Count] = []
         for p in select.expressions:
             for agg in own_nodes(p, (exp.Avg, exp.Count)):
                 col = agg.this
@@ -146,13 +148,13 @@ class MissingValues:
                 if not nulls:
                     continue
                 if isinstance(agg, exp.Avg):
-                    new = exp.Avg(this=exp.Coalesce(this=col.copy(), expressions=[exp.Literal.number(0)]))
+                    new: exp.Expression = exp.Avg(this=exp.Coalesce(this=col.copy(), expressions=[exp.Literal.number(0)]))
                 else:
                     new = exp.Count(this=exp.Star())
                 yield ctx.site("aggregate", agg, select, col=col, ref=ref, nulls=nulls, new=new)
 
     # -- negative filters ----------------------------------------------------------------
-    def _filters(self, ctx, select, scope, outer) -> Iterator[Site]:
+    def _filters(self, ctx: ChoiceContext, select: exp.Select, scope: Scope, outer: set[str]) -> Iterator[Site]:
         where_parts = conjuncts(select.args.get("where"))
         for part, col in [(p, c) for p in where_parts for c in _filtered_columns(ctx, scope, p)]:
             ref = self._nullable(ctx, scope, outer, col)
@@ -164,7 +166,7 @@ class MissingValues:
             yield ctx.site("filter", part, select, col=col, ref=ref, nulls=nulls)
 
 
-def _filtered_columns(ctx, scope: Scope, part: exp.Expression) -> list[exp.Column]:
+def _filtered_columns(ctx: ChoiceContext, scope: Scope, part: exp.Expression) -> list[exp.Column]:
     """The columns whose NULLs ``part`` silently drops: a negation's column, or either side of
     a comparison of two non-key columns (``a.x >= a.y``)."""
     col = _negated_column(part)

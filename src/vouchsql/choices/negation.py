@@ -23,17 +23,20 @@ from __future__ import annotations
 
 import re
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator, cast
 
 from sqlglot import exp
 
 from ..answer import Result
 from ..sql.edit import column, conjuncts, from_node, set_from
-from ..sql.scope import Scope
+from ..sql.scope import Edge, Scope
 from ..sql.tree import edit_copy, own_nodes, selects, set_where, twin, written_ident
 from ..words import entity_word
 from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon
+
+if TYPE_CHECKING:
+    from ..db.profile import TableProfile
 
 _TRIGGER = re.compile(r"(?<!\w)(not|never|no|without|none)(?!\w)|n't(?!\w)", re.I)
 
@@ -63,6 +66,7 @@ class Negation:
             set_where(new_sub, [p.copy() for p in site.correlated] + [exp.Not(this=exp.Paren(this=site.cond.copy()))])
             alt_part.replace(new_inner)
             return alt_root
+        assert site.select is not None  # the SELECT of the condition
         alt_root, alt = edit_copy(tree, site.select)
         where = conjuncts(site.select.args.get("where"))
         if site.form == "some_to_none":
@@ -80,6 +84,7 @@ class Negation:
         return alt_root
 
     def describe(self, site: Site, shown: Result, alt: Result) -> str:
+        assert site.node is not None  # the condition
         if site.form == "none_to_some":
             text = (f"the query keeps rows with no {site.c_word} where {site.sql(site.cond)}; the "
                     f"alternative reads the negation as some {site.c_word} that does not match")
@@ -117,7 +122,7 @@ class Negation:
             return None
         correlated = [p for p in parts if not any(p is q for q in local)]
         cond = exp.and_(*[p.copy() for p in local])
-        table = sub_scope.table(sub_scope.order[0]).name  # the related rows: the subquery's first table
+        table = cast("TableProfile", sub_scope.table(sub_scope.order[0])).name  # the related rows: the subquery's first table
         return ctx.site("none_to_some", part, select, inner=inner, correlated=correlated, cond=cond,
                         c_word=entity_word(table))
 
@@ -207,11 +212,12 @@ class Negation:
                         p_word=entity_word(p_end.table), c_word=entity_word(c_end.table))
 
     @staticmethod
-    def _related(scope: Scope, select: exp.Select, p_alias: str, edge) -> exp.Select | None:
+    def _related(scope: Scope, select: exp.Select, p_alias: str, edge: Edge) -> exp.Select | None:
         """``SELECT … FROM`` every table of ``select`` but p, joined as in ``select`` (the
         join to p dropped): the rows related to p. ``None`` when the joins cannot be kept
         without p (a join condition that also reads p, or a table joined only in WHERE)."""
         f = from_node(select)
+        assert f is not None  # a SELECT with joins
         sources = [f.this] + [j.this for j in select.args.get("joins") or []]
         ons = [None] + [j.args.get("on") for j in select.args.get("joins") or []]
         sub = exp.Select()

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator, cast
 
 from sqlglot import exp
 
@@ -37,6 +37,9 @@ from ..sql.tree import edit_copy, expand_key, limit_value, own_nodes, set_where
 from ..words import entity_word, named_values
 from .base import ChoiceContext, Site
 from .lexicon import Lexicon
+
+if TYPE_CHECKING:
+    from ..db.profile import TableProfile
 
 MAX_SCOPES = 2  # named values tried per query (one COUNT each)
 _TOP_WORDS = re.compile(r"(?<!\w)(most|top|best|highest|largest|biggest|greatest|maximum|leading)(?!\w)", re.I)
@@ -59,6 +62,7 @@ class PopulationScope:
     def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
         """LEFT JOINs from P in the placed order, the filters on joined tables moved into their
         ON, ``COUNT(*)`` counting the last joined table's key."""
+        assert site.select is not None  # the SELECT whose joins change
         alt_root, alt = edit_copy(tree, site.select)
         nodes, placed = site.nodes, site.placed
         set_from(alt, exp.From(this=nodes[placed[0]].copy()))
@@ -153,8 +157,9 @@ class PopulationScope:
             return None
         return ctx.site("left_join", select, select, nodes={a: scope.by_alias[a][0] for a in order}, placed=placed,
                         ons=ons, moved=moved, kept=kept, counted=scope.column(last_alias, last_key, ctx.dialect),
-                        p_table=scope.table(p_alias).name,
-                        related=", ".join(scope.table(a).name for a in placed[1:]))
+                        # aliases of the scope: each names a table
+                        p_table=cast("TableProfile", scope.table(p_alias)).name,
+                        related=", ".join(cast("TableProfile", scope.table(a)).name for a in placed[1:]))
 
     @staticmethod
     def _grouped_table(select: exp.Select, scope: Scope) -> str | None:

@@ -21,7 +21,7 @@ from .lexicon import Lexicon
 
 _TRIGGER = re.compile(r"(?<!\w)than\s+any(?!\w)", re.I)
 _COMPARE = (exp.GT, exp.GTE, exp.LT, exp.LTE)
-_SWAP = {exp.Max: exp.Min, exp.Min: exp.Max, exp.All: exp.Any, exp.Any: exp.All}
+_SWAP: dict[type[exp.Expr], type[exp.Expression]] = {exp.Max: exp.Min, exp.Min: exp.Max, exp.All: exp.Any, exp.Any: exp.All}
 
 
 class Quantifier:
@@ -46,6 +46,7 @@ class Quantifier:
         node = twin(alt_root, tree, site.node)
         if node is None:
             return None
+        assert site.node is not None  # it has a twin
         node.replace(_SWAP[type(site.node)](this=node.this.copy()))
         return alt_root
 

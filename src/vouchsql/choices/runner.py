@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Sequence
+from typing import Sequence, cast
 
 from sqlglot.errors import SqlglotError
 
 from ..agreement import results_match
 from ..answer import Choice, Result
 from ..errors import VouchError
-from .base import ChoiceContext, Detector, Site
+from .base import ChoiceContext, Detector, SelfRunning, Site
 
 log = logging.getLogger("vouchsql.choices")
 
@@ -58,10 +58,10 @@ def run_site(ctx: ChoiceContext, detector: Detector, site: Site) -> Choice | Non
                   settled_by=site.settled_by)
 
 
-def _choices_of(ctx: ChoiceContext, detector) -> list[Choice]:
+def _choices_of(ctx: ChoiceContext, detector: Detector) -> list[Choice]:
     if not hasattr(detector, "sites"):  # a detector that runs itself (``detect(ctx)``)
-        return list(detector.detect(ctx))
-    out = []
+        return list(cast(SelfRunning, detector).detect(ctx))
+    out: list[Choice] = []
     for site in detector.sites(ctx):
         choice = run_site(ctx, detector, site)
         if choice is not None:

@@ -17,19 +17,19 @@ none, the alternative is not run. A HAVING condition is checked by running the a
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, cast
 
 from sqlglot import exp
 
 from ..answer import Result
 from ..sql.edit import conjuncts, count_star, reshape
-from ..sql.scope import Scope
+from ..sql.scope import Ref, Scope
 from ..sql.tree import edit_copy, literal_value, selects, set_having, set_where
 from ..words import question_numbers, show
 from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon
 
-_FLIP = {exp.GT: exp.GTE, exp.GTE: exp.GT, exp.LT: exp.LTE, exp.LTE: exp.LT}
+_FLIP: dict[type[exp.Expr], type[exp.Expression]] = {exp.GT: exp.GTE, exp.GTE: exp.GT, exp.LT: exp.LTE, exp.LTE: exp.LT}
 _LOWER = (exp.GT, exp.GTE)
 
 
@@ -55,10 +55,11 @@ class StrictCutoff:
                     if site is not None:
                         yield site
 
-    def _site(self, ctx, select, clause, parts, part, numbers) -> Site | None:
+    def _site(self, ctx: ChoiceContext, select: exp.Select, clause: str, parts: list[exp.Expression],
+              part: exp.Expression, numbers: list[float]) -> Site | None:
         if type(part) in _FLIP and clause == "where" and _column_pair(ctx, select, part):
-            new = _FLIP[type(part)](this=part.this.copy(), expression=part.expression.copy())
-            boundary = exp.EQ(this=part.this.copy(), expression=part.expression.copy())
+            new: exp.Expression = _FLIP[type(part)](this=part.this.copy(), expression=part.expression.copy())
+            boundary: exp.Expression = exp.EQ(this=part.this.copy(), expression=part.expression.copy())
             where_text = f"{part.this.sql(dialect=ctx.dialect)} = {part.expression.sql(dialect=ctx.dialect)}"
         elif type(part) in _FLIP:
             sides = _literal_side(part)
@@ -69,13 +70,14 @@ class StrictCutoff:
             if not _mentioned(value, ctx.question, numbers) or _half_open(parts, part, expr):
                 return None
             new = _FLIP[type(part)](this=part.this.copy(), expression=part.expression.copy())
-            boundary: exp.Expression = exp.EQ(this=expr.copy(), expression=lit.copy())
+            boundary = exp.EQ(this=expr.copy(), expression=lit.copy())
             where_text = f"{expr.sql(dialect=ctx.dialect)} = {show(value)}"
         elif isinstance(part, exp.Between):
             expr, low, high = part.this, part.args.get("low"), part.args.get("high")
             lo, hi = literal_value(low), literal_value(high)
             if lo is None or hi is None or not expr.find(exp.Column, exp.AggFunc):
                 return None
+            assert low is not None and high is not None  # their literal values are read
             if not (_mentioned(lo, ctx.question, numbers) or _mentioned(hi, ctx.question, numbers)):
                 return None
             new = exp.Paren(this=exp.and_(exp.GT(this=expr.copy(), expression=low.copy()),
@@ -98,6 +100,7 @@ class StrictCutoff:
                         on_boundary=on_boundary)
 
     def rewrite(self, tree: exp.Expression, site: Site) -> exp.Expression | None:
+        assert site.select is not None  # the SELECT of the condition
         alt_root, alt = edit_copy(tree, site.select)
         parts = conjuncts(site.select.args.get(site.clause))
         new_parts = [site.new.copy() if p is site.node else p.copy() for p in parts]
@@ -111,12 +114,13 @@ class StrictCutoff:
             count_text = f"{on_boundary} row{'s sit' if on_boundary != 1 else ' sits'}"
         else:
             count_text = "groups sit" if site.clause == "having" else "rows sit"
+        assert site.node is not None  # the condition
         return (f"{count_text} exactly on the cutoff ({site.where_text}); {site.sql(site.node)} "
                 f"{'leaves them out' if strict else 'keeps them'}, the alternative "
                 f"{site.sql(site.new)} {'keeps them' if strict else 'leaves them out'}") + values_note(shown, alt)
 
 
-def _column_pair(ctx, select: exp.Select, part: exp.Expression) -> bool:
+def _column_pair(ctx: ChoiceContext, select: exp.Select, part: exp.Expression) -> bool:
     """``a.x > b.y``: two plain columns, neither a key (``t1.id < t2.id`` pairs rows, it is no cutoff)."""
     left, right = part.this, part.expression
     if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
@@ -125,7 +129,7 @@ def _column_pair(ctx, select: exp.Select, part: exp.Expression) -> bool:
     refs = [scope.resolve(left), scope.resolve(right)]
     if any(r is None for r in refs):
         return False
-    return not any(ctx.profile.is_key_column(r.table, r.column) for r in refs)
+    return not any(ctx.profile.is_key_column(r.table, r.column) for r in cast("list[Ref]", refs))  # none is None
 
 
 def _literal_side(part: exp.Expression) -> tuple[exp.Expression, exp.Expression] | None:
@@ -137,7 +141,7 @@ def _literal_side(part: exp.Expression) -> tuple[exp.Expression, exp.Expression]
     return None
 
 
-def _mentioned(value, question: str, numbers: list[float]) -> bool:
+def _mentioned(value: float | str | None, question: str, numbers: list[float]) -> bool:
     if isinstance(value, float):
         return any(abs(n - value) < 1e-9 for n in numbers)
     if isinstance(value, str):
@@ -147,7 +151,7 @@ def _mentioned(value, question: str, numbers: list[float]) -> bool:
 
 def _half_open(parts: list[exp.Expression], part: exp.Expression, expr: exp.Expression) -> bool:
     """``expr >= a AND expr < b``: a period written the usual way, not a cutoff."""
-    def direction(p):
+    def direction(p: exp.Expression) -> tuple[str, bool] | None:
         sides = _literal_side(p) if type(p) in _FLIP else None
         if sides is None or sides[0] != expr:
             return None

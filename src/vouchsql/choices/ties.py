@@ -37,7 +37,7 @@ returns more rows than the shown query.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 from sqlglot import exp
 
@@ -51,6 +51,8 @@ from ..words import show
 from .base import ChoiceContext, Site
 from .lexicon import Lexicon
 
+if TYPE_CHECKING:
+    from ..db.profile import Profile
 
 _PROBE_KEY = "vouch_tie_key"
 
@@ -77,8 +79,10 @@ class Ties:
                 return None
             node.replace(exp.Rank())
             return alt_root
+        assert site.select is not None  # the other forms' sites are in a SELECT
         alt_root, alt = edit_copy(tree, site.select)
         if site.form == "bare_extreme":
+            assert site.node is not None  # the aggregate
             target = alt.expressions[site.index]
             value = site.node.this.copy()
             if isinstance(target, exp.Alias):
@@ -105,7 +109,7 @@ class Ties:
         return alt_root
 
     def describe(self, site: Site, shown: Result, alt: Result) -> str:
-        return getattr(self, f"_describe_{site.form}")(site, shown, alt)
+        return cast(str, getattr(self, f"_describe_{site.form}")(site, shown, alt))
 
     # -- ROW_NUMBER() OVER (… ORDER BY key) kept at rn = 1 / rn <= k ----------------------
     def _row_number(self, ctx: ChoiceContext) -> Iterator[Site]:
@@ -239,7 +243,7 @@ class Ties:
         if not (top_tie or bottom_tie):
             return None
 
-        def cond(compare, value, outside, position: int) -> exp.Expression:
+        def cond(compare: type[exp.LTE] | type[exp.GTE], value: Any, outside: Any, position: int) -> exp.Expression:
             # A cut-off tied only after rounding (``outside``: the row past it) takes the
             # rounded range's edge; else the value itself, as a literal or a subquery.
             if outside is not None and outside != value and _same(outside, value):
@@ -271,7 +275,7 @@ class Ties:
                 f"({alt.row_count} rows instead of {len(page)})")
 
     @staticmethod
-    def _probe(ctx: ChoiceContext, select: exp.Select, key: exp.Expression, k: int) -> tuple | None:
+    def _probe(ctx: ChoiceContext, select: exp.Select, key: exp.Expression, k: int) -> tuple[Any, bool, bool] | None:
         """(the k-th key value, whether the row past the cut ties with it, whether only after
         rounding), from the fact ``cutoff_rows``: the SELECT with its key as an extra column and
         LIMIT k + 1; ``None`` when nothing was cut, the k-th value is NULL or the probe cannot
@@ -317,17 +321,18 @@ class Ties:
     @staticmethod
     def _describe_bare_extreme(site: Site, shown: Result, alt: Result) -> str:
         agg = site.node
+        assert agg is not None  # the MAX or MIN
         word = "highest" if isinstance(agg, exp.Max) else "lowest"
         return (f"{site.sql(agg)} returns the other columns of one arbitrary row, but "
                 f"{alt.row_count} rows share the {word} {site.sql(agg.this)}; the alternative returns every tied row")
 
 
-def _exact(value) -> bool:
+def _exact(value: Any) -> bool:
     """A cut-off value a literal states exactly (an integer or a string, not a float)."""
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def _same(a, b) -> bool:
+def _same(a: Any, b: Any) -> bool:
     """Two key values tie: equal, or two numbers, one of them a float or decimal, equal after
     the normalisation results are compared by (:func:`normalise_value`, 4 decimals). Integers
     and text compare as they are; NULL and NaN tie with nothing."""
@@ -341,7 +346,7 @@ def _same(a, b) -> bool:
     return na is not NAN and na == nb
 
 
-def _cannot_tie(profile, table: str, column: str) -> bool:
+def _cannot_tie(profile: Profile, table: str, column: str) -> bool:
     """A unique key cannot tie: a unique column of integers or text. Distinct floats or
     decimals (43.62 and 43.620000000000005) may still tie once rounded."""
     cp = profile.column(table, column)
@@ -350,15 +355,15 @@ def _cannot_tie(profile, table: str, column: str) -> bool:
     return profile.is_unique(table, column)
 
 
-def _rounds(value) -> bool:
+def _rounds(value: Any) -> bool:
     return isinstance(value, (float, Decimal))
 
 
-def _numeric(value) -> bool:
+def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
 
 
-def _rounded_bound(value, compare) -> exp.Expression:
+def _rounded_bound(value: Any, compare: type[exp.LTE] | type[exp.GTE]) -> exp.Expression:
     """The edge of the range of values that normalise as ``value`` does (its 4-decimal rounding
     ± half a unit): the lower edge for ``key >= …``, the upper one for ``key <= …``; a numeric
     literal, written in full."""
@@ -368,7 +373,7 @@ def _rounded_bound(value, compare) -> exp.Expression:
     return exp.Literal.number(format(edge, "f"))
 
 
-def _literal(value) -> exp.Expression:
+def _literal(value: Any) -> exp.Expression:
     return exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserInputError
 from ..settings import Config, load_config
@@ -13,7 +14,7 @@ from .sqlite import SQLITE_HEADER
 _DUCKDB_MAGIC = b"DUCK"
 
 
-def connect(target: "str | os.PathLike | Database", config: Config | None = None, **settings) -> Database:
+def connect(target: "str | os.PathLike[str] | Database", config: Config | None = None, **settings: Any) -> Database:
     """Open ``target`` read-only: a SQLite file (the default engine), a DuckDB file, a folder
     of CSV/Parquet files (DuckDB), Spark (``sc://host:port`` for Spark Connect, ``spark-local://``
     for a local session), or a SQLAlchemy URL such as ``postgresql://…``.

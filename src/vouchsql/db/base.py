@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 
 from sqlglot import exp
 
@@ -22,13 +22,27 @@ from ..sql.gate import parse_one_select
 from .catalog import ColumnInfo, ForeignKeyInfo, TableInfo, jsonable  # noqa: F401 - imported from here too
 from .policy import check_built_sizes
 
+if TYPE_CHECKING:
+    from .privileges import RolePowers
+    from .profile import Profile, Progress, _Store
+    from .stats import TableStatistics
+    from .trust import TrustReport
+
+
+
+CANCELLED = "the call this query belonged to was stopped at its time limit"
+
+
+def timeout_message(timeout: float) -> str:
+    return (f"the query ran past the {timeout:g} s time limit and was stopped "
+            f"(raise it with --timeout or VOUCH_TIMEOUT)")
 
 class Fetch(NamedTuple):
     """What an engine's ``_run`` returns: the columns, at most ``max_rows`` rows, and why the
     rows stop short of the whole result (``None`` when they are the whole result)."""
 
     columns: list[str]
-    rows: list[tuple]
+    rows: list[tuple[Any, ...]]
     truncated: str | None  # "rows", "bytes", "cell" or None
 
 
@@ -75,7 +89,7 @@ def _cut(value: Any, budget: int) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value[:max(0, budget)])
     if isinstance(value, (list, tuple)):  # the leading items that fit, the last one cut
-        kept: list = []
+        kept: list[Any] = []
         for item in value:
             size = value_bytes(item)
             if size > budget:
@@ -91,7 +105,7 @@ def _cut(value: Any, budget: int) -> Any:
 
 
 def fetch_bounded(fetchmany: Callable[[int], Sequence[Sequence[Any]]], max_rows: int, max_bytes: int,
-                  deadline: float | None = None, chunk: int = 256) -> tuple[list[tuple], str | None]:
+                  deadline: float | None = None, chunk: int = 256) -> tuple[list[tuple[Any, ...]], str | None]:
     """Pull rows from a cursor in chunks until the result ends, ``max_rows`` rows are in,
     or the values reach ``max_bytes``; return (rows, why truncated).
 
@@ -103,7 +117,7 @@ def fetch_bounded(fetchmany: Callable[[int], Sequence[Sequence[Any]]], max_rows:
     over the cap is kept with its large cells cut (``"cell"``): the user sees the row and is
     told it was cut. ``deadline`` (time.monotonic) is checked between chunks; past it,
     :class:`QueryTimeout` is raised, so the time limit covers fetching as well as running."""
-    rows: list[tuple] = []
+    rows: list[tuple[Any, ...]] = []
     used = 0
     largest = 0
     while True:
@@ -139,11 +153,13 @@ class Database(ABC):
     # The schema unqualified names resolve to (PostgreSQL's first search-path schema,
     # MariaDB's database, DuckDB's main); None where an engine has one namespace.
     default_schema: str | None = None
+    # Set by db/profile.py on first use: the per-table figures measured so far.
+    _profile_store: _Store
 
     def __init__(self, target: str, config: Config) -> None:
         self.target = target
         self.config = config
-        self._profile = None
+        self._profile: Profile | None = None
         self.query_ms = 0.0  # time spent in Vouch's own queries, for the benchmarks
 
     # -- what engines implement -------------------------------------------------------
@@ -181,7 +197,7 @@ class Database(ABC):
         """How :meth:`sample_source` draws its rows, in a few words, for the profile."""
         return "first rows"
 
-    def table_statistics(self, info: TableInfo):
+    def table_statistics(self, info: TableInfo) -> TableStatistics | None:
         """The engine's own statistics of a table (a ``stats.TableStatistics``: its row
         estimate, per-column NULL fraction, distinct count and common values, and whether
         they are fresh), or ``None`` where the engine keeps none worth reading."""
@@ -211,14 +227,19 @@ class Database(ABC):
 
     def _refuse_if_cancelled(self) -> None:
         if getattr(self, "_cancelled", False):
-            raise QueryTimeout("the call this query belonged to was stopped at its time limit")
+            raise QueryTimeout(CANCELLED)
 
-    def role_powers(self):
+    def _stopped(self, timeout: float) -> QueryTimeout:
+        """The error of a statement the engine stopped: by :meth:`cancel` (the call it
+        belonged to ran past its limit) or by this query's own time limit."""
+        return QueryTimeout(CANCELLED if getattr(self, "_cancelled", False) else timeout_message(timeout))
+
+    def role_powers(self) -> RolePowers | None:
         """The server role's powers beyond reading (a ``privileges.RolePowers``); ``None``
         here, since an embedded engine is opened read-only by construction and has no role."""
         return None
 
-    def trust_report(self, role: str | None = None):
+    def trust_report(self, role: str | None = None) -> TrustReport | None:
         """The code the database holds that its role can reach (a ``trust.TrustReport``);
         ``None`` here: an embedded engine runs no code a file holds (SQLite and DuckDB files
         keep no functions; their views are SQL the statement gate reads like any query)."""
@@ -266,7 +287,7 @@ class Database(ABC):
                       truncated_reason=truncated, elapsed_ms=_ms(start))
 
     def query(self, sql: str, *, timeout: float | None = None, max_rows: int = 1_000_000,
-              from_tree: bool = False) -> list[tuple]:
+              from_tree: bool = False) -> list[tuple[Any, ...]]:
         """Internal read-only query for Vouch's own SQL (profiling, checks); raises on error.
         ``from_tree`` as in :meth:`execute`."""
         self._refuse_if_cancelled()
@@ -282,7 +303,8 @@ class Database(ABC):
     def table_names(self) -> list[str]:
         return [t.name for t in self.schema()]
 
-    def profile(self, *, refresh: bool = False, progress=None):
+    def profile(self, *, refresh: bool = False,
+                progress: Progress | None = None) -> Profile:
         """The whole schema-and-data profile: every table measured (each from the on-disk
         cache when it is current). ``progress(done, total, table)`` is told of each table.
         A query needs only :meth:`profile_for` its tables."""
@@ -292,7 +314,7 @@ class Database(ABC):
             self._profile = build_profile(self, refresh=refresh, progress=progress)
         return self._profile
 
-    def profile_for(self, tables):
+    def profile_for(self, tables: Iterable[str]) -> Profile:
         """The profile a query reading ``tables`` needs: those tables and their join
         neighbours measured (on first use, then cached per table), every other table known
         from the catalogue only, measured if a check asks for it by name."""
@@ -300,7 +322,7 @@ class Database(ABC):
 
         return profile_for(self, tables)
 
-    def catalogue(self):
+    def catalogue(self) -> Profile:
         """Every table's columns and keys, no table measured (see :meth:`profile_for`)."""
         from .profile import catalogue
 

@@ -11,9 +11,15 @@ the doctor connects with, so a grant the script makes cannot reach what the repo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from pydantic import BaseModel, Field
 
 from .trust import DOCS, HeldCode, TrustReport
+
+if TYPE_CHECKING:
+    from .base import Database
+    from .sqlalchemy import SQLAlchemyDatabase
 
 
 class Prescription(BaseModel):
@@ -24,14 +30,15 @@ class Prescription(BaseModel):
     unfenced: list[HeldCode] = Field(default_factory=list, description="objects no role can be kept from")
 
 
-def prescribe(db, reader: str = "vouch_reader", password: str = "change-me") -> Prescription | None:
+def prescribe(db: Database, reader: str = "vouch_reader", password: str = "change-me") -> Prescription | None:
     """The prescription for ``db`` (an open :class:`SQLAlchemyDatabase`), or ``None`` for an
     engine without roles (SQLite, DuckDB, CSV folders, Spark)."""
     engine = getattr(db, "engine", "")
+    # (only a SQLAlchemyDatabase has these engines)
     if engine == "postgresql":
-        return _postgresql(db, reader, password)
+        return _postgresql(cast("SQLAlchemyDatabase", db), reader, password)
     if engine in ("mysql", "mariadb"):
-        return _mysql(db, reader, password)
+        return _mysql(cast("SQLAlchemyDatabase", db), reader, password)
     return None
 
 
@@ -43,13 +50,15 @@ def _comment(held: HeldCode) -> str:
     return "-- " + held.line().replace("\n", " ")
 
 
-def _postgresql(db, reader: str, password: str) -> Prescription:
+def _postgresql(db: SQLAlchemyDatabase, reader: str, password: str) -> Prescription:
     with db._engine.connect() as conn:
         row = conn.exec_driver_sql("SELECT current_database(), to_regrole('pg_read_all_data') IS NOT NULL, "
                                    "current_user").fetchone()
         conn.rollback()
+    assert row is not None  # (a SELECT without FROM: one row)
     database, has_reader_role, current = row
     report = db.trust_report(role="pg_read_all_data" if has_reader_role else current)
+    assert report is not None  # (PostgreSQL always has one)
     schemas = sorted({t.schema or db.default_schema or "public" for t in db.schema()}) or [db.default_schema or "public"]
     role = _quote_pg(reader)
     lines = [f"-- vouch doctor: a least-privilege reader for database {database} (PostgreSQL).",
@@ -65,7 +74,7 @@ def _postgresql(db, reader: str, password: str) -> Prescription:
         "-- ALTER DEFAULT PRIVILEGES FOR ROLE <owner> REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;"])
 
 
-def _mysql(db, reader: str, password: str) -> Prescription:
+def _mysql(db: SQLAlchemyDatabase, reader: str, password: str) -> Prescription:
     with db._engine.connect() as conn:
         database = conn.exec_driver_sql("SELECT DATABASE()").scalar()
         tables = conn.exec_driver_sql(
@@ -73,10 +82,11 @@ def _mysql(db, reader: str, password: str) -> Prescription:
             "ORDER BY TABLE_NAME").fetchall()
         conn.rollback()
     report = db.trust_report()
+    assert report is not None  # (MariaDB/MySQL always have one)
     held = {h.name for h in report.found}
     account = f"'{reader.replace(chr(39), chr(39) * 2)}'@'%'"
 
-    def q(name: str) -> str:
+    def q(name: object) -> str:  # (DATABASE() may be NULL: str() of anything)
         return "`" + str(name).replace("`", "``") + "`"
 
     lines = [f"-- vouch doctor: a least-privilege reader for database {database} (MariaDB/MySQL).",

@@ -29,6 +29,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, SQLRejected, UserInputError
 from ..settings import Config
@@ -37,7 +39,7 @@ from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_
 DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet"}
 
 
-def _import_duckdb():
+def _import_duckdb() -> ModuleType:
     try:
         import duckdb
     except ImportError:
@@ -76,7 +78,7 @@ _GUARDED_BUILDERS = {
 _QUALIFIED_BUILDER = re.compile(r"\.\s*\"?\s*(" + "|".join(_GUARDED_BUILDERS) + r")\s*\"?\s*\(", re.IGNORECASE)
 _MiB = 1024 * 1024
 # Files open in this process: path → [connections, spill folder of their shared instance].
-_SHARED: dict[str, list] = {}
+_SHARED: dict[str, list[Any]] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -113,7 +115,6 @@ class DuckDBDatabase(Database):
         self.path = Path(path).expanduser().resolve()
         super().__init__(str(self.path), config)
         self._duck_error = duckdb.Error
-        self._interrupt = getattr(duckdb, "InterruptException", None)
         self.files: list[Path] = []
         try:
             if self.path.is_dir():
@@ -203,6 +204,7 @@ class DuckDBDatabase(Database):
             key, self._shared_key = self._shared_key, None
             entry = _SHARED.get(key) if key is not None else None
             if entry is not None:
+                assert key is not None  # (the entry was found by it)
                 entry[0] -= 1
                 if entry[0] <= 0:
                     del _SHARED[key]
@@ -260,8 +262,7 @@ class DuckDBDatabase(Database):
         except (self._duck_error, QueryTimeout) as exc:
             text = str(exc).splitlines()[0]
             if isinstance(exc, QueryTimeout) or "INTERRUPT" in text.upper() or time.monotonic() - start >= timeout:
-                raise QueryTimeout(f"the query ran past the {timeout:g} s time limit and was stopped "
-                                   f"(raise it with --timeout or VOUCH_TIMEOUT)") from None
+                raise self._stopped(timeout) from None
             if "read-only" in text.lower() or "external access" in text.lower():
                 raise ReadOnlyViolation(f"DuckDB refused: {text}") from None
             raise ExecutionError(f"DuckDB error: {text}") from None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from dataclasses import dataclass, field
+from typing import Iterable, cast
 
 from ..words import singular as _singular
 from .profile import ColumnProfile, Profile, TableProfile
@@ -140,7 +141,7 @@ class KeyMap:
         i = self._index.first.get(t.qualified.lower())
         return None if i is None else self.profile.tables[i]
 
-    def _tiers(self, t: TableProfile, positions) -> list[list[TableProfile]]:
+    def _tiers(self, t: TableProfile, positions: Iterable[int]) -> list[list[TableProfile]]:
         """The tables at ``positions`` in the order a name places a column of ``t``: those of
         ``t``'s own schema, then the default schema's, then every schema's. Tables of one
         schema: one tier, all of them."""
@@ -150,7 +151,7 @@ class KeyMap:
             return [tables]
         return [own, [u for u in tables if u.schema_name is None], tables]
 
-    def _tables_at(self, positions) -> list[TableProfile]:
+    def _tables_at(self, positions: Iterable[int]) -> list[TableProfile]:
         tables = self.profile.tables
         return [tables[i] for i in positions]
 
@@ -186,6 +187,7 @@ class KeyMap:
                     ref = self.table(fk.ref_table)
                     col = ref.column(fk.ref_columns[i]) if ref is not None else None
                     if col is not None:
+                        assert ref is not None  # (col is None otherwise)
                         return Col(ref.qualified, col.name)
         return None
 
@@ -217,7 +219,8 @@ class KeyMap:
         for tier in self._tiers(t, self._pk_owner.get(n, [])):
             owners = [u for u in tier if u is not t]
             if owners:
-                return Col(owners[0].qualified, self.own_key(owners[0])) if len(owners) == 1 else None
+                # (an owner of a key name has an own key: that is how it was listed)
+                return Col(owners[0].qualified, cast(str, self.own_key(owners[0]))) if len(owners) == 1 else None
         return None
 
     def domain(self, table: str, column: str) -> Domain | None:
@@ -225,9 +228,10 @@ class KeyMap:
         col = t.column(column) if t is not None else None
         if col is None:
             return None
+        assert t is not None  # (col is None otherwise)
         return self._domain(t, col, frozenset())
 
-    def _domain(self, t: TableProfile, col: ColumnProfile, seen: frozenset) -> Domain | None:
+    def _domain(self, t: TableProfile, col: ColumnProfile, seen: frozenset[tuple[str, str]]) -> Domain | None:
         here = (t.qualified.lower(), col.name.lower())
         if here in self._domains:
             return self._domains[here]
@@ -255,11 +259,12 @@ class KeyMap:
         self._domains[here] = found
         return found
 
-    def _follow(self, me: Col, target: Col, how: str, seen: frozenset) -> Domain | None:
+    def _follow(self, me: Col, target: Col, how: str, seen: frozenset[tuple[str, str]]) -> Domain | None:
         u = self.table(target.table)
         col = u.column(target.column) if u is not None else None
         if col is None:
             return None
+        assert u is not None  # (col is None otherwise)
         inner = self._domain(u, col, seen) or Domain(Col(u.qualified, col.name), (), "referenced")
         return Domain(inner.root, (Step(me, Col(u.qualified, col.name), how),) + inner.steps, inner.how)
 
@@ -281,9 +286,9 @@ class KeyMap:
             da = self._domain(ta, ca, frozenset())
             if da is None:
                 continue
-            for b, db in by_root.get(da.root, []):
-                if not (ta is tb and ca.name == b.column):
-                    out.append((Col(ta.qualified, ca.name), b, da, db))
+            for cb_col, db in by_root.get(da.root, []):
+                if not (ta is tb and ca.name == cb_col.column):
+                    out.append((Col(ta.qualified, ca.name), cb_col, da, db))
         # Declared links first, then the shorter ones; the order of the columns otherwise.
         return sorted(out, key=lambda x: (any(s.how != "declared" for s in x[2].steps + x[3].steps),
                                           len(x[2].steps) + len(x[3].steps)))
@@ -311,7 +316,7 @@ class KeyMap:
                     if u == goal:
                         steps = []
                         while back[u] is not None:
-                            u, st = back[u]
+                            u, st = cast("tuple[str, Step]", back[u])  # (not None: the loop's test)
                             steps.append(st)
                         return steps[::-1]
                     nxt.append(u)
@@ -365,6 +370,7 @@ class _KeyIndex:
                 for rc in fk.ref_columns:
                     col = ref.column(rc) if ref is not None and rc else None
                     if col is not None:
+                        assert ref is not None  # (col is None otherwise)
                         self.referenced.add((ref.qualified.lower(), col.name.lower()))
             if low not in own:
                 own[low] = _own_key(t, self.prefix.get(low, ""), by_name=True)

@@ -27,7 +27,7 @@ import decimal
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 from ..errors import QueryTimeout, VouchError
 from .catalog import TableInfo, jsonable
@@ -37,6 +37,9 @@ from .stats import ColumnStatistics, TableStatistics
 
 if TYPE_CHECKING:
     from .base import Database
+    from .catalog import ColumnInfo
+
+T = TypeVar("T")
 
 # Wide tables are profiled in batches: SQLite refuses more than 2,000 result columns and
 # PostgreSQL more than 1,664, and DuckDB crashed on one statement over 3,000 columns.
@@ -68,7 +71,7 @@ class _Budget:
         self.deadline = time.monotonic() + self.limit
         self.left = db.config.profile_statements
 
-    def query(self, sql: str) -> list[tuple]:
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
         if self.left <= 0:
             raise _Stop(f"the table's statement budget (profile_statements = "
                         f"{self.db.config.profile_statements:,}) ran out", False)
@@ -154,6 +157,7 @@ class _Measure:
         else:
             self.total = int(self.budget.query(f"SELECT COUNT(*) FROM {self.ref}")[0][0])
         total = self.total if self.guess is None else self.guess
+        assert total is not None  # (counted above, or guessed)
         self.sample_rows = [[jsonable(v) for v in r] for r in
                             self.budget.query(f"SELECT * FROM {self.ref} LIMIT {SAMPLE_ROWS_SHOWN}")]
         if total <= cfg.sample_threshold:
@@ -164,6 +168,7 @@ class _Measure:
         by_stats = {c.name: stats.columns[c.name] for c in info.columns
                     if stats is not None and c.name in stats.columns and c.name != self.key}
         for name, cs in by_stats.items():
+            assert stats is not None  # (by_stats is empty otherwise)
             self._from_statistics(self.cols[name], cs, total, stats.source)
         self._cheap_exact(scanned=total <= cfg.scan_threshold)
         self._key_figures()  # (once the rows are counted: after the sample, where it counts them)
@@ -196,11 +201,11 @@ class _Measure:
             self.stats_note = self.stats.note  # "; not used" is added where nothing came from them
 
     # -- the figures -----------------------------------------------------------------------
-    def _grouped(self, src: str, cols: list, rows: int, exact: bool) -> None:
+    def _grouped(self, src: str, cols: list[ColumnInfo], rows: int, exact: bool) -> None:
         _grouped_values(self.db, self.budget, src, cols, rows,
                         on_batch=lambda got, batch: self._take(got, batch, exact))
 
-    def _take(self, values: dict[str, "_Values"], cols: list, exact: bool) -> None:
+    def _take(self, values: dict[str, "_Values"], cols: list[ColumnInfo], exact: bool) -> None:
         """The figures of one batch of the grouped pass (``cols``), called as each arrives."""
         if not exact and self.sample_n is None:
             self.sample_n = max((v.rows for v in values.values()), default=0)
@@ -286,11 +291,12 @@ class _Measure:
             row = self.budget.query(f"SELECT {', '.join(parts)} FROM {ref}")[0]
             for i, c in enumerate(batch):
                 col = self.cols[c.name]
+                assert self.total is not None  # (the whole table is read only once counted)
                 col.nulls, col.null_source = self.total - int(row[3 * i]), None
                 col.lo, col.hi, col.range_source = jsonable(row[3 * i + 1]), jsonable(row[3 * i + 2]), None
 
     # -- the result ------------------------------------------------------------------------
-    def profile(self, base: dict) -> TableProfile:
+    def profile(self, base: dict[str, Any]) -> TableProfile:
         columns, missing = [], []
         for col in self.cols.values():
             c = col.info
@@ -367,7 +373,7 @@ def _names(names: list[str], shown: int = 3) -> str:
     return head + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
 
 
-def _batches(items: list, size: int) -> list[list]:
+def _batches(items: list[T], size: int) -> list[list[T]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
@@ -387,8 +393,8 @@ class _Values:
     singles: int = 0  # values that occur exactly once
     low: list[Any] = field(default_factory=list)  # ascending, as jsonable gives them
     high: list[Any] = field(default_factory=list)  # descending
-    low_numbers: list[float | int] = field(default_factory=list)  # the same as numbers (NaN, ±inf kept)
-    high_numbers: list[float | int] = field(default_factory=list)
+    low_numbers: list[float | int | None] = field(default_factory=list)  # the same as numbers (NaN, ±inf kept)
+    high_numbers: list[float | int | None] = field(default_factory=list)
     counts: list[tuple[Any, int]] = field(default_factory=list)  # every value returned, with its count
 
     def lowest(self) -> Any:
@@ -413,15 +419,16 @@ def _number(value: Any) -> float | int | None:
     return None
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     x, y = _number(a), _number(b)
     if x is not None and y is not None:
         return float(x) == float(y)
     return a == b
 
 
-def _grouped_values(db: Database, budget: _Budget, src: str, cols: list, rows: int,
-                    on_batch=None) -> dict[str, _Values]:
+def _grouped_values(db: Database, budget: _Budget, src: str, cols: list[ColumnInfo], rows: int,
+                    on_batch: Callable[[dict[str, _Values], list[ColumnInfo]], object] | None = None
+                    ) -> dict[str, _Values]:
     """One GROUP BY (column, value) per batch of columns instead of a query per column: a
     per-column query costs DuckDB a fresh read of a CSV file's header (half a second for
     10,000 columns), and a COUNT(DISTINCT …) per column in one statement costs it a hash
@@ -433,7 +440,7 @@ def _grouped_values(db: Database, budget: _Budget, src: str, cols: list, rows: i
     figures (and its columns) as they arrive, so a budget that runs out keeps the batches
     before it."""
     width = max(1, min(COLUMNS_PER_STATEMENT, math.isqrt(CASE_BUDGET // max(rows, 1))))
-    by_type: dict[str, list] = {}
+    by_type: dict[str, list[ColumnInfo]] = {}
     for c in cols:
         by_type.setdefault("" if db.dialect == "sqlite" else (c.type or ""), []).append(c)
     out: dict[str, _Values] = {}
@@ -451,13 +458,13 @@ def _grouped_values(db: Database, budget: _Budget, src: str, cols: list, rows: i
                 value = jsonable(v)
                 values.counts.append((value, int(n)))
                 if by_n <= TOP_VALUES:
-                    values.top.append((int(by_n), value, int(n)))
+                    values.top.append(cast(Any, (int(by_n), value, int(n))))  # ranked: sorted into pairs below
                 if up <= EDGE_VALUES:
                     values.low.append((int(up), value, _number(v)))
                 if up > d - EDGE_VALUES:  # the values are distinct, so ranking down is ranking up reversed
                     values.high.append((int(d - up), value, _number(v)))
             for values in got.values():
-                values.top = [(v, n) for _, v, n in sorted(values.top, key=lambda t: t[0])]
+                values.top = [(v, n) for _, v, n in sorted(cast("list[tuple[int, Any, int]]", values.top), key=lambda t: t[0])]
                 low = sorted(values.low, key=lambda t: t[0])
                 high = sorted(values.high, key=lambda t: t[0])
                 values.low, values.low_numbers = [v for _, v, _ in low], [x for _, _, x in low]
@@ -468,7 +475,7 @@ def _grouped_values(db: Database, budget: _Budget, src: str, cols: list, rows: i
     return out
 
 
-def _grouped_sql(db: Database, src: str, batch: list, zero: bool) -> str:
+def _grouped_sql(db: Database, src: str, batch: list[ColumnInfo], zero: bool) -> str:
     q = db.quote
     # Keys 0…len-1 from a digits table: no recursion (MySQL caps recursive CTEs at 1,000 rows).
     digits = " UNION ALL ".join(f"SELECT {i}" for i in range(10))
@@ -511,11 +518,11 @@ def _statistics_values(cs: ColumnStatistics, total: int) -> _Values:
         key = _number(v) if _number(v) is not None else v
         seen.setdefault(key, v)
     try:
-        ordered = sorted(seen.values(), key=lambda v: (_number(v) is None or math.isnan(_number(v)),
+        ordered = sorted(seen.values(), key=lambda v: (_number(v) is None or math.isnan(cast(float, _number(v))),
                                                        _number(v) if _number(v) is not None else v))
     except TypeError:  # values of more than one kind (should not happen within one column)
         ordered = list(seen.values())
-    plain = [x for x in ordered if not (_number(x) is not None and math.isnan(_number(x)))]
+    plain = [x for x in ordered if not (_number(x) is not None and math.isnan(cast(float, _number(x))))]
     non_null = int(round((1 - cs.null_frac) * total))
     low, high = plain[:EDGE_VALUES], plain[::-1][:EDGE_VALUES]
     try:
@@ -561,7 +568,7 @@ def _zero_is_a_code(name: str, low: list[float], high: list[float]) -> bool:
     return bool(others) and all(float(x).is_integer() and 1000 <= x <= 2999 for x in others)
 
 
-def _stand_ins(info, values: _Values, non_null_total: int, estimated: bool) -> list[StandIn]:
+def _stand_ins(info: ColumnInfo, values: _Values, non_null_total: int, estimated: bool) -> list[StandIn]:
     """IES §3.2: a value covering ≥ 0.5% of a column whose other values are non-negative
     (for a negative code), much smaller (for a large code), or far from zero (for zero, and
     only where the column cannot mean a true 0: :func:`_zero_is_a_code`). The candidates

@@ -44,8 +44,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import SQLRejected
+
+if TYPE_CHECKING:  # sqlglot is imported where a statement is checked
+    from sqlglot import exp
+
+# Rows of a catalogue query, as the driver returns them.
+CatalogueRows = Iterable[Sequence[Any]]
 
 _WORD = re.compile(r"[^\W\d][\w$]*")
 
@@ -164,7 +171,7 @@ _PG_CATEGORY_PATTERNS: tuple[tuple[str, str], ...] = (
 
 
 @lru_cache(maxsize=None)
-def _pg_categories() -> tuple[tuple[re.Pattern, str], ...]:
+def _pg_categories() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(p), r) for p, r in _PG_CATEGORY_PATTERNS)
 
 # Catalogue relations that hold password hashes, user-mapping secrets, raw statistics of
@@ -296,7 +303,8 @@ class PostgresPolicy:
     operators: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
-    def from_rows(cls, rows, bodies=(), views=(), operators=()) -> "PostgresPolicy":
+    def from_rows(cls, rows: CatalogueRows, bodies: CatalogueRows = (), views: CatalogueRows = (),
+                  operators: CatalogueRows = ()) -> "PostgresPolicy":
         """``rows`` from PG_CATALOGUE_SQL; ``bodies``, ``views`` and ``operators`` from
         PG_BODIES_SQL, PG_VIEWS_SQL and PG_OPERATORS_SQL."""
         policy = cls()
@@ -308,10 +316,10 @@ class PostgresPolicy:
         policy._follow(bodies, views, operators)
         return policy
 
-    def _follow(self, bodies, views, operators) -> None:
+    def _follow(self, bodies: CatalogueRows, views: CatalogueRows, operators: CatalogueRows) -> None:
         """Refuse user functions, aggregates and views for what they run, until nothing
         more is refused (a view over a function over a function …), then operators."""
-        pending: list[tuple[dict, str, str, set[str]]] = []
+        pending: list[tuple[dict[str, tuple[str, str]], str, str, set[str]]] = []
         for name, schema, language, source, *kind in bodies:
             if name in self.refused:
                 continue
@@ -500,7 +508,7 @@ _SEP = r"(?:\s|`|\"|/\*.*?\*/)*"
 # other sessions' SQL and whose functions set session variables. (This and the next are
 # compiled on first use: only a MariaDB/MySQL connection needs them.)
 @lru_cache(maxsize=None)
-def _mysql_secret_tables() -> re.Pattern:
+def _mysql_secret_tables() -> re.Pattern[str]:
     return re.compile(
         rf"\b(?:mysql{_SEP}\.{_SEP}(?:user|global_priv|servers|general_log|slow_log|password_reuse_check_history)(?![\w$])"
         rf"|performance_schema{_SEP}\.{_SEP}(?:threads|events_statements_\w+|session_\w+|user_variables_\w+)(?![\w$])"
@@ -512,7 +520,7 @@ def _mysql_secret_tables() -> re.Pattern:
 # variable (@x, @@global.x, SET v = 1, @@x = 2) or a scope, read with comments blanked, since
 # MariaDB runs SET/**/GLOBAL; and a CALL, whose procedure's body is not read here.
 @lru_cache(maxsize=None)
-def _mysql_body_state() -> re.Pattern:
+def _mysql_body_state() -> re.Pattern[str]:
     return re.compile(r"\bset\b[^;]*?(?:@|\b(?:global|session|local|persist|persist_only)\b)|:=|\binto\s*@"
                       r"|\bcall\b", re.IGNORECASE)
 
@@ -530,7 +538,7 @@ _MYSQL_QUOTED = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\"|`(?:
 class MySQLPolicy:
     refused: dict[str, str] = field(default_factory=lambda: dict(MYSQL_DENIED_FUNCTIONS))
 
-    def add_stored(self, rows, views=()) -> None:
+    def add_stored(self, rows: CatalogueRows, views: CatalogueRows = ()) -> None:
         """Stored functions (MYSQL_CATALOGUE_SQL rows) and views (MYSQL_VIEWS_SQL rows):
         refused for what they declare, then for what their bodies use, until nothing more is
         refused (a view over a function over a view …)."""
@@ -561,7 +569,7 @@ class MySQLPolicy:
                     self.refused[name] = f"the {what} {schema}.{name} uses {hit[0].upper()} ({why})"
                     changed = True
 
-    def add_udfs(self, rows) -> None:
+    def add_udfs(self, rows: CatalogueRows) -> None:
         for (name,) in rows:
             self.refused.setdefault(name, "it is a loadable (UDF) function of the server, which "
                                           "runs native code outside the transaction")
@@ -609,7 +617,7 @@ _BLOB_BUILDERS = {"zeroblob", "randomblob", "space", "array_fill", "list_repeat"
 _FORMATTERS = {"printf", "format"}
 
 
-def _constant(node) -> float | None:
+def _constant(node: exp.Expr | None) -> float | None:
     """The value of a constant numeric expression (literals and + - * /, ^), else None."""
     from sqlglot import exp
 
@@ -642,7 +650,7 @@ def _constant(node) -> float | None:
     return None
 
 
-def built_size(node) -> float:
+def built_size(node: exp.Expr) -> float:
     """A lower bound on the bytes ``node`` builds (0 when it cannot tell)."""
     from sqlglot import exp
 
@@ -685,7 +693,7 @@ _PRINTF_SPEC = r"%(%|[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?(?:hh|h|ll|l|L|q|j|z|t)?([a
 _FMT_NESTED = r"\{[^{}]*:[^{}]*\{[^{}]*\}[^{}]*\}"
 
 
-def width_from_data(node) -> bool:
+def width_from_data(node: exp.Expr) -> bool:
     """Whether a printf/format call takes a width or precision from an argument that is not
     a constant (``printf('%.*c', n, 'x')``): it can build a value of any size, and SQLite and
     DuckDB build it in one step that neither the time limit nor the byte cap reaches
@@ -714,11 +722,12 @@ def width_from_data(node) -> bool:
     return False
 
 
-def check_built_sizes(tree, max_bytes: int) -> None:
+def check_built_sizes(tree: exp.Expr, max_bytes: int) -> None:
     """Refuse a statement with an expression that certainly builds more than ``max_bytes``,
     or whose size only the data decides in a step no limit reaches (see width_from_data)."""
     from sqlglot import exp
 
+    node: exp.Expr  # (the loops below find different kinds)
     for node in tree.find_all(exp.Format, exp.Anonymous):
         if width_from_data(node):
             shown = node.sql()

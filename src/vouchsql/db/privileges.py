@@ -25,8 +25,12 @@ nothing here applies to them.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:  # sqlalchemy is imported only for a server database
+    from sqlalchemy.engine import Connection, Engine
 
 DOCS = "docs/security.md#least-privilege"
 
@@ -110,7 +114,7 @@ def _build(engine: str, role: str, powers: list[str], can_write: bool, can_reach
                       summary=_describe(f"the role {role}", powers, can_write, can_reach_server))
 
 
-def read_role_powers(engine, dialect: str) -> RolePowers | None:
+def read_role_powers(engine: Engine, dialect: str) -> RolePowers | None:
     """The powers of the role ``engine`` (a SQLAlchemy engine) connects as, or ``None`` for a
     dialect Vouch cannot read them from. Runs only Vouch's own catalogue queries, in a
     transaction that is rolled back."""
@@ -120,7 +124,7 @@ def read_role_powers(engine, dialect: str) -> RolePowers | None:
         return _postgresql(conn) if dialect == "postgresql" else _mysql(conn, dialect)
 
 
-def _postgresql(conn) -> RolePowers:
+def _postgresql(conn: Connection) -> RolePowers:
     from sqlalchemy import text
 
     rows = conn.execute(text(_PG_QUERY), {"special": [*_PG_SERVER_ROLES, *_PG_WRITE_ROLES]}).mappings().all()
@@ -155,7 +159,7 @@ def _postgresql(conn) -> RolePowers:
     return _build("postgresql", role, server + write, bool(write) or "superuser" in server, bool(server))
 
 
-def _mysql(conn, dialect: str) -> RolePowers:
+def _mysql(conn: Connection, dialect: str) -> RolePowers:
     account = str(conn.exec_driver_sql("SELECT CURRENT_USER()").scalar())
     lines = _grant_lines(conn, "CURRENT_USER()")
     by_object: dict[str, list[str]] = {}
@@ -180,7 +184,7 @@ def _mysql(conn, dialect: str) -> RolePowers:
     return _build(dialect, account, powers, can_write, can_reach_server)
 
 
-def _grant_lines(conn, first: str) -> list[str]:
+def _grant_lines(conn: Connection, first: str) -> list[str]:
     """The GRANT lines of ``first`` and of every role granted to it, roles of roles included."""
     lines: list[str] = []
     todo, seen = [first], {first}
@@ -198,6 +202,7 @@ def _grant_lines(conn, first: str) -> list[str]:
 def _split_privileges(text: str) -> list[str]:
     """``SELECT, UPDATE (`a`, `b`), INSERT`` → ``["SELECT", "UPDATE", "INSERT"]``: column lists
     dropped, since a write to one column is a write."""
+    word: list[str]
     out, depth, word = [], 0, []
     for ch in text + ",":
         if ch == "(":

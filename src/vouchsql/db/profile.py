@@ -19,20 +19,33 @@ import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, NamedTuple, Sequence, TypeVar, cast
 
 from pydantic import BaseModel, Field, PrivateAttr
 
 from ..errors import VouchError
 from ..words import singular
 from .catalog import TableInfo
-from .figures import (SAMPLE_ROWS_SHOWN, STAND_IN_SHARE, TOP_VALUES, ColumnProfile, ForeignKey,  # noqa: F401
-                      StandIn, TableProfile, _is_numeric)
+from .figures import SAMPLE_ROWS_SHOWN as SAMPLE_ROWS_SHOWN  # re-exported: other modules import these from here
+from .figures import STAND_IN_SHARE as STAND_IN_SHARE
+from .figures import TOP_VALUES as TOP_VALUES
+from .figures import ColumnProfile as ColumnProfile
+from .figures import ForeignKey as ForeignKey
+from .figures import StandIn as StandIn
+from .figures import TableProfile as TableProfile
+from .figures import _is_numeric as _is_numeric
 from .measure import measure_table
 from .shared import is_shared, keyed_on
 
 if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
     from .base import Database
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+# ``progress(done, total, table)``: told of each table a whole profile measures.
+Progress = Callable[[int, int, str], object]
 
 PROFILE_FORMAT = 4  # 4: a 0 is a stand-in only where the column cannot mean 0; 3: join overlap by the join comparison
 class JoinPair(BaseModel):
@@ -79,14 +92,14 @@ class Profile(BaseModel):
     _store: "_Store | None" = PrivateAttr(default=None)
     _index: "dict[str, list[int]] | None" = PrivateAttr(default=None)
     _index_size: int = PrivateAttr(default=-1)
-    _memo: dict = PrivateAttr(default_factory=dict)
+    _memo: dict[Hashable, Any] = PrivateAttr(default_factory=dict)
 
     def _repr_html_(self) -> str:  # Jupyter (display.py)
         from ..display import profile_html
 
         return profile_html(self)
 
-    def __rich_console__(self, console, options):  # rich's REPL: what `vouch profile` prints
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:  # rich's REPL: what `vouch profile` prints
         from ..display import rich_lines
         from ..render import print_profile
 
@@ -129,29 +142,29 @@ class Profile(BaseModel):
         """Whether the catalogue lists ``name`` (no figures are measured)."""
         return self._find(name) is not None
 
-    def memo(self, key, build):
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
         """A value derived from the catalogue alone (names, columns, keys), built once per
         database and shared by every profile of it: indexes over thousands of tables."""
         box = self._store.memo if self._store is not None else self._memo
         if key not in box:
             with quiet_gc():
                 box[key] = build()
-        return box[key]
+        return cast(T, box[key])  # what ``build`` made for this key
 
-    def data_memo(self, key, build):
+    def data_memo(self, key: Hashable, build: Callable[[], T]) -> T:
         """A value read from the rows (a column's distinct values), built once per connection
         and never shared with another: a connection opened after a write sees the write, as
         a fresh process does. (:meth:`memo` is for what the catalogue alone decides.)"""
         box = self._store.data_memo if self._store is not None else self._memo
         if key not in box:
             box[key] = build()
-        return box[key]
+        return cast(T, box[key])  # what ``build`` made for this key
 
     def column_owners(self) -> dict[str, list[str]]:
         """Every column name of the catalogue as spelled, with the tables (bare names, in the
         catalogue's order) that have a column of that name: an index over all names then reads
         a warehouse's distinct column names, not each of its hundreds of thousands of columns."""
-        def build():
+        def build() -> dict[str, list[str]]:
             owners: dict[str, list[str]] = {}
             for t in self.tables:
                 for c in t.columns:
@@ -189,6 +202,7 @@ class Profile(BaseModel):
         if len(tp.primary_key) == 1 and tp.primary_key[0].lower() == column.lower():
             return True
         tp = self.table(table)
+        assert tp is not None  # listed (found above), so measured
         cp = tp.column(column)
         if cp is None or cp.distinct_estimated or tp.sampled or not tp.row_count:
             return False
@@ -256,7 +270,7 @@ class Profile(BaseModel):
 
 # -- building ----------------------------------------------------------------------------
 
-def build_profile(db: Database, *, refresh: bool = False, progress=None) -> Profile:
+def build_profile(db: Database, *, refresh: bool = False, progress: Progress | None = None) -> Profile:
     """Every table of ``db`` measured, and every candidate join pair: what ``vouch profile``
     shows. ``progress(done, total, table)`` is called before each table."""
     return _store(db).full(refresh=refresh, progress=progress)
@@ -276,10 +290,10 @@ def _join_candidates(schema: list[TableInfo]) -> list[JoinCandidate]:
     like another table's primary key (``AlbumId`` → ``Album.AlbumId``) or ``<table>_id`` →
     that table's ``id``. Tables are named by their qualified key (``schema.table`` outside
     the default schema)."""
-    seen: set[frozenset] = set()
+    seen: set[frozenset[tuple[str, str]]] = set()
     out: list[JoinCandidate] = []
 
-    def add(a, b, source):
+    def add(a: tuple[str, str], b: tuple[str, str], source: str) -> None:
         key = frozenset({(a[0].lower(), a[1].lower()), (b[0].lower(), b[1].lower())})
         if len(key) == 2 and key not in seen:
             seen.add(key)
@@ -299,6 +313,7 @@ def _join_candidates(schema: list[TableInfo]) -> list[JoinCandidate]:
     pk_owner = {k: v for k, v in pk_owner.items() if len(v) <= MAX_KEY_NAME_OWNERS}
     # ``customer_id`` names the customers table of its own schema, else the default schema's.
     by_singular: dict[tuple[str | None, str], TableInfo] = {}
+    owner: TableInfo | None
     for t in schema:
         by_singular[(t.schema, singular(t.name))] = t
     for t in schema:
@@ -339,6 +354,7 @@ def key_overlap(db: Database, tables: "Profile | dict[str, TableProfile]", lt: s
         col = tp.column(c) if tp is not None and not tp.error else None
         if col is None:
             return None
+        assert tp is not None  # (col is None otherwise)
         names.append((tp.qualified, col.name))  # the database's own spelling, for quoting
         if tp.sampled:
             estimated = True
@@ -388,7 +404,7 @@ class _Catalogue:
         self._positions: dict[str, list[int]] | None = None
         self._candidates: list[JoinCandidate] | None = None
         self._by_table: dict[str, list[JoinCandidate]] | None = None
-        self.memo: dict = {}
+        self.memo: dict[Hashable, Any] = {}
 
     def positions(self) -> dict[str, list[int]]:
         if self._positions is None:
@@ -416,7 +432,7 @@ class _Catalogue:
         return self._by_table
 
 
-_CATALOGUES: "OrderedDict[int, tuple[list, _Catalogue]]" = OrderedDict()
+_CATALOGUES: "OrderedDict[tuple[Any, ...], tuple[list[TableInfo], _Catalogue]]" = OrderedDict()
 
 
 class _Store:
@@ -425,7 +441,7 @@ class _Store:
     identity (:meth:`Database.table_identity`), so a change to one table re-measures only it
     where the engine can tell, and a 2,000-table database costs only the tables queries use."""
 
-    def __deepcopy__(self, memo) -> "_Store":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "_Store":
         # A copied profile measures through the same database: the store is not data.
         return self
 
@@ -442,7 +458,7 @@ class _Store:
         self.memo = self.catalogue.memo  # Profile.memo's indexes over the catalogue
         # Profile.data_memo's: what was read from the rows. Never shared with other
         # connections, so a new connection sees the data as it is now (issue 28).
-        self.data_memo: dict = {}
+        self.data_memo: dict[Hashable, Any] = {}
         self._measured: dict[str, TableProfile] = {}
         self._pairs: dict[JoinCandidate, JoinPair | None] = {}
         self._probe: Profile | None = None
@@ -504,6 +520,7 @@ class _Store:
         ends = [self.infos.get(cand.left_table.lower()), self.infos.get(cand.right_table.lower())]
         key = None
         if all(ends):
+            assert ends[0] is not None and ends[1] is not None  # (all() says so)
             key = "|".join([self._table_key(ends[0]), self._table_key(ends[1]), *cand])
         path = self._path("j", key) if key else None
         pair = None
@@ -518,7 +535,7 @@ class _Store:
         return pair
 
     # -- profiles ---------------------------------------------------------------------
-    def full(self, refresh: bool = False, progress=None) -> Profile:
+    def full(self, refresh: bool = False, progress: Progress | None = None) -> Profile:
         start = time.perf_counter()
         if refresh:  # measure every table again (and overwrite its cache entry), once
             self._measured.clear()
@@ -529,19 +546,19 @@ class _Store:
         finally:
             self.refresh = keep
 
-    def _full(self, start: float, progress) -> Profile:
+    def _full(self, start: float, progress: Progress | None) -> Profile:
         keys = list(self.infos)
-        tables = []
+        tables: list[TableProfile] = []
         for i, k in enumerate(keys):
             if progress is not None:
                 progress(i, len(keys), self.infos[k].qualified)
-            tables.append(self.measured(k))
+            tables.append(cast(TableProfile, self.measured(k)))  # a listed key: measured, never None
         if progress is not None:
             progress(len(keys), len(keys), "")
         pairs = [self.pair(c) for c in self.candidates()]
         return self._profile(tables, [p for p in pairs if p is not None], start)
 
-    def scoped(self, names) -> Profile:
+    def scoped(self, names: Iterable[str]) -> Profile:
         """The tables ``names`` name and their join neighbours measured, every other table
         listed from the catalogue; the candidate pairs among the measured tables measured."""
         start = time.perf_counter()
@@ -554,7 +571,8 @@ class _Store:
             if t is not None:
                 reads.add(t.qualified.lower())
         scope = reads | self.neighbours(reads)
-        tables = [self.measured(k) if k in scope else stub for k, stub in zip(self.infos, self.stubs())]
+        tables = [cast(TableProfile, self.measured(k)) if k in scope else stub  # a listed key: never None
+                  for k, stub in zip(self.infos, self.stubs())]
         pairs = [self.pair(c) for c in self.candidates()
                  if c.left_table.lower() in scope and c.right_table.lower() in scope
                  and (c.left_table.lower() in reads or c.right_table.lower() in reads)]
@@ -575,7 +593,7 @@ class _Store:
         knobs = self._knobs()
         return f"{PROFILE_FORMAT}|{self.db.table_identity(info)}|{info.qualified}|{info.is_view}|{shape}|{keys}|{knobs}"
 
-    def _knobs(self) -> list:
+    def _knobs(self) -> list[Any]:
         """Every setting that changes a table's figures."""
         return [getattr(self.db.config, k, None) for k in ("sample_threshold", "sample_rows", "scan_threshold",
                                                            "profile_statements")]
@@ -586,7 +604,7 @@ class _Store:
 
 
 @contextmanager
-def quiet_gc():
+def quiet_gc() -> Iterator[None]:
     """No cyclic garbage collection while a catalogue's objects are made: they all live on,
     and a 20,000-table catalogue (160,000 objects) otherwise triggers collections that scan
     every live object again and again (3.6 s of stubs became 0.6 s). Nothing is collected
@@ -600,7 +618,7 @@ def quiet_gc():
             gc.enable()
 
 
-def _positions(tables) -> dict[str, list[int]]:
+def _positions(tables: Sequence[TableInfo | TableProfile]) -> dict[str, list[int]]:
     """Where each table sits in ``tables``, by qualified key and (outside the default schema)
     by bare name after a NUL."""
     index: dict[str, list[int]] = {}
@@ -624,14 +642,14 @@ def _stub(info: TableInfo) -> TableProfile:
                       comment=info.comment, measured=False)
 
 
-_TEMPLATES: dict = {}
+_TEMPLATES: dict[type[BaseModel], tuple[dict[str, Any], tuple[tuple[str, Callable[..., Any]], ...]]] = {}
 # pydantic keeps these three in slots of BaseModel: their descriptors set them directly.
 _SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
 _SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
-def _construct(model, **given):
+def _construct(model: type[M], **given: Any) -> M:
     """``model.model_construct(**given)``, its defaults read from the fields once (mutable
     defaults fresh each time): what model_construct does, without its per-call overhead."""
     spec = _TEMPLATES.get(model)
@@ -652,7 +670,7 @@ def _construct(model, **given):
     return obj
 
 
-def _read(path: Path, model):
+def _read(path: Path, model: type[M]) -> M | None:
     try:
         return model.model_validate_json(path.read_bytes())
     except (OSError, ValueError):
@@ -682,14 +700,14 @@ def catalogue(db: Database) -> Profile:
     return store._profile(store.stubs(), [], time.perf_counter())
 
 
-def profile_for(db: Database, tables) -> Profile:
+def profile_for(db: Database, tables: Iterable[str]) -> Profile:
     """The profile a query over ``tables`` needs: those tables and their join neighbours
     measured (see :meth:`_Store.scoped`)."""
     return _store(db).scoped(tables)
 
 
 @contextmanager
-def patched_profile(db: Database):
+def patched_profile(db: Database) -> Iterator[Profile]:
     """The whole profile, for figures changed by hand for the length of the block (the
     planted-errors harness records a stand-in code that is not in the data): every profile
     made in the block, the checks' included, sees the change; after it, the measured figures

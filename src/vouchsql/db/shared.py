@@ -14,35 +14,41 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Hashable, TypeVar
+
+if TYPE_CHECKING:
+    from .catalog import TableInfo
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 KEEP = 4  # catalogues kept: a server's few databases, not a history of one
 
 _LOCK = threading.Lock()
-_SCHEMAS: "OrderedDict[str, list]" = OrderedDict()
+_SCHEMAS: "OrderedDict[str, list[TableInfo]]" = OrderedDict()
 
 
-def shared_schema(key: str, read: Callable[[], list]) -> list:
+def shared_schema(key: str, read: Callable[[], list[TableInfo]]) -> list[TableInfo]:
     """The catalogue ``read()`` returns, read once per ``key`` (the database's identity and
     whatever settings change what is read) and then handed to every caller with that key.
     Callers must not change the list or its tables."""
     return _kept(_SCHEMAS, key, read)
 
 
-def is_shared(tables: list) -> bool:
+def is_shared(tables: list[TableInfo]) -> bool:
     """Whether ``tables`` is a catalogue :func:`shared_schema` hands out."""
     with _LOCK:
         return any(kept is tables for kept in _SCHEMAS.values())
 
 
-def keyed_on(source: list, extra: tuple, build: Callable[[], T], cache: "OrderedDict[tuple, tuple[list, T]]") -> T:
+def keyed_on(source: list[TableInfo], extra: tuple[Any, ...], build: Callable[[], T],
+             cache: "OrderedDict[tuple[Any, ...], tuple[list[TableInfo], T]]") -> T:
     """``build()``, once per ``source`` list object and ``extra`` key, in ``cache`` (at most
     ``KEEP`` entries). An entry keeps its list alive, so no other list has its id meanwhile."""
     return _kept(cache, (id(source), *extra), lambda: (source, build()))[1]
 
 
-def _kept(cache: OrderedDict, key, build: Callable):
+def _kept(cache: "OrderedDict[K, V]", key: K, build: Callable[[], V]) -> V:
     """``cache[key]``, built if absent (outside the lock: two first callers of one key both
     build, one is kept), the oldest entries dropped past ``KEEP``."""
     with _LOCK:

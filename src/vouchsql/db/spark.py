@@ -57,11 +57,15 @@ import time
 import urllib.parse
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, SQLRejected, UserInputError, VouchError
 from ..settings import Config
 from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
 from .policy import forbidden, words
+
+if TYPE_CHECKING:
+    from .stats import TableStatistics
 
 LOCAL_SCHEME = "spark-local"
 CONNECT_SCHEME = "sc"
@@ -112,7 +116,7 @@ CACHED_SAMPLES = 4
 _ANALYZED = "== Analyzed Logical Plan =="
 
 
-def _import_pyspark():
+def _import_pyspark() -> Any:  # pyspark's SparkSession class (typed Any: pyspark is optional)
     try:
         import pyspark  # noqa: F401
         from pyspark.sql import SparkSession
@@ -122,7 +126,7 @@ def _import_pyspark():
     return SparkSession
 
 
-def parse_target(target: str) -> dict:
+def parse_target(target: str) -> dict[str, Any]:
     """``{"kind": "connect"|"local", "url": …, "folder": …, "database": …}`` from a target."""
     scheme, _, rest = target.partition("://")
     scheme = scheme.lower()
@@ -140,7 +144,7 @@ def parse_target(target: str) -> dict:
         return {"kind": "connect", "url": url, "folder": None, "database": database}
     if scheme == LOCAL_SCHEME:
         parsed = urllib.parse.urlsplit("x://" + rest)
-        query = urllib.parse.parse_qs(parsed.query)
+        query: Mapping[str, Sequence[str | None]] = urllib.parse.parse_qs(parsed.query)
         unknown = set(query) - {"database"}
         if unknown:
             raise UserInputError(f"{target}: unknown parameter {sorted(unknown)[0]!r}; "
@@ -175,7 +179,7 @@ class SparkDatabase(Database):
     engine = "spark"
     dialect = "spark"
 
-    def __init__(self, target: str, config: Config, *, session=None) -> None:
+    def __init__(self, target: str, config: Config, *, session: Any = None) -> None:
         SparkSession = _import_pyspark()
         spec = parse_target(target)
         shown = spec["url"] or target
@@ -322,7 +326,7 @@ class SparkDatabase(Database):
 
     def _analyzed_plan(self, wrapped: str) -> str:
         """Spark's analyzed logical plan of the wrapped query, as text (no job runs)."""
-        text = self._spark.sql("EXPLAIN EXTENDED " + wrapped).collect()[0][0]
+        text: str = self._spark.sql("EXPLAIN EXTENDED " + wrapped).collect()[0][0]
         start = text.find(_ANALYZED)
         if start < 0:
             raise ExecutionError(f"Spark error: {_first_line(Exception(text))}")
@@ -412,7 +416,7 @@ class SparkDatabase(Database):
             raise QueryTimeout(_timeout_message(timeout))
         return Fetch(columns, rows, truncated)
 
-    def _checked_frame(self, wrapped: str):
+    def _checked_frame(self, wrapped: str) -> Any:  # a DataFrame, local or Spark Connect's
         """The wrapped query as a DataFrame whose analyzed plan passed :meth:`check_plan`.
 
         A local session analyses ``spark.sql()`` of a query at once (it runs nothing) and
@@ -425,7 +429,7 @@ class SparkDatabase(Database):
         self.check_plan(df._jdf.queryExecution().analyzed().toString())
         return df
 
-    def _fetch(self, df, max_rows: int, max_bytes: int, deadline: float) -> tuple[list[tuple], str | None]:
+    def _fetch(self, df: Any, max_rows: int, max_bytes: int, deadline: float) -> tuple[list[tuple[Any, ...]], str | None]:
         """At most ``max_rows`` rows of ``df`` (the wrapper's LIMIT already stops Spark one
         row past them) holding at most about ``max_bytes`` bytes.
 
@@ -451,7 +455,7 @@ class SparkDatabase(Database):
         rows_iter = iter(self._cut(df, fields, variable, share).toLocalIterator())
         cut = False
 
-        def fetchmany(n: int) -> list:
+        def fetchmany(n: int) -> list[tuple[Any, ...]]:
             nonlocal cut
             batch = [tuple(r) for r in itertools.islice(rows_iter, n)]
             for i, row in enumerate(batch):
@@ -472,7 +476,7 @@ class SparkDatabase(Database):
         return rows, truncated or ("cell" if cut else None)
 
     @staticmethod
-    def _cut(df, fields, variable: list[int], share: int):
+    def _cut(df: Any, fields: Any, variable: list[int], share: int) -> Any:
         """``df`` with each text and binary column cut by Spark to ``share`` characters or
         bytes plus one (so that a cut shows). SQL expressions (``selectExpr``), not
         ``pyspark.sql.functions``, so that the same code serves a local and a Spark Connect
@@ -591,7 +595,7 @@ class SparkDatabase(Database):
                 out[name] = (r[1] or "").strip()
         return out
 
-    def table_statistics(self, info: TableInfo):
+    def table_statistics(self, info: TableInfo) -> TableStatistics | None:
         """The row count of ``ANALYZE TABLE … COMPUTE STATISTICS`` where it was run (the
         ``Statistics`` line of ``DESCRIBE TABLE EXTENDED``): an estimate, since Spark keeps
         no count of the rows written since. Its column statistics (``FOR COLUMNS``: min, max,
@@ -622,7 +626,7 @@ class SparkDatabase(Database):
         wanted = self.config.schemas
         here = self.default_schema
         if not wanted:
-            return [here]
+            return [cast(str, here)]  # (the session's current database, read when opened)
         known = self._database_names()
         if wanted == ("*",):
             return sorted(known, key=lambda d: (d != here, d))
@@ -709,7 +713,7 @@ def _apply_keys(info: TableInfo, props: dict[str, str]) -> None:
     names = {c.name.lower(): c.name for c in info.columns}
     pk = [names.get(c.strip().lower()) for c in (props.get("vouch.primary_key") or "").split(",") if c.strip()]
     if pk and all(pk):
-        info.primary_key = pk
+        info.primary_key = cast("list[str]", pk)  # (all() found no None)
     for part in filter(None, (props.get("vouch.foreign_keys") or "").split(";")):
         m = re.fullmatch(r"\s*([^>]+?)\s*->\s*([^()]+?)\s*\(([^)]*)\)\s*", part)
         if not m:
@@ -721,14 +725,14 @@ def _apply_keys(info: TableInfo, props: dict[str, str]) -> None:
             continue
         if "." not in ref and info.schema:
             ref = f"{info.schema}.{ref}"  # a key within the table's own database
-        info.foreign_keys.append(ForeignKeyInfo(cols, ref, ref_cols))
+        info.foreign_keys.append(ForeignKeyInfo(cast("list[str]", cols), ref, ref_cols))  # (all() above)
 
 
-def _pager(rows: list[tuple]):
+def _pager(rows: list[tuple[Any, ...]]) -> Callable[[int], list[tuple[Any, ...]]]:
     """``fetchmany`` over rows already in hand."""
     it = iter(rows)
 
-    def fetchmany(n: int) -> list:
+    def fetchmany(n: int) -> list[tuple[Any, ...]]:
         return list(itertools.islice(it, n))
 
     return fetchmany
@@ -760,7 +764,7 @@ def _spark_errors() -> tuple[type[BaseException], ...]:
 _LOCAL_LOCK = threading.Lock()
 
 
-def _local_session(SparkSession):
+def _local_session(SparkSession: Any) -> Any:
     """The process's local Spark session: the active one, or a new ``local[*]`` one without
     the web UI (``vouch`` must not open ports of its own) and with small shuffles."""
     with _LOCAL_LOCK:

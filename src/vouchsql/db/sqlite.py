@@ -13,11 +13,15 @@ import sqlite3
 import time
 import urllib.parse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, UserInputError
 from ..settings import Config
-from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
+from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded, timeout_message
 from .shared import shared_schema
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 # A number in [0, 1) that a multiplicative hash (Knuth's) of the integer i decides: where a
@@ -41,7 +45,7 @@ _MIN_LENGTH_LIMIT = 1_000_000
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE}
 
 
-def _authorizer(action: int, arg1, arg2, _db, _trigger) -> int:
+def _authorizer(action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
     if action in _ALLOWED:
         return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_FUNCTION:
@@ -79,7 +83,7 @@ class SQLiteDatabase(Database):
     dialect = "sqlite"
     default_schema = "main"  # the file itself; attached databases are refused
 
-    def __init__(self, path: str | os.PathLike, config: Config) -> None:
+    def __init__(self, path: str | os.PathLike[str], config: Config) -> None:
         self.path = Path(path).expanduser().resolve()
         check_sqlite_file(self.path)
         super().__init__(str(self.path), config)
@@ -125,9 +129,11 @@ class SQLiteDatabase(Database):
             columns = [d[0] for d in cur.description or []]
             rows, truncated = fetch_bounded(cur.fetchmany, max_rows, max_bytes, deadline)
         except QueryTimeout:
-            raise QueryTimeout(_timeout_message(timeout)) from None
+            raise self._stopped(timeout) from None
         except sqlite3.OperationalError as exc:
-            raise _translate(exc, time.monotonic() > deadline, timeout) from None
+            err = _translate(exc, time.monotonic() > deadline, timeout)
+            # an interrupt is this query's time limit, or cancel() of the call it belongs to
+            raise (self._stopped(timeout) if isinstance(err, QueryTimeout) else err) from None
         except sqlite3.DataError as exc:
             raise _translate(exc, False, timeout, max_bytes) from None
         except sqlite3.DatabaseError as exc:
@@ -163,7 +169,7 @@ class SQLiteDatabase(Database):
                 f"WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < {int(n)}) "
                 f"SELECT {int(lo)} + CAST((i + {JITTER_SQL}) * {step!r} AS INTEGER) FROM s))")
 
-    def as_engine_reads(self, tree, sql: str):
+    def as_engine_reads(self, tree: exp.Expression, sql: str) -> exp.Expression:
         """SQLite reads a double-quoted name that is no column as a string (its documented
         fallback, which Spider-style SQL relies on: ``WHERE country = "France"``); the parser
         reads an identifier. Such names become string literals here, so the checks that read
@@ -242,12 +248,12 @@ class SQLiteDatabase(Database):
             tables.append(TableInfo(name, columns, pk, list(fks.values()), is_view=(kind == "view")))
         return tables
 
-    def _catalogue(self) -> tuple[dict[str, list[tuple]], dict[str, list[tuple]]]:
+    def _catalogue(self) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, list[tuple[Any, ...]]]]:
         """Every table's columns and foreign keys in two statements, through the pragma_*
         table-valued functions: two PRAGMAs per table cost 4.5 s on 20,000 tables, these
         0.5 s CPU (foreign keys read only where declared). (The authorizer lets the
         functions' set-up read go on; see _authorizer.)"""
-        cols: dict[str, list[tuple]] = {}
+        cols: dict[str, list[tuple[Any, ...]]] = {}
         # Each row as PRAGMA table_info gives it, the table's name after it (a row is kept
         # as it comes: 140,000 of them).
         for row in self._conn.execute(
@@ -255,7 +261,7 @@ class SQLiteDatabase(Database):
                 "FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
                 "WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid"):
             cols.setdefault(row[6], []).append(row)
-        fks: dict[str, list[tuple]] = {}
+        fks: dict[str, list[tuple[Any, ...]]] = {}
         # A foreign key is declared with REFERENCES in the table's CREATE statement (ALTER
         # TABLE … ADD COLUMN rewrites that statement too), so only such tables are asked.
         for name, *row in self._conn.execute(
@@ -269,21 +275,16 @@ class SQLiteDatabase(Database):
         cols = self._pragma("table_info", table)
         return [c[1] for c in sorted((c for c in cols if c[5]), key=lambda c: c[5])]
 
-    def _pragma(self, pragma: str, table: str) -> list[tuple]:
+    def _pragma(self, pragma: str, table: str) -> list[tuple[Any, ...]]:
         # Only schema-reading pragmas from _READ_PRAGMAS get here; the name is quoted.
         return self._conn.execute(f"PRAGMA {pragma}({self.quote(table)})").fetchall()
-
-
-def _timeout_message(timeout: float) -> str:
-    return (f"the query ran past the {timeout:g} s time limit and was stopped "
-            f"(raise it with --timeout or VOUCH_TIMEOUT)")
 
 
 def _translate(exc: sqlite3.DatabaseError, timed_out: bool, timeout: float,
                max_bytes: int | None = None) -> Exception:
     text = str(exc)
     if timed_out or text == "interrupted":
-        return QueryTimeout(_timeout_message(timeout))
+        return QueryTimeout(timeout_message(timeout))
     if "too big" in text:
         limit = f"{max_bytes:,} bytes" if max_bytes else "the byte cap"
         return ExecutionError(f"SQLite stopped the query: it built a value larger than max_result_bytes "

@@ -87,7 +87,7 @@ _PAGE = 8192
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def _json(text: str | None) -> list:
+def _json(text: str | None) -> list[Any]:
     # Decimals, so that 1.10 stays the numeric it was until jsonable decides its form.
     return json.loads(text, parse_float=decimal.Decimal, parse_int=decimal.Decimal) if text else []
 
@@ -119,7 +119,7 @@ def postgres_sql(table_sql: str) -> str:
         f"WHERE c.oid = {regclass}")
 
 
-def postgres_statistics(rows: list[tuple]) -> TableStatistics | None:
+def postgres_statistics(rows: list[tuple[Any, ...]]) -> TableStatistics | None:
     """The statistics from :func:`postgres_sql`'s rows (None for a view or an unknown table)."""
     if not rows or rows[0][3] not in ("r", "m"):
         return None
@@ -130,7 +130,7 @@ def postgres_statistics(rows: list[tuple]) -> TableStatistics | None:
         if name is None or null_frac is None or category not in _PG_CATEGORIES or type_oid == _PG_MONEY:
             continue
 
-        def value(v, numeric=category == "N", floating=type_oid in _PG_FLOATS):
+        def value(v: Any, numeric: bool = category == "N", floating: bool = type_oid in _PG_FLOATS) -> Any:
             # As the profile's own queries return them: a numeric as an int when whole, a
             # float8 as a float, NaN and infinities as floats (jsonable makes them text).
             if not numeric:

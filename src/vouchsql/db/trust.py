@@ -29,10 +29,14 @@ function called directly, but a view runs its definer's functions for anyone who
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, cast
 
 from pydantic import BaseModel, Field
 
 from .policy import PG_SECRET_RELATIONS, words
+
+if TYPE_CHECKING:  # sqlalchemy is imported only for a server database
+    from sqlalchemy.engine import Connection
 
 DOCS = "docs/security.md#code-the-database-holds"
 
@@ -199,7 +203,7 @@ def _is_trusted(held: HeldCode, trusted: list[str]) -> bool:
     return held.name in trusted
 
 
-def match_trusted(found: list[HeldCode], names) -> list[str]:
+def match_trusted(found: list[HeldCode], names: Iterable[str] | None) -> list[str]:
     """The names of ``found`` that ``names`` (the trusted_objects setting) covers: ``*``
     covers all; a name matches case-insensitively, ``extension:NAME`` an extension."""
     wanted = {n.strip().lower() for n in (names or ()) if n.strip()}
@@ -228,11 +232,11 @@ class _Fn:
     unchecked: bool = False  # reached where the engine checks no EXECUTE
 
 
-def postgresql_report(conn, role: str, refused: set[str], refused_views: set[str]) -> TrustReport:
+def postgresql_report(conn: Connection, role: str, refused: set[str], refused_views: set[str]) -> TrustReport:
     """The trust report for ``role`` (the role queries run as) on a PostgreSQL connection.
     ``refused`` and ``refused_views``: the names the statement policy refuses (built-in
     functions and views), whose use by implicit code is not proven free of side effects."""
-    version = int(conn.exec_driver_sql("SHOW server_version_num").scalar())
+    version = int(cast(str, conn.exec_driver_sql("SHOW server_version_num").scalar()))  # SHOW: text
     body = _PG_BODY_14 if version >= 140000 else "p.prosrc"
     params = {"role": role}
     fns = [_Fn(*row) for row in conn.exec_driver_sql(PG_FUNCTIONS_SQL.format(body=body), params).fetchall()]
@@ -350,7 +354,7 @@ MY_VIEWS_SQL = (
     "WHERE TABLE_SCHEMA NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema') ORDER BY 1, 2")
 
 
-def mysql_report(conn, refused: set[str], engine: str = "mariadb") -> TrustReport:
+def mysql_report(conn: Connection, refused: set[str], engine: str = "mariadb") -> TrustReport:
     """The trust report for the connecting account on MariaDB/MySQL. Every stored function
     the account can see is code to review (a body may ``SET`` a global or ``CALL`` a
     procedure in forms no scan follows; definer functions run with their definer's powers);

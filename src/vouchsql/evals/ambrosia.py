@@ -28,14 +28,22 @@ import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import UserInputError
 from . import metrics as M
 from .choice_methods import RUNNERS, Context, second_answer
-from .progress import NoProgress
+from .progress import NoProgress, ProgressSink
 from .reference_match import match_reference, tie_context
-from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci
+from .report import Item, Report, Section, Table, Text, fmt, manifest_section, pct_ci
 from .runs import build_manifest, finish_run, load_records, read_manifest, run_items
+
+if TYPE_CHECKING:
+    from ..answer import Result
+    from ..db import Database
+    from ..llm import Model
+    from ..settings import Config
+    from .reference_match import TieContext
 
 HARNESS = "choices_ambrosia"
 ONE_TABLE = " Show them in one table."
@@ -48,12 +56,12 @@ class AmbrosiaItem:
     db: Path
     question: str
     ambiguous: bool
-    interpretations: list[dict] = field(default_factory=list)  # {"text": str | None, "sql": str}
+    interpretations: list[dict[str, Any]] = field(default_factory=list)  # {"text": str | None, "sql": str}
     ambig_type: str | None = None
     split: str | None = None
 
 
-def _truth(value) -> bool:
+def _truth(value: Any) -> bool:
     return value is True or str(value).strip().lower() in ("true", "1", "yes")
 
 
@@ -109,7 +117,7 @@ def _from_csv(path: Path, split: str | None, root: Path) -> list[AmbrosiaItem]:
             for key in ("question", "ambig_question"):
                 if r.get(key) and not r[key].endswith(ONE_TABLE):
                     r[key] += ONE_TABLE
-    unambiguous_of: dict[tuple[str, str], list[dict]] = {}
+    unambiguous_of: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
         if not _truth(r["is_ambiguous"]) and r.get("ambig_question") and r["ambig_question"] != r["question"]:
             unambiguous_of.setdefault((r["ambig_question"], r["db_file"]), []).append(r)
@@ -138,20 +146,21 @@ def _from_csv(path: Path, split: str | None, root: Path) -> list[AmbrosiaItem]:
 # ---------------------------------------------------------------------------------------
 # Running and scoring
 # ---------------------------------------------------------------------------------------
-def evaluate_item(db, item: AmbrosiaItem, index: int, *, model, methods: list[str], k: int = 1,
-                  simulated_user: bool = False) -> dict:
+def evaluate_item(db: Database, item: AmbrosiaItem, index: int, *, model: str | Model, methods: list[str], k: int = 1,
+                  simulated_user: bool = False) -> dict[str, Any]:
     base = {"key": item.id, "index": index, "id": item.id, "db": str(item.db), "question": item.question,
             "ambiguous": item.ambiguous, "type": item.ambig_type, "interpretations": item.interpretations}
-    refs = []
+    refs: list[tuple[Result, TieContext | None]] = []
     for i, interp in enumerate(item.interpretations):
         res = db.execute(interp["sql"])
         if not res.ok:
+            assert res.error is not None  # not ok: it has an error
             return {**base, "invalid": f"gold query {i + 1} does not run ({res.error.message})"}
         refs.append((res, tie_context(db, interp["sql"], res)))
     ctx = Context(db=db, model=model, k=k, temperature=db.config.temperature)
-    known: dict = {}
+    known: dict[str, Any] = {}
 
-    def scored(returned: list[str]) -> list[dict]:
+    def scored(returned: list[str]) -> list[dict[str, Any]]:
         out = []
         for sql in returned:
             if sql not in known:
@@ -161,7 +170,7 @@ def evaluate_item(db, item: AmbrosiaItem, index: int, *, model, methods: list[st
                         "matches": [res.ok and match_reference(res, ref, ties) is not None for ref, ties in refs]})
         return out
 
-    out = {**base, "methods": {}}
+    out: dict[str, Any] = {**base, "methods": {}}
     for method in methods:
         resp = RUNNERS[method](ctx, item.question)
         rec = resp.to_dict()
@@ -171,7 +180,7 @@ def evaluate_item(db, item: AmbrosiaItem, index: int, *, model, methods: list[st
         # SpecBridge §7.2 on AMBROSIA: a user per interpretation (one on a clear question) who,
         # not shown it, states it; the model answers that interpretation's own question in one
         # generate call, the same second answer for every method.
-        second = []
+        second: list[dict[str, Any] | None] = []
         for interp in item.interpretations:
             text = interp.get("text") or (item.question if not item.ambiguous else None)
             if text is None:
@@ -183,7 +192,7 @@ def evaluate_item(db, item: AmbrosiaItem, index: int, *, model, methods: list[st
     return out
 
 
-def _two_turn(r: dict, method: str) -> dict | None:
+def _two_turn(r: dict[str, Any], method: str) -> dict[str, Any] | None:
     """Per question: mean turns and calls over its users, and whether each ends right."""
     if "second" not in r:
         return None
@@ -202,7 +211,7 @@ def _two_turn(r: dict, method: str) -> dict | None:
     return {"turns": statistics.fmean(turns), "calls": statistics.fmean(calls), "finals": finals}
 
 
-def _values(r: dict, method: str) -> dict:
+def _values(r: dict[str, Any], method: str) -> dict[str, Any]:
     m = r["methods"][method]
     n = len(r["interpretations"])
     found = [any(q["matches"][i] for q in m["scored"]) for i in range(n)]
@@ -214,11 +223,12 @@ def _values(r: dict, method: str) -> dict:
             m["scored"][0]["matches"][0], "calls": calls}
 
 
-def analyse(records: list[dict], manifest: dict) -> dict:
+def analyse(records: list[dict[str, Any]], manifest: dict[str, Any]) -> dict[str, Any]:
     methods = manifest.get("parameters", {}).get("methods") or []
     kept = [r for r in records if "methods" in r]
     amb = [r for r in kept if r["ambiguous"]]
     clear = [r for r in kept if not r["ambiguous"]]
+    out: dict[str, Any]
     out = {"questions": len(kept), "ambiguous": len(amb), "unambiguous": len(clear),
            "invalid": sum(1 for r in records if r.get("invalid")), "methods": methods, "overall": {}}
     for m in methods:
@@ -237,16 +247,17 @@ def analyse(records: list[dict], manifest: dict) -> dict:
                 "turns_per_100": 100 * statistics.fmean(v["turns"] for v in two),
                 "final_accuracy": M.proportion([f for v in two for f in v["finals"]]),
                 "calls_per_question": statistics.fmean(v["calls"] for v in two)}
-    return M.jsonable(out)
+    return cast("dict[str, Any]", M.jsonable(out))
 
 
-def build_report(metrics: dict, manifest: dict, *, replay_of: str | None = None) -> Report:
+def build_report(metrics: dict[str, Any], manifest: dict[str, Any], *, replay_of: str | None = None) -> Report:
     rows = []
     for m in metrics["methods"]:
         o = metrics["overall"][m]
         af, p = o["all_found"], o["precision"]
         rows.append([m, f"{pct_ci(af['rate'], af['ci'])} ({af['k']}/{af['n']})", fmt(o["recall"], 3),
                      f"{pct_ci(p['rate'], p['ci'])} ({p['k']}/{p['n']})", fmt(o["calls_per_question"], 1)])
+    intro: list[Item]
     intro = [Text(f"{metrics['ambiguous']} ambiguous and {metrics['unambiguous']} unambiguous AMBROSIA questions "
                   f"answered with `{manifest.get('model')}` ({metrics['invalid']} left out: a gold query did not run).")]
     if replay_of:
@@ -270,9 +281,10 @@ def build_report(metrics: dict, manifest: dict, *, replay_of: str | None = None)
                   intro=intro, sections=sections, manifest=manifest)
 
 
-def run_ambrosia(path: Path, config, out_dir: Path, *, model, methods: list[str], k: int = 1,
+def run_ambrosia(path: Path, config: Config, out_dir: Path, *, model: str | Model, methods: list[str], k: int = 1,
                  split: str | None = "test", root: Path | None = None, command: str = "",
-                 progress=None, simulated_user: bool = False) -> tuple[list[dict], dict]:
+                 progress: ProgressSink | None = None,
+                 simulated_user: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from ..llm import get_model, spec_of
 
     items = load_ambrosia(path, split=split, root=root)
@@ -295,11 +307,12 @@ def run_ambrosia(path: Path, config, out_dir: Path, *, model, methods: list[str]
     return records, manifest
 
 
-def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> dict:
+def finish(out_dir: Path, records: list[dict[str, Any]], manifest: dict[str, Any], *,
+           replay_of: str | None = None) -> dict[str, Any]:
     return finish_run(out_dir, records, manifest, analyse, build_report, replay_of=replay_of)
 
 
-def replay(run_dir: Path, out_dir: Path) -> dict:
+def replay(run_dir: Path, out_dir: Path) -> dict[str, Any]:
     manifest = read_manifest(run_dir, HARNESS)
     return finish(out_dir, load_records(run_dir, RECORDS), manifest, replay_of=str(run_dir))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserInputError
 from ..settings import Config
@@ -16,7 +17,7 @@ from ..settings import Config
 SHARED_NAMES = {"chinook", "sakila", "northwind"}
 
 
-def read_jsonl(path: Path, *, line_numbers: bool = False) -> list[dict]:
+def read_jsonl(path: Path, *, line_numbers: bool = False) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL file, one a line; blank lines and ``#`` comments skipped.
     With ``line_numbers`` each carries its line as ``_line`` (for errors that name it)."""
     if not path.is_file():
@@ -35,7 +36,7 @@ def read_jsonl(path: Path, *, line_numbers: bool = False) -> list[dict]:
     return rows
 
 
-def read_items(path: Path, required: tuple[str, ...]) -> list[dict]:
+def read_items(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
     """The items of a JSONL input: each row with its ``id`` (``line-N`` when it has none; ids
     are unique) and every ``required`` field non-empty."""
     out, seen = [], set()

@@ -39,13 +39,17 @@ more interpretations, ``plain`` / ``three_samples`` when they return an alternat
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from ..errors import ModelError
 from ..llm import LLM, BadOutput, Request, llm_from_config, load_prompt
 from ..llm import data_text as data
 from ..llm.context import definitions_text, schema_text
 from ..llm.jsonparse import require
+
+if TYPE_CHECKING:
+    from ..pipeline.asking import Sample
+    from ..premise import Assessment
 
 METHODS = ("decide_then_answer", "decide_then_search", "plain", "three_samples", "decide_then_pick",
            "single_answer", "clarifying_question", "decide_then_answer_vouch")
@@ -69,7 +73,7 @@ class Response:
     input_tokens: int = 0
     output_tokens: int = 0
     error: str | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def main(self) -> str | None:
@@ -83,7 +87,7 @@ class Response:
             lines.append(f"Question to the user: {self.asked}")
         return "\n".join(lines) or "(the response says nothing beyond its SQL)"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -110,18 +114,18 @@ class Context:
         cache on disk is shared, as it is between runs)."""
         return llm_from_config(self.model, self.db.config)
 
-    def messages(self, prompt: str, request: str, **more) -> list[dict]:
+    def messages(self, prompt: str, request: str, **more: str) -> list[dict[str, str]]:
         return load_prompt(prompt).messages(request=request, schema=self.schema(), dialect=self.db.dialect,
                                             definitions=definitions_text(None), hint="(none)", **more)
 
 
-def _sql(value) -> str:
+def _sql(value: Any) -> str:
     from ..pipeline.asking import clean_sql
 
     return clean_sql(str(value or ""))
 
 
-def _read_plain(d: dict) -> dict:
+def _read_plain(d: dict[str, Any]) -> dict[str, Any]:
     sql = require(d, "sql", str, nullable=True)
     alts = d.get("alternatives") or []
     if not isinstance(alts, list):
@@ -137,7 +141,7 @@ def _read_plain(d: dict) -> dict:
             "assumptions": [str(a).strip() for a in assumptions if str(a).strip()], "alternatives": out}
 
 
-def _read_list(d: dict) -> list[tuple[str, str]]:
+def _read_list(d: dict[str, Any]) -> list[tuple[str, str]]:
     raw = d.get("interpretations")
     if not isinstance(raw, list):
         raise BadOutput("field 'interpretations' must be a list")
@@ -157,14 +161,14 @@ def _account(resp: Response, llm: LLM) -> Response:
     return resp
 
 
-def _answer_each(ctx: Context, llm: LLM, requests: list[str]) -> list[dict]:
+def _answer_each(ctx: Context, llm: LLM, requests: list[str]) -> list[dict[str, Any]]:
     """Each request answered in its own generate call (one sample each; K with ``--k``,
     drawn as ask draws them), in parallel."""
     from concurrent.futures import ThreadPoolExecutor
 
     from ..pipeline.asking import validate_sample
 
-    def one(text: str) -> dict:
+    def one(text: str) -> dict[str, Any]:
         req = Request.of(ctx.messages("generate", text), temperature=ctx.temperature, max_tokens=MAX_TOKENS)
         drawn = llm.complete_json_samples(req, range(ctx.k), stage="generate", validate=validate_sample)
         first = drawn[0]
@@ -185,13 +189,13 @@ def _dedupe(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out[:MAX_INTERPRETATIONS]
 
 
-def _decide(ctx: Context, llm: LLM, request: str):
+def _decide(ctx: Context, llm: LLM, request: str) -> tuple[Assessment, Sample | None]:
     from ..pipeline.asking import validate_decision
 
     messages = load_prompt("decide").messages(question=request, schema=ctx.schema(), dialect=ctx.db.dialect,
                                               definitions=definitions_text(None), hint="(none)")
-    return llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=MAX_TOKENS), stage="assess",
-                             validate=validate_decision)
+    return cast("tuple[Assessment, Sample | None]", llm.complete_json(
+        Request.of(messages, temperature=0.0, max_tokens=MAX_TOKENS), stage="assess", validate=validate_decision))
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,7 +333,7 @@ def clarifying_question(ctx: Context, request: str) -> Response:
     return _account(resp, llm)
 
 
-def _fill(resp: Response, answers: list[dict]) -> None:
+def _fill(resp: Response, answers: list[dict[str, Any]]) -> None:
     for i, a in enumerate(answers):
         if a["sql"] and a["sql"] not in resp.returned:
             resp.returned.append(a["sql"])
@@ -338,9 +342,9 @@ def _fill(resp: Response, answers: list[dict]) -> None:
             resp.assumptions = list(a["assumptions"])
 
 
-def _read_list_call(ctx: Context, llm: LLM, prompt: str, request: str, **more) -> list[tuple[str, str]]:
+def _read_list_call(ctx: Context, llm: LLM, prompt: str, request: str, **more: str) -> list[tuple[str, str]]:
     req = Request.of(ctx.messages(prompt, request, **more), temperature=0.0, max_tokens=MAX_TOKENS)
-    return llm.complete_json(req, stage=prompt, validate=_read_list)
+    return cast("list[tuple[str, str]]", llm.complete_json(req, stage=prompt, validate=_read_list))
 
 
 def decide_then_answer_vouch(ctx: Context, request: str) -> Response:
@@ -370,8 +374,8 @@ def second_answer(ctx: Context, request: str) -> Response:
 # ---------------------------------------------------------------------------------------
 # The judge of "named"
 # ---------------------------------------------------------------------------------------
-def _read_named(d: dict) -> bool:
-    return require(d, "names_choice", bool)
+def _read_named(d: dict[str, Any]) -> bool:
+    return cast(bool, require(d, "names_choice", bool))
 
 
 def judge_named(llm: LLM, request: str, choice_type: str, interpretation_a: str, interpretation_b: str,
@@ -384,8 +388,8 @@ def judge_named(llm: LLM, request: str, choice_type: str, interpretation_a: str,
         interpretation_b=data.escaped(interpretation_b, data.LONG_LIMIT),
         response=data.escaped(response.words(), data.LONG_LIMIT))
     try:
-        return llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=512), stage="judge_named",
-                                 validate=_read_named)
+        return cast(bool, llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=512), stage="judge_named",
+                                            validate=_read_named))
     except ModelError:
         return None
 

@@ -67,7 +67,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, cast
 
 from ..answer import Choice, Result
 from ..errors import UserInputError
@@ -75,10 +75,13 @@ from ..settings import Config
 from . import metrics as M
 from .cases import DatabaseResolver, read_jsonl
 from .datasets import RequestSet, request_sets_from_rows
-from .progress import NoProgress
+from .progress import NoProgress, ProgressSink
 from .reference_match import TieContext, match_reference, tie_context
-from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci
+from .report import Item, Report, Section, Table, Text, fmt, manifest_section, pct_ci
 from .runs import build_manifest, load_records, read_manifest, run_items, write_json
+
+if TYPE_CHECKING:
+    from ..db import Database
 
 HARNESS = "choices"
 RECORDS = "choices.jsonl"
@@ -101,7 +104,7 @@ class NoDifferenceCase:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _truthy(value) -> bool:
+def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1", "yes"))
 
 
@@ -140,7 +143,7 @@ def load_choice_file(path: Path) -> tuple[list[RequestSet], list[NoDifferenceCas
 # ---------------------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------------------
-def _choice_record(choice: Choice, ref: Result | None = None, ties: TieContext | None = None) -> dict:
+def _choice_record(choice: Choice, ref: Result | None = None, ties: TieContext | None = None) -> dict[str, Any]:
     res = choice.result
     rec = {"type": choice.type, "description": choice.description, "sql": choice.sql,
            "differs": choice.differs, "settled_by": choice.settled_by,
@@ -150,15 +153,16 @@ def _choice_record(choice: Choice, ref: Result | None = None, ties: TieContext |
     return rec
 
 
-def _detect(db, question: str, sql: str, result: Result, *, budget_rows: int | None, types: set[str] | None,
-            ref: Result | None = None, ties: TieContext | None = None, settled_type: str | None = None) -> dict:
+def _detect(db: Database, question: str, sql: str, result: Result, *, budget_rows: int | None, types: set[str] | None,
+            ref: Result | None = None, ties: TieContext | None = None,
+            settled_type: str | None = None) -> dict[str, Any]:
     """Run Vouch's default detection once (the measured call) and return what it reported,
     with its cost. ``settled_type``: also say which words settle that type (a second,
     unmeasured call with ``all_choices``)."""
     from ..choices import CHOICES, Budget, detect_choices
 
     detectors = [d for d in CHOICES if types is None or d.type in types]
-    stats: dict = {}
+    stats: dict[str, Any] = {}
     choices = detect_choices(question, db, sql, result, budget=Budget(rows=budget_rows), stats=stats,
                              detectors=detectors)
     out = {"reported": [_choice_record(c, ref, ties) for c in choices],
@@ -170,14 +174,15 @@ def _detect(db, question: str, sql: str, result: Result, *, budget_rows: int | N
     return out
 
 
-def evaluate_set(db, rs: RequestSet, index: int, *, budget_rows: int | None = None,
-                 types: set[str] | None = None) -> dict:
+def evaluate_set(db: Database, rs: RequestSet, index: int, *, budget_rows: int | None = None,
+                 types: set[str] | None = None) -> dict[str, Any]:
     base = {"key": rs.id, "index": index, "id": rs.id, "kind": "set", "db": rs.db, "type": rs.choice_type,
             "open_request": rs.open_request, "request_a": rs.request_a, "request_b": rs.request_b,
             "sql_a": rs.sql_a, "sql_b": rs.sql_b}
     res_a, res_b = db.execute(rs.sql_a), db.execute(rs.sql_b)
     for name, res in (("sql_a", res_a), ("sql_b", res_b)):
         if not res.ok:
+            assert res.error is not None  # not ok: it has an error
             return {**base, "invalid": f"{name} does not run ({res.error.message})"}
     ties_b = tie_context(db, rs.sql_b, res_b)
     a_vs_b = match_reference(res_a, res_b, ties_b)
@@ -197,12 +202,13 @@ def evaluate_set(db, rs: RequestSet, index: int, *, budget_rows: int | None = No
     return {**base, "open": opened, "specific_a": spec["a"], "specific_b": spec["b"]}
 
 
-def evaluate_no_difference(db, case: NoDifferenceCase, index: int, *, budget_rows: int | None = None,
-                           types: set[str] | None = None) -> dict:
+def evaluate_no_difference(db: Database, case: NoDifferenceCase, index: int, *, budget_rows: int | None = None,
+                           types: set[str] | None = None) -> dict[str, Any]:
     base = {"key": case.id, "index": index, "id": case.id, "kind": "no_difference", "db": case.db,
             "type": case.choice_type, "open_request": case.open_request, "sql_a": case.sql_a}
     res = db.execute(case.sql_a)
     if not res.ok:
+        assert res.error is not None  # not ok: it has an error
         return {**base, "invalid": f"sql_a does not run ({res.error.message})"}
     d = _detect(db, case.open_request, case.sql_a, res, budget_rows=budget_rows, types=types)
     d["false_alarm"] = bool(d["reported"])
@@ -211,7 +217,7 @@ def evaluate_no_difference(db, case: NoDifferenceCase, index: int, *, budget_row
 
 def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Path | None = None,
                 command: str = "", budget_rows: int | None = None, types: Iterable[str] | None = None,
-                progress=None) -> tuple[list[dict], dict]:
+                progress: ProgressSink | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Evaluate every line of ``sets_path`` into ``out_dir`` (resuming a run there); return
     the records of this input and the manifest."""
     from ..choices import CHOICES
@@ -230,7 +236,8 @@ def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Pat
         unknown = sorted(type_filter - set(known))
         if unknown:
             raise UserInputError(f"unknown choice type(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    items: list[tuple[str, object]] = [("set", s) for s in sets] + [("no_difference", c) for c in cases]
+    items: list[tuple[str, RequestSet | NoDifferenceCase]]
+    items = [("set", s) for s in sets] + [("no_difference", c) for c in cases]
     if type_filter is not None:
         items = [(k, i) for k, i in items if i.choice_type in type_filter]
     resolver = DatabaseResolver(sets_path, config, datasets)
@@ -241,12 +248,12 @@ def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Pat
                               databases={n: p for n, p in paths.items() if p is not None},
                               parameters=parameters, record_keys=("budget_rows", "types", "max_rows", "timeout"))
 
-    def evaluate(db, index: int, entry: tuple) -> dict:
+    def evaluate(db: Database, index: int, entry: tuple[Any, ...]) -> dict[str, Any]:
         kind, item = entry
         evaluate_one = evaluate_set if kind == "set" else evaluate_no_difference
         return evaluate_one(db, item, index, budget_rows=budget_rows, types=type_filter)
 
-    def missing(index: int, entry: tuple) -> dict:
+    def missing(index: int, entry: tuple[Any, ...]) -> dict[str, Any]:
         kind, item = entry
         return {"key": item.id, "index": index, "id": item.id, "kind": kind, "db": item.db,
                 "type": item.choice_type, "skipped": f"database {item.db!r} not found"}
@@ -260,7 +267,7 @@ def run_choices(sets_path: Path, config: Config, out_dir: Path, *, datasets: Pat
 # ---------------------------------------------------------------------------------------
 # Measures
 # ---------------------------------------------------------------------------------------
-def _counts(records: list[dict]) -> dict:
+def _counts(records: list[dict[str, Any]]) -> dict[str, Any]:
     sets = [r for r in records if r["kind"] == "set" and "open" in r]
     nds = [r for r in records if r["kind"] == "no_difference" and "open" in r]
     found = [r["open"]["found"] for r in sets]
@@ -274,14 +281,14 @@ def _counts(records: list[dict]) -> dict:
     return out
 
 
-def _spread(values: list[float]) -> dict:
+def _spread(values: list[float]) -> dict[str, Any]:
     if not values:
         return {"n": 0, "mean": None, "median": None, "max": None, "total": 0}
     return {"n": len(values), "mean": statistics.fmean(values), "median": statistics.median(values),
             "max": max(values), "total": sum(values)}
 
 
-def analyse(records: list[dict], types: Iterable[str] = ()) -> dict:
+def analyse(records: list[dict[str, Any]], types: Iterable[str] = ()) -> dict[str, Any]:
     """Per type and overall: sets, found, false alarms (Wilson 95%); the cost per request."""
     kept = [r for r in records if not r.get("skipped") and not r.get("invalid")]
     order = list(dict.fromkeys(list(types) + sorted({r["type"] for r in kept})))
@@ -302,22 +309,22 @@ def analyse(records: list[dict], types: Iterable[str] = ()) -> dict:
     targets = {"found_at_least": TARGET_FOUND,
                "found_met": bool(overall["sets"]) and found_rate is not None and found_rate >= TARGET_FOUND,
                "zero_false_alarms_met": overall["false_alarms"]["k"] == 0}
-    return M.jsonable({
+    return cast("dict[str, Any]", M.jsonable({
         "items": len(records), "sets": overall["sets"], "no_difference": overall["no_difference"],
         "skipped": sum(1 for r in records if r.get("skipped")),
         "invalid": sum(1 for r in records if r.get("invalid")),
         "per_type": per_type, "overall": overall, "cost": cost, "targets": targets,
-    })
+    }))
 
 
 # ---------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------
-def _kn(p: dict) -> str:
+def _kn(p: dict[str, Any]) -> str:
     return f"{p['k']} / {p['n']}"
 
 
-def _row(name: str, c: dict) -> list:
+def _row(name: str, c: dict[str, Any]) -> list[Any]:
     f, s, nd, fa = c["found"], c["specific_false_alarms"], c["no_difference_false_alarms"], c["false_alarms"]
     return [name, c["sets"], _kn(f), pct_ci(f["rate"], f["ci"]), _kn(s), pct_ci(s["rate"], s["ci"]),
             _kn(nd), pct_ci(nd["rate"], nd["ci"]), _kn(fa), pct_ci(fa["rate"], fa["ci"])]
@@ -328,9 +335,11 @@ def _short(text: str, n: int = 160) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> Report:
+def build_report(metrics: dict[str, Any], records: list[dict[str, Any]], manifest: dict[str, Any], *,
+                 replay_of: str | None = None) -> Report:
     o = metrics["overall"]
     t = metrics["targets"]
+    intro: list[Item]
     intro = [Text(f"{metrics['sets']} request sets and {metrics['no_difference']} no-difference cases evaluated"
                   f" ({metrics['invalid']} left out as invalid, {metrics['skipped']} skipped). The detectors run as "
                   "`vouch check` runs them: only reported choices count (the alternative's result differs and no "
@@ -403,7 +412,8 @@ def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_o
                   intro=intro, sections=sections, manifest=manifest)
 
 
-def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> dict:
+def finish(out_dir: Path, records: list[dict[str, Any]], manifest: dict[str, Any], *,
+           replay_of: str | None = None) -> dict[str, Any]:
     from .report import write_report
 
     metrics = analyse(records, manifest.get("parameters", {}).get("detectors") or ())
@@ -412,7 +422,7 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str
     return metrics
 
 
-def replay(run_dir: Path, out_dir: Path) -> dict:
+def replay(run_dir: Path, out_dir: Path) -> dict[str, Any]:
     manifest = read_manifest(run_dir, HARNESS)
     records = load_records(run_dir, RECORDS)
     return finish(out_dir, records, manifest, replay_of=str(run_dir))

@@ -42,19 +42,28 @@ Records (``choices_model.jsonl``) keep every response, its SQL and each query's 
 
 from __future__ import annotations
 
+import argparse
 import statistics
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable, cast
 
 from ..errors import UserInputError
 from ..settings import Config
 from . import metrics as M
 from .choice_methods import ALL_METHODS, METHODS, RUNNERS, Context, judge_named, second_answer
 from .datasets import RequestSet
-from .progress import NoProgress
+from .progress import NoProgress, ProgressSink
 from .reference_match import match_reference, tie_context
-from .report import Report, Section, Table, Text, fmt, manifest_section, pct_ci, with_ci
+from .report import Item, Report, Section, Table, Text, fmt, manifest_section, pct_ci, with_ci
 from .runs import build_manifest, finish_run, load_records, read_manifest, run_items
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..answer import Result
+    from ..db import Database
+    from ..llm import Model
+    from .reference_match import TieContext
 
 HARNESS = "choices_model"
 RECORDS = "choices_model.jsonl"
@@ -75,7 +84,8 @@ def parse_methods(text: str | None) -> list[str]:
 # ---------------------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------------------
-def _score(db, sqls: list[str], refs: dict, ties: dict, known: dict) -> list[dict]:
+def _score(db: Database, sqls: list[str], refs: dict[str, Result], ties: dict[str, TieContext | None],
+           known: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for sql in sqls:
         if sql not in known:
@@ -90,8 +100,9 @@ def _score(db, sqls: list[str], refs: dict, ties: dict, known: dict) -> list[dic
 SECOND_TURNS = ("specific", "clause")
 
 
-def evaluate_set_with_methods(db, rs: RequestSet, index: int, *, model, methods: list[str], k: int,
-                              judge=None, simulated_user: bool = False, second_turn: str = "specific") -> dict:
+def evaluate_set_with_methods(db: Database, rs: RequestSet, index: int, *, model: str | Model | None,
+                              methods: list[str], k: int, judge: str | Model | None = None,
+                              simulated_user: bool = False, second_turn: str = "specific") -> dict[str, Any]:
     from .choices_eval import evaluate_set
 
     base = {"key": rs.id, "index": index, "id": rs.id, "kind": "set", "db": rs.db, "type": rs.choice_type,
@@ -100,6 +111,7 @@ def evaluate_set_with_methods(db, rs: RequestSet, index: int, *, model, methods:
     res = {"a": db.execute(rs.sql_a), "b": db.execute(rs.sql_b)}
     for side, r in res.items():
         if not r.ok:
+            assert r.error is not None  # not ok: it has an error
             return {**base, "invalid": f"sql_{side} does not run ({r.error.message})"}
     ties = {"a": tie_context(db, rs.sql_a, res["a"]), "b": tie_context(db, rs.sql_b, res["b"])}
     same = match_reference(res["a"], res["b"], ties["b"])
@@ -112,12 +124,12 @@ def evaluate_set_with_methods(db, rs: RequestSet, index: int, *, model, methods:
         judge_llm = llm_from_config(judge, db.config)
     known = {rs.sql_a: res["a"], rs.sql_b: res["b"]}
     requests = {"open": rs.open_request, "specific_a": rs.request_a, "specific_b": rs.request_b}
-    out = {**base, "methods": {}}
+    out: dict[str, Any] = {**base, "methods": {}}
     for method in methods:
         if method == "detectors":
             out["methods"][method] = {"detectors": evaluate_set(db, rs, index)}
             continue
-        parts = {}
+        parts: dict[str, Any] = {}
         for part, text in requests.items():
             resp = RUNNERS[method](ctx, text)
             rec = resp.to_dict()
@@ -127,7 +139,7 @@ def evaluate_set_with_methods(db, rs: RequestSet, index: int, *, model, methods:
             parts[part] = rec
         out["methods"][method] = parts
     if simulated_user:
-        second = {}
+        second: dict[str, Any] = {}
         for side in ("a", "b"):
             specific = rs.request_a if side == "a" else rs.request_b
             clause = rs.extra.get(f"clause_{side}") if second_turn == "clause" else None
@@ -149,10 +161,11 @@ def evaluate_set_with_methods(db, rs: RequestSet, index: int, *, model, methods:
     return out
 
 
-def run_choices_model(sets_path: Path, config: Config, out_dir: Path, *, model, methods: list[str], k: int = 1,
-                      judge=None, simulated_user: bool = False, datasets: Path | None = None, command: str = "",
-                      types: Iterable[str] | None = None, progress=None,
-                      second_turn: str = "specific") -> tuple[list[dict], dict]:
+def run_choices_model(sets_path: Path, config: Config, out_dir: Path, *, model: str | Model | None, methods: list[str],
+                      k: int = 1, judge: str | Model | None = None, simulated_user: bool = False,
+                      datasets: Path | None = None, command: str = "", types: Iterable[str] | None = None,
+                      progress: ProgressSink | None = None,
+                      second_turn: str = "specific") -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from ..llm import get_model, load_prompt, spec_of
     from .cases import DatabaseResolver
     from .choices_eval import load_choice_file
@@ -186,11 +199,11 @@ def run_choices_model(sets_path: Path, config: Config, out_dir: Path, *, model, 
                               model=spec, parameters=parameters,
                               record_keys=("methods", "k", "judge", "simulated_user", "second_turn", "temperature"))
 
-    def evaluate(db, index, rs):
+    def evaluate(db: Database, index: int, rs: RequestSet) -> dict[str, Any]:
         return evaluate_set_with_methods(db, rs, index, model=model, methods=methods, k=k, judge=judge,
                                          simulated_user=simulated_user, second_turn=second_turn)
 
-    def missing(index, rs):
+    def missing(index: int, rs: RequestSet) -> dict[str, Any]:
         return {"key": rs.id, "index": index, "id": rs.id, "kind": "set", "db": rs.db, "type": rs.choice_type,
                 "skipped": f"database {rs.db!r} not found"}
 
@@ -202,7 +215,7 @@ def run_choices_model(sets_path: Path, config: Config, out_dir: Path, *, model, 
 # ---------------------------------------------------------------------------------------
 # Measures
 # ---------------------------------------------------------------------------------------
-def _per_set(r: dict, method: str, named_by: str) -> dict:
+def _per_set(r: dict[str, Any], method: str, named_by: str) -> dict[str, Any]:
     """One set's values for one method (None where not measured)."""
     m = r["methods"][method]
     if method == "detectors":
@@ -234,14 +247,14 @@ def _per_set(r: dict, method: str, named_by: str) -> dict:
             "errors": sum(p["error"] is not None for p in parts)}
 
 
-def _user(first: dict, second: dict, side: str) -> tuple[int, bool, float]:
+def _user(first: dict[str, Any], second: dict[str, Any], side: str) -> tuple[int, bool, float]:
     """One simulated user holding ``side``: (turns, right at the end, calls)."""
     shown = any(q[side] is not None for q in first["scored"])
     second_right = bool(second["scored"]) and second["scored"][0][side] is not None
     return 1 + (not shown), shown or second_right, first["calls"] + (0 if shown else second["calls"])
 
 
-def _two_turn(r: dict, method: str) -> dict | None:
+def _two_turn(r: dict[str, Any], method: str) -> dict[str, Any] | None:
     """Per set: turns and calls per request over its three requests (the open request's two
     users averaged), and whether each of its four users ends right."""
     if "second" not in r or method == "detectors":
@@ -257,12 +270,12 @@ def _two_turn(r: dict, method: str) -> dict | None:
             "finals": finals, "final": sum(finals) / len(finals)}
 
 
-def _method_measures(kept: list[dict], method: str, named_by: str) -> dict:
+def _method_measures(kept: list[dict[str, Any]], method: str, named_by: str) -> dict[str, Any]:
     rows = [_per_set(r, method, named_by) for r in kept]
     rows = [x for x in rows if x]
     if not rows:
         return {"sets": 0}
-    out: dict = {"sets": len(rows)}
+    out: dict[str, Any] = {"sets": len(rows)}
     if rows[0]["accuracy"] is not None:
         out["accuracy"] = M.proportion([v for x in rows for v in _split(x["accuracy"])])
         k, n = sum(x["precision_k"] for x in rows), sum(x["precision_n"] for x in rows)
@@ -287,8 +300,8 @@ def _split(mean_of_two: float) -> list[bool]:
     return [True] * ones + [False] * (2 - ones)
 
 
-def analyse(records: list[dict], manifest: dict, *, replicates: int = M.DEFAULT_REPLICATES,
-            seed: int = M.DEFAULT_SEED) -> dict:
+def analyse(records: list[dict[str, Any]], manifest: dict[str, Any], *, replicates: int = M.DEFAULT_REPLICATES,
+            seed: int = M.DEFAULT_SEED) -> dict[str, Any]:
     params = manifest.get("parameters", {})
     methods = params.get("methods") or []
     named_by = params.get("named_by", "structured")
@@ -308,8 +321,8 @@ def analyse(records: list[dict], manifest: dict, *, replicates: int = M.DEFAULT_
         for m in methods[1:]:
             d = {}
             for measure in ("coverage", "accuracy", "false_alarm", "calls"):
-                a = [x.get(measure) for x in rows[ref]]
-                b = [x.get(measure) for x in rows[m]]
+                a: list[Any] = [x.get(measure) for x in rows[ref]]
+                b: list[Any] = [x.get(measure) for x in rows[m]]
                 if any(v is None for v in a + b):
                     continue
                 boot = M.bootstrap({"a": M.mean_stat(a), "b": M.mean_stat(b)}, len(kept), replicates=replicates,
@@ -320,7 +333,7 @@ def analyse(records: list[dict], manifest: dict, *, replicates: int = M.DEFAULT_
     if params.get("simulated_user"):
         two = {}
         for m in methods:
-            vals = [_two_turn(r, m) for r in kept]
+            vals: list[Any] = [_two_turn(r, m) for r in kept]
             vals = [v for v in vals if v is not None]
             if vals:
                 two[m] = {"users": sum(len(v["finals"]) for v in vals),
@@ -331,9 +344,10 @@ def analyse(records: list[dict], manifest: dict, *, replicates: int = M.DEFAULT_
         if len(model_methods) >= 2:
             ref = model_methods[0]
             diffs = {}
-            base = [_two_turn(r, ref) for r in kept]
+            # With a simulated user every kept set has its second turn: no None here.
+            base = cast("list[dict[str, Any]]", [_two_turn(r, ref) for r in kept])
             for m in model_methods[1:]:
-                other = [_two_turn(r, m) for r in kept]
+                other = cast("list[dict[str, Any]]", [_two_turn(r, m) for r in kept])
                 d = {}
                 for measure, scale in (("turns", 100), ("final", 1)):
                     a = [scale * v[measure] for v in base]
@@ -344,26 +358,27 @@ def analyse(records: list[dict], manifest: dict, *, replicates: int = M.DEFAULT_
                 diffs[m] = d
             two["paired"] = {"reference": ref, "differences": diffs}
         out["two_turn"] = two
-    return M.jsonable(out)
+    return cast("dict[str, Any]", M.jsonable(out))
 
 
 # ---------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------
-def _p(p: dict | None) -> str:
+def _p(p: dict[str, Any] | None) -> str:
     if not p or p.get("n") in (None, 0):
         return "—"
     return f"{pct_ci(p['rate'], p['ci'])} ({p['k']}/{p['n']})"
 
 
-def _d(entry: dict | None, digits: int = 3) -> str:
+def _d(entry: dict[str, Any] | None, digits: int = 3) -> str:
     if not entry:
         return "—"
     return with_ci(entry["diff"], entry["ci"], digits=digits, signed=True)
 
 
-def build_report(metrics: dict, manifest: dict, *, replay_of: str | None = None) -> Report:
+def build_report(metrics: dict[str, Any], manifest: dict[str, Any], *, replay_of: str | None = None) -> Report:
     named_by = metrics["named_by"]
+    intro: list[Item]
     intro = [Text(f"{metrics['sets']} request sets answered by each method with `{manifest.get('model')}` "
                   f"({metrics['invalid']} left out as invalid, {metrics['skipped']} skipped). Every returned query "
                   "ran read-only and was matched with the references' results (numbers to four decimal places, rows "
@@ -412,6 +427,7 @@ def build_report(metrics: dict, manifest: dict, *, replay_of: str | None = None)
     if two:
         trows = [[m, v["users"], fmt(v["turns_per_100"], 1), _p(v["final_accuracy"]), fmt(v["calls_per_request"], 2)]
                  for m, v in two.items() if m != "paired"]
+        items: list[Item]
         items = [Table(["method", "users", "user turns / 100 requests", "final accuracy", "calls / request"], trows,
                        caption="Every request of a set has a user with one interpretation in mind: the open "
                                "request two (one holding A, one B), each specific request one. A second user turn is "
@@ -430,16 +446,17 @@ def build_report(metrics: dict, manifest: dict, *, replay_of: str | None = None)
                   command=manifest.get("command"), intro=intro, sections=sections, manifest=manifest)
 
 
-def finish(out_dir: Path, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> dict:
+def finish(out_dir: Path, records: list[dict[str, Any]], manifest: dict[str, Any], *,
+           replay_of: str | None = None) -> dict[str, Any]:
     return finish_run(out_dir, records, manifest, analyse, build_report, replay_of=replay_of)
 
 
-def replay(run_dir: Path, out_dir: Path) -> dict:
+def replay(run_dir: Path, out_dir: Path) -> dict[str, Any]:
     manifest = read_manifest(run_dir, HARNESS)
     return finish(out_dir, load_records(run_dir, RECORDS), manifest, replay_of=str(run_dir))
 
 
-def run_command(args, config, out) -> int:
+def run_command(args: argparse.Namespace, config: Config, out: Console) -> int:
     from rich.markdown import Markdown
 
     from .command import command as _command

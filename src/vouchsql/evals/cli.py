@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -25,6 +26,9 @@ from .command import print_summary as _print_summary
 from .command import replay_out as _replay_out
 from .command import report_replay as _report_replay
 from .command import run_out as _run_out
+
+if TYPE_CHECKING:
+    from ..settings import Config
 
 
 def _bootstrap_options(p: argparse.ArgumentParser) -> None:
@@ -41,7 +45,7 @@ def _run_options(p: argparse.ArgumentParser, harness: str) -> None:
     p.add_argument("--datasets", help="folder holding chinook/sakila/northwind .sqlite (default: ../shared/datasets)")
 
 
-def register(evals, common) -> None:
+def register(evals: argparse._SubParsersAction[Any], common: argparse.ArgumentParser) -> None:
     e = evals.add_parser("planted", parents=[common],
                          help="plant errors into correct cases and report what the gate withholds (IES Table 3)")
     e.add_argument("--cases", help="JSONL of correct cases (default: the cases shipped with Vouch)")
@@ -122,7 +126,7 @@ def register(evals, common) -> None:
     register_choices(evals, common)
 
 
-def register_predictions(evals, common) -> None:
+def register_predictions(evals: argparse._SubParsersAction[Any], common: argparse.ArgumentParser) -> None:
     """``vouch eval predictions``: the IES study on published predictions (evals/predictions.py)."""
     r = evals.add_parser("predictions", parents=[common],
                          help="vouch for published predictions of one or more systems and measure the gate on them "
@@ -158,7 +162,7 @@ def register_predictions(evals, common) -> None:
     r.set_defaults(handler=run_predictions_command)
 
 
-def register_choices(evals, common) -> None:
+def register_choices(evals: argparse._SubParsersAction[Any], common: argparse.ArgumentParser) -> None:
     """Add ``vouch eval choices`` to the ``vouch eval`` subparsers."""
     c = evals.add_parser("choices", parents=[common],
                          help="request sets: do the choice detectors find the other interpretation (SpecBridge §2–3)")
@@ -188,7 +192,7 @@ def register_choices(evals, common) -> None:
     c.set_defaults(handler=_run_choices)
 
 
-def _run_choices(args, config, out) -> int:
+def _run_choices(args: argparse.Namespace, config: Config, out: Console) -> int:
     """``vouch eval choices``: the detectors' evaluation (evals/choices_eval.py), or with
     ``--model``/``--methods``/``--ambrosia`` SpecBridge's methods (evals/choices_model.py), or a
     replay of either. The harnesses load sqlglot and numpy: only when the command runs."""
@@ -226,7 +230,7 @@ def _run_choices(args, config, out) -> int:
 # ---------------------------------------------------------------------------------------
 # planted
 # ---------------------------------------------------------------------------------------
-def run_planted_command(args, config, out: Console) -> int:
+def run_planted_command(args: argparse.Namespace, config: Config, out: Console) -> int:
     from rich.markdown import Markdown
 
     from .planted import replay_planted, report_markdown, run_planted, summarise, write_outputs
@@ -259,7 +263,7 @@ def run_planted_command(args, config, out: Console) -> int:
 # ---------------------------------------------------------------------------------------
 # confidence
 # ---------------------------------------------------------------------------------------
-def run_confidence_command(args, config, out: Console) -> int:
+def run_confidence_command(args: argparse.Namespace, config: Config, out: Console) -> int:
     from . import confidence as C
     from .progress import RichProgress
 
@@ -289,7 +293,7 @@ def run_confidence_command(args, config, out: Console) -> int:
     if args.model:
         # The judge measures COMPLETE on --model runs unless told not to (IES §3.2); the paper
         # scores sample 0 (§3.1) unless --shown (or VOUCH_SHOWN / vouch.toml) says otherwise.
-        overrides = {"judge_complete": not args.no_judge, "judge_claims": not args.no_judge}
+        overrides: dict[str, Any] = {"judge_complete": not args.no_judge, "judge_claims": not args.no_judge}
         if paper == "ies" and args.shown is None and "shown" not in config.sources:
             overrides["shown"] = "first"
         config = config.with_overrides(**overrides)
@@ -319,7 +323,7 @@ def _pairs(values: list[str], option: str) -> list[tuple[str, str]]:
     return out
 
 
-def run_predictions_command(args, config, out: Console) -> int:
+def run_predictions_command(args: argparse.Namespace, config: Config, out: Console) -> int:
     from . import predictions as P
     from .confidence import parse_rules
     from .progress import RichProgress
@@ -361,8 +365,8 @@ def run_predictions_command(args, config, out: Console) -> int:
         code = 0
     if args.write_measured:
         params = manifest.get("parameters", {})
-        questions = Path(manifest.get("datasets", {}).get("questions", {}).get("path", "the questions")).name
-        data = (f"{questions}: each of {len(params.get('systems') or [])} systems shown in turn with K = "
+        questions_file = Path(manifest.get("datasets", {}).get("questions", {}).get("path", "the questions")).name
+        data = (f"{questions_file}: each of {len(params.get('systems') or [])} systems shown in turn with K = "
                 f"{params.get('k')} candidates; labels: {metrics['labels']['given']} given, "
                 f"{metrics['labels']['execution']} by execution")
         write_json(Path(args.write_measured), P.measured_table(metrics, manifest.get("command", ""), data))
@@ -373,7 +377,7 @@ def run_predictions_command(args, config, out: Console) -> int:
 # ---------------------------------------------------------------------------------------
 # exec
 # ---------------------------------------------------------------------------------------
-def run_exec_command(args, config, out: Console) -> int:
+def run_exec_command(args: argparse.Namespace, config: Config, out: Console) -> int:
     from . import execution as X
     from .progress import RichProgress
 
@@ -411,7 +415,7 @@ def _judge_list(value: str | None, option: str) -> list[str]:
     return specs
 
 
-def run_premise_command(args, config, out: Console) -> int:
+def run_premise_command(args: argparse.Namespace, config: Config, out: Console) -> int:
     from . import premise as P
     from .progress import RichProgress
 
@@ -477,7 +481,7 @@ def run_premise_command(args, config, out: Console) -> int:
 PREMISESQL_REPLICATES = 10_000
 
 
-def _print_paper(out: Console, paper: str, metrics: dict, model: str, out_dir: Path) -> None:
+def _print_paper(out: Console, paper: str, metrics: dict[str, Any], model: str, out_dir: Path) -> None:
     from .premise_paper import render
 
     text = render(paper, metrics, model)

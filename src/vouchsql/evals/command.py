@@ -5,15 +5,20 @@ of them."""
 
 from __future__ import annotations
 
+import argparse
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from ..errors import UserInputError
 
+if TYPE_CHECKING:
+    from .report import Report
 
-def command(args) -> str:
+
+def command(args: argparse.Namespace) -> str:
     return "vouch " + shlex.join(getattr(args, "argv", []) or [])
 
 
@@ -22,11 +27,11 @@ def positive(value: int | None, name: str) -> None:
         raise UserInputError(f"{name} must be at least 1")
 
 
-def replay_out(args) -> Path:
+def replay_out(args: argparse.Namespace) -> Path:
     return Path(args.out) if args.out else Path(args.replay) / "replay"
 
 
-def run_out(args, harness: str) -> Path:
+def run_out(args: argparse.Namespace, harness: str) -> Path:
     from .runs import default_out
 
     return Path(args.out) if args.out else default_out(harness)
@@ -36,14 +41,14 @@ def path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 
-def bootstrap(args) -> tuple[int, int]:
+def bootstrap(args: argparse.Namespace) -> tuple[int, int]:
     """The replicates and seed of a new run (a replay takes them from its manifest)."""
     from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
 
     return args.bootstrap or DEFAULT_REPLICATES, DEFAULT_SEED if args.seed is None else args.seed
 
 
-def report_replay(out: Console, run_dir: str, out_dir: Path, metrics: dict) -> int:
+def report_replay(out: Console, run_dir: str, out_dir: Path, metrics: dict[str, Any]) -> int:
     """Compare the recomputed numbers with the stored ones; write replay.json."""
     import json
 
@@ -64,7 +69,7 @@ def report_replay(out: Console, run_dir: str, out_dir: Path, metrics: dict) -> i
     return 0
 
 
-def print_summary(out: Console, report, out_dir: Path, files: str) -> None:
+def print_summary(out: Console, report: Report, out_dir: Path, files: str) -> None:
     from rich.markdown import Markdown
 
     from .report import render_markdown

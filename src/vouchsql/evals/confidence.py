@@ -21,11 +21,14 @@ is recomputed from the record (``score_from_record``), the live run and ``--repl
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
-from ..answer import CheckResult, Reason
+from ..answer import CheckResult, Reason, Result, Verdict
 from ..rules import RULE_NAMES
 from ..choices import reported
 from ..errors import UserInputError, VouchError
@@ -35,10 +38,13 @@ from ..score import RULES, ScoreInput, gate, score
 from ..settings import Config
 from . import metrics as M
 from .cases import DatabaseResolver, read_items
-from .progress import NoProgress
-from .report import (Figure, Report, Section, Table, Text, manifest_section, pct, pct_ci, reliability_png,
+from .progress import NoProgress, ProgressSink
+from .report import (Figure, Item, Report, Section, Table, Text, manifest_section, pct, pct_ci, reliability_png,
                      risk_coverage_png, with_ci)
 from .runs import build_manifest, load_records, read_manifest, replay_bootstrap, run_items, write_json
+
+if TYPE_CHECKING:
+    from ..db.base import Database
 
 HARNESS = "confidence"
 RECORDS = "confidence.jsonl"
@@ -49,7 +55,7 @@ _TRUE = {"1", "true", "yes", "right", "correct"}
 _FALSE = {"0", "false", "no", "wrong", "incorrect"}
 
 
-def parse_label(value) -> bool | None:
+def parse_label(value: object) -> bool | None:
     if value is None:
         return None
     if isinstance(value, bool):
@@ -64,7 +70,7 @@ def parse_label(value) -> bool | None:
     raise UserInputError(f"label {value!r} is not a correctness label (true/false, 1/0, right/wrong)")
 
 
-def parse_rules(text: str | None, default=DEFAULT_RULES) -> list[str]:
+def parse_rules(text: str | None, default: Sequence[str] = DEFAULT_RULES) -> list[str]:
     rules = [r.strip() for r in (text.split(",") if text else default) if r.strip()]
     unknown = [r for r in rules if r not in RULES]
     if unknown:
@@ -74,7 +80,7 @@ def parse_rules(text: str | None, default=DEFAULT_RULES) -> list[str]:
     return list(dict.fromkeys(rules))
 
 
-def load_items(path: Path, *, need_candidates: bool = True) -> list[dict]:
+def load_items(path: Path, *, need_candidates: bool = True) -> list[dict[str, Any]]:
     items = read_items(path, ("db", "question"))
     for item in items:
         cands = item.get("candidates")
@@ -87,12 +93,12 @@ def load_items(path: Path, *, need_candidates: bool = True) -> list[dict]:
 # ---------------------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------------------
-def _summary(result) -> dict:
+def _summary(result: Result) -> dict[str, Any]:
     return {"columns": result.columns, "row_count": result.row_count, "truncated": result.truncated,
             "error": result.error.message if result.error else None}
 
 
-def evaluate_item(db, item: dict, index: int, check_set: str = "vouch") -> dict:
+def evaluate_item(db: Database, item: dict[str, Any], index: int, check_set: str = "vouch") -> dict[str, Any]:
     """Check one answer and return its record (or a record with ``skipped``). An item may
     carry ``judged_parts`` (a judge's COMPLETE: ``[[part, covered], …]``) and
     ``judged_claims`` (a judge's unsupported claims: ``[[claim, about_answer], …]``), as
@@ -112,6 +118,9 @@ def evaluate_item(db, item: dict, index: int, check_set: str = "vouch") -> dict:
                                   judged_claims=from_claims(item.get("judged_claims")))
     except VouchError as exc:
         return {**base, "skipped": exc.message}
+    exec_label: bool | None
+    determined: bool | None
+    gold: dict[str, Any] | None
     exec_label, determined, gold = None, None, None
     if gold_sql:
         from ..agreement import results_match
@@ -147,7 +156,8 @@ def evaluate_item(db, item: dict, index: int, check_set: str = "vouch") -> dict:
     }
 
 
-def score_from_record(record: dict, rule: str, checks: list[CheckResult] | None = None, check_set: str = "vouch"):
+def score_from_record(record: dict[str, Any], rule: str, checks: list[CheckResult] | None = None,
+                      check_set: str = "vouch") -> Verdict:
     """The verdict of ``rule`` under ``check_set`` recomputed from a record's stored evidence (no SQL)."""
     if checks is None:
         checks = [CheckResult.model_validate(c) for c in record["checks"]]
@@ -161,10 +171,11 @@ def score_from_record(record: dict, rule: str, checks: list[CheckResult] | None 
     return verdict
 
 
-def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets: Path | None = None,
-                   command: str = "", parameters: dict | None = None, progress=None, model: str | None = None,
-                   k: int | None = None, check_set: str = "vouch", dataset: Path | None = None,
-                   split: str | None = None, db_root: Path | None = None) -> tuple[list[dict], dict]:
+def run_confidence(input_path: Path | None, config: Config, out_dir: Path, *, datasets: Path | None = None,
+                   command: str = "", parameters: dict[str, Any] | None = None, progress: ProgressSink | None = None,
+                   model: str | None = None, k: int | None = None, check_set: str = "vouch",
+                   dataset: Path | None = None, split: str | None = None,
+                   db_root: Path | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run every item not yet in ``out_dir``'s records; return all records and the manifest.
     With ``model``, the candidates come from ``vouch ask`` under ``config`` (its ``shown`` and
     ``judge_complete`` settings are recorded in the manifest)."""
@@ -181,6 +192,7 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
                   "gold_sql": q.gold_sql, "hint": q.hint}
                  for q in load_spider_bird(Path(dataset), split=split, db_root=db_root)]
     else:
+        assert input_path is not None  # without a dataset the items come from the input file
         input_path = Path(input_path)
         items = load_items(input_path, need_candidates=model is None)
     if model is not None:
@@ -201,11 +213,11 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
                               databases={n: p for n, p in paths.items() if p is not None}, model=_model_name(model),
                               parameters=params, seed=params.get("seed"), record_keys=RECORD_KEYS)
 
-    def skipped(index: int, item: dict, why: str) -> dict:
+    def skipped(index: int, item: dict[str, Any], why: str) -> dict[str, Any]:
         return {"key": item["id"], "index": index, "id": item["id"], "db": item["db"], "question": item["question"],
                 "skipped": why}
 
-    def evaluate(db, index: int, item: dict) -> dict:
+    def evaluate(db: Database, index: int, item: dict[str, Any]) -> dict[str, Any]:
         if sampler is None:
             return evaluate_item(db, item, index, check_set)
         drawn = sampler(db, item)
@@ -226,7 +238,7 @@ def run_confidence(input_path: Path, config: Config, out_dir: Path, *, datasets:
     return records, manifest
 
 
-def _model_name(model) -> str | None:
+def _model_name(model: object) -> str | None:
     if model is None or isinstance(model, str):
         return model
     return f"{getattr(model, 'provider', '?')}:{getattr(model, 'name', '?')}"
@@ -235,14 +247,16 @@ def _model_name(model) -> str | None:
 # ---------------------------------------------------------------------------------------
 # Analysis (shared by the live run and --replay)
 # ---------------------------------------------------------------------------------------
-def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
+def analyse(records: list[dict[str, Any]], rules: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
             seed: int = M.DEFAULT_SEED, check_set: str = "vouch", paper: str | None = None,
-            splits: int = 20) -> tuple[dict, dict]:
+            splits: int = 20) -> tuple[dict[str, Any], dict[str, Any]]:
     """metrics.json and the curves behind the figures, from the records alone. ``check_set``:
     which checks the rules read; ``paper="ies"`` adds the paper's tables (:mod:`.ies`)."""
     kept = [r for r in records if not r.get("skipped")]
     y = np.array([bool(r["label"]) for r in kept], dtype=bool)
     n = len(kept)
+    scores: dict[str, npt.NDArray[np.float64]]
+    gates: dict[str, list[str]]
     scores, gates, reproduced, comparable = {}, {}, 0, 0
     parsed = [[CheckResult.model_validate(c) for c in r["checks"]] for r in kept]
     for rule in rules:
@@ -253,6 +267,8 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
             if r.get("check_set", "vouch") == check_set and rule in r["verdicts"]:
                 comparable += 1
                 reproduced += r["verdicts"][rule] == v.model_dump(mode="json")
+    ies_metrics: dict[str, Any]
+    extra: dict[str, Any]
     ies_metrics, extra = {}, {}
     if paper == "ies":
         from .ies import analyse_ies
@@ -260,6 +276,8 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
         ies_metrics, extra = analyse_ies(kept, parsed, y, check_set, scores, splits=splits, seed=seed)
     stats = {name: M.auroc_stat(s, y) for name, s in {**scores, **extra}.items()}
     boot = M.bootstrap(stats, n, replicates=replicates, seed=seed)
+    out_rules: dict[str, dict[str, Any]]
+    curves: dict[str, dict[str, Any]]
     out_rules, curves = {}, {"risk_coverage": {}, "reliability": {}}
     for rule in rules:
         out_rules[rule] = _quantities(scores[rule], gates[rule], y, boot, rule)
@@ -270,7 +288,7 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
     if "fitted" in extra:
         ies_metrics["fitted"]["metrics"] = _quantities(extra["fitted"], [gate(v) for v in extra["fitted"]], y, boot,
                                                        "fitted")
-    paired = {}
+    paired: dict[str, Any] = {}
     for a, b in itertools.combinations(rules, 2):
         paired[f"{b}-{a}"] = {"diff": out_rules[b]["auroc"] - out_rules[a]["auroc"], "ci": boot.paired(b, a)}
     if paper == "ies":
@@ -295,11 +313,11 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
         "undetermined_execution": sum(r.get("exec_label_determined") is False for r in kept),
     }
     if both:
-        a = [bool(r["label"]) for r in both]
-        b = [bool(r["exec_label"]) for r in both]
-        labels["given_vs_execution"] = {"n": len(both), "agreement": float(np.mean(np.equal(a, b))),
-                                        "kappa": M.cohen_kappa(a, b), "mcnemar": M.mcnemar_exact(a, b)}
-    metrics = {
+        la = [bool(r["label"]) for r in both]
+        lb = [bool(r["exec_label"]) for r in both]
+        labels["given_vs_execution"] = {"n": len(both), "agreement": float(np.mean(np.equal(la, lb))),
+                                        "kappa": M.cohen_kappa(la, lb), "mcnemar": M.mcnemar_exact(la, lb)}
+    metrics: dict[str, Any] = {
         "n": n, "accuracy": float(y.mean()) if n else float("nan"),
         # --model runs with the assess step: questions scored on their first interpretation.
         "first_interpretation_only": sum(r.get("interpretations", 0) > 1 for r in kept),
@@ -315,7 +333,7 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
     return M.jsonable(metrics), M.jsonable(curves)
 
 
-def _quantities(s: np.ndarray, gates: list[str], y: np.ndarray, boot, name: str) -> dict:
+def _quantities(s: np.ndarray, gates: list[str], y: np.ndarray, boot: M.Bootstrap, name: str) -> dict[str, Any]:
     g = M.gate_quantities(gates, y)
     n_pass = sum(g["gate"]["pass"])
     return {
@@ -328,7 +346,8 @@ def _quantities(s: np.ndarray, gates: list[str], y: np.ndarray, boot, name: str)
     }
 
 
-def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> Report:
+def build_report(metrics: dict[str, Any], curves: dict[str, Any], records: list[dict[str, Any]],
+                 manifest: dict[str, Any], *, replay_of: str | None = None) -> Report:
     rules = list(metrics["rules"])
     rows = []
     for rule in rules:
@@ -342,6 +361,7 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
     paired_rows = [[name, with_ci(p["diff"], p["ci"], signed=True)] for name, p in metrics["paired"].items()]
     boot = metrics["bootstrap"]
     reproduced, total = metrics["stored_verdicts_reproduced"]
+    intro: list[Item]
     intro = [Text(f"{metrics['n']} labelled answers, accuracy {pct_ci(metrics['accuracy'], metrics['accuracy_ci'])}"
                   f" (Wilson 95% interval); {metrics['skipped']} skipped. AUROC counts ties one half; its interval "
                   f"and the paired differences are percentile intervals from {boot['replicates']:,} bootstrap "
@@ -349,7 +369,7 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
     if replay_of:
         intro.append(Text(f"Replayed from `{replay_of}`: every number recomputed from the stored records "
                           "(no SQL, no model call)."))
-    sections = []
+    sections: list[Section] = []
     if "ies" in metrics:
         from .ies import sections as ies_sections
 
@@ -369,6 +389,7 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
             Table(["difference", "AUROC difference (95% CI)"], paired_rows),
             Text("Each difference is computed on the same bootstrap resamples as the intervals above."),
         ]))
+    figures: list[Item]
     figures = [Figure("risk_coverage", risk_coverage_png(curves["risk_coverage"]),
                       "Accuracy of the answers shown against the share shown, as the threshold is lowered; "
                       "markers are attainable thresholds.")]
@@ -377,6 +398,7 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
                               f"Reliability diagram, {rule}: share right per score bin (numbers: answers per bin)."))
     sections.append(Section("Risk–coverage and reliability", figures))
     labels = metrics["labels"]
+    label_items: list[Item]
     label_items = [Text(f"Labels: {labels['given']} given, {labels['execution']} by relaxed execution match "
                         f"({labels['undetermined_execution']} of those undetermined by truncation, counted as matching).")]
     if "given_vs_execution" in labels:
@@ -399,9 +421,9 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
                   intro=intro, sections=sections, manifest=manifest)
 
 
-def finish(out_dir: Path, records: list[dict], manifest: dict, rules: list[str], *, replicates: int, seed: int,
-           replay_of: str | None = None, check_set: str | None = None, paper: str | None = None,
-           splits: int | None = None) -> dict:
+def finish(out_dir: Path, records: list[dict[str, Any]], manifest: dict[str, Any], rules: list[str], *,
+           replicates: int, seed: int, replay_of: str | None = None, check_set: str | None = None,
+           paper: str | None = None, splits: int | None = None) -> tuple[dict[str, Any], Report]:
     from .report import write_report
 
     params = manifest.get("parameters", {})
@@ -417,7 +439,8 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, rules: list[str],
 
 
 def replay(run_dir: Path, out_dir: Path, *, rules: list[str] | None = None, replicates: int | None = None,
-           seed: int | None = None, check_set: str | None = None, paper: str | None = None) -> tuple[dict, dict]:
+           seed: int | None = None, check_set: str | None = None,
+           paper: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Recompute a stored run's numbers into ``out_dir`` (under another check set or with the
     paper's tables if asked); returns (manifest, metrics)."""
     manifest = read_manifest(run_dir, HARNESS)

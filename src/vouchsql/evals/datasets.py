@@ -53,7 +53,7 @@ class Question:
     db_path: Path | None
     hint: str | None = None  # BIRD's evidence
     difficulty: str | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -100,7 +100,7 @@ def _db_file(root: Path | None, db_id: str) -> Path | None:
     return root / db_id / f"{db_id}.sqlite"  # reported missing by the harness, per question
 
 
-def _read_json(path: Path):
+def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -280,7 +280,7 @@ def load_request_sets(path: Path) -> list[RequestSet]:
     return request_sets_from_rows(read_jsonl(path), str(path))
 
 
-def request_sets_from_rows(rows: list[dict], source: str) -> list[RequestSet]:
+def request_sets_from_rows(rows: list[dict[str, Any]], source: str) -> list[RequestSet]:
     """The request sets of parsed JSONL rows; ``source`` names them in errors."""
     out, ids = [], set()
     for n, row in enumerate(rows, 1):

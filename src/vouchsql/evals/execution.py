@@ -18,21 +18,26 @@ split (``--dataset``) with a predictions file (Spider text, BIRD JSON) or ``--mo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, cast
 
 from ..agreement import results_match
+from ..answer import Result
 from ..errors import UserInputError
 from ..settings import Config
 from . import metrics as M
 from .cases import DatabaseResolver, read_items
-from .progress import NoProgress
-from .report import Report, Section, Table, Text, manifest_section, pct, pct_ci
+from .progress import NoProgress, ProgressSink
+from .report import Item, Report, Section, Table, Text, manifest_section, pct, pct_ci
 from .runs import build_manifest, load_records, read_manifest, run_items, write_json
+
+if TYPE_CHECKING:
+    from ..db import Database
 
 HARNESS = "exec"
 RECORDS = "exec.jsonl"
 
 
-def strict_equal(pred, gold) -> bool | None:
+def strict_equal(pred: Result, gold: Result) -> bool | None:
     """BIRD: ``set(pred_rows) == set(gold_rows)``; ``None`` when a cut-off result leaves it open."""
     if pred.error is not None or gold.error is not None:
         return False
@@ -63,7 +68,7 @@ def orders_rows(sql: str, dialect: str | None = "sqlite") -> bool:
     return tree is not None and tree.args.get("order") is not None
 
 
-def spider_equal(pred, gold, ordered: bool) -> bool | None:
+def spider_equal(pred: Result, gold: Result, ordered: bool) -> bool | None:
     """Spider's test-suite rule: both ran, the same number of columns, and for some order of
     the predicted columns the rows equal the gold's — as a list when the gold sorts its rows
     (``ordered``), else as a multiset; values normalised as everywhere in Vouch (numbers to
@@ -96,7 +101,7 @@ def spider_equal(pred, gold, ordered: bool) -> bool | None:
         return False
     target = b if ordered else Counter(b)
 
-    def orders(j: int = 0, used: tuple = ()):
+    def orders(j: int = 0, used: tuple[int, ...] = ()) -> Iterator[tuple[int, ...]]:
         if j == width:
             yield used
             return
@@ -111,7 +116,7 @@ def spider_equal(pred, gold, ordered: bool) -> bool | None:
     return False
 
 
-def _items_from_jsonl(path: Path) -> list[dict]:
+def _items_from_jsonl(path: Path) -> list[dict[str, Any]]:
     items = read_items(path, ("db", "gold_sql"))
     for item in items:
         if "sql" not in item:
@@ -119,7 +124,8 @@ def _items_from_jsonl(path: Path) -> list[dict]:
     return items
 
 
-def _items_from_dataset(dataset: Path, split: str | None, db_root: Path | None, predictions: Path | None) -> list[dict]:
+def _items_from_dataset(dataset: Path, split: str | None, db_root: Path | None,
+                        predictions: Path | None) -> list[dict[str, Any]]:
     from .datasets import load_spider_bird, read_predictions
 
     questions = load_spider_bird(dataset, split=split, db_root=db_root)
@@ -129,7 +135,7 @@ def _items_from_dataset(dataset: Path, split: str | None, db_root: Path | None, 
             for q, p in zip(questions, preds)]
 
 
-def evaluate_item(db, item: dict, index: int) -> dict:
+def evaluate_item(db: Database, item: dict[str, Any], index: int) -> dict[str, Any]:
     base = {"key": item["id"], "index": index, "id": item["id"], "db": item.get("db_id") or item["db"],
             "question": item.get("question"), "difficulty": item.get("difficulty"),
             "sql": item.get("sql"), "gold_sql": item["gold_sql"]}
@@ -152,7 +158,8 @@ def evaluate_item(db, item: dict, index: int) -> dict:
 def run_exec(config: Config, out_dir: Path, *, input_path: Path | None = None, dataset: Path | None = None,
              split: str | None = None, db_root: Path | None = None, predictions: Path | None = None,
              model: str | None = None, datasets: Path | None = None, command: str = "",
-             parameters: dict | None = None, progress=None) -> tuple[list[dict], dict]:
+             parameters: dict[str, Any] | None = None,
+             progress: ProgressSink | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     progress = progress or NoProgress()
     if input_path is not None:
         items = _items_from_jsonl(Path(input_path))
@@ -164,16 +171,17 @@ def run_exec(config: Config, out_dir: Path, *, input_path: Path | None = None, d
         source = find_questions(Path(dataset), split)
     else:
         raise UserInputError("give --input PREDICTIONS.jsonl or --dataset")
-    predictor = None
+    predictor: Callable[[Database, dict[str, Any]], str | None] | None = None
     if model is not None:
         from .model import sample_candidates
 
         draw = sample_candidates(model)
 
-        def predictor(db, item):
+        def predictor(db: Database, item: dict[str, Any]) -> str | None:
             got = draw(db, item)["candidates"]
             return got[0] if got else None  # the shown answer
-    base_file = Path(input_path) if input_path is not None else Path(dataset) / "_"
+    # One of the two was given (else the error above).
+    base_file = Path(input_path) if input_path is not None else Path(cast(Path, dataset)) / "_"
     resolver = DatabaseResolver(base_file, config, datasets)
     paths = {name: resolver.resolve(name) for name in sorted({str(i["db"]) for i in items})}
     files = {"input": Path(input_path)} if input_path is not None else {}
@@ -188,7 +196,7 @@ def run_exec(config: Config, out_dir: Path, *, input_path: Path | None = None, d
                                                        **(parameters or {})},
                               seed=(parameters or {}).get("seed"), record_keys=("max_rows", "timeout"))
 
-    def evaluate(db, index: int, item: dict) -> dict:
+    def evaluate(db: Database, index: int, item: dict[str, Any]) -> dict[str, Any]:
         if predictor is not None:
             item = {**item, "sql": predictor(db, item)}
         return evaluate_item(db, item, index)
@@ -202,11 +210,12 @@ def run_exec(config: Config, out_dir: Path, *, input_path: Path | None = None, d
     return records, manifest
 
 
-def analyse(records: list[dict], *, replicates: int = M.DEFAULT_REPLICATES, seed: int = M.DEFAULT_SEED) -> dict:
+def analyse(records: list[dict[str, Any]], *, replicates: int = M.DEFAULT_REPLICATES,
+            seed: int = M.DEFAULT_SEED) -> dict[str, Any]:
     kept = [r for r in records if not r.get("skipped")]
     strict = [bool(r["strict"]) for r in kept]
     relaxed = [bool(r["relaxed"]) for r in kept]
-    per_db: dict[str, dict] = {}
+    per_db: dict[str, dict[str, Any]] = {}
     for r in kept:
         d = per_db.setdefault(str(r["db"]), {"n": 0, "strict": 0, "relaxed": 0, "errors": 0})
         d["n"] += 1
@@ -216,7 +225,7 @@ def analyse(records: list[dict], *, replicates: int = M.DEFAULT_REPLICATES, seed
     for d in per_db.values():
         d["strict_rate"] = d["strict"] / d["n"]
         d["relaxed_rate"] = d["relaxed"] / d["n"]
-    by_difficulty: dict[str, dict] = {}
+    by_difficulty: dict[str, dict[str, Any]] = {}
     for r in kept:
         if r.get("difficulty"):
             d = by_difficulty.setdefault(r["difficulty"], {"n": 0, "strict": 0, "relaxed": 0})
@@ -226,7 +235,7 @@ def analyse(records: list[dict], *, replicates: int = M.DEFAULT_REPLICATES, seed
     boot = M.bootstrap({"strict": M.mean_stat(strict), "relaxed": M.mean_stat(relaxed)}, len(kept),
                        replicates=replicates, seed=seed)
     n = len(kept)
-    return M.jsonable({
+    return cast("dict[str, Any]", M.jsonable({
         "n": n, "skipped": len(records) - n,
         "strict": {**M.proportion(strict), "bootstrap_ci": boot.interval("strict")},
         "relaxed": {**M.proportion(relaxed), "bootstrap_ci": boot.interval("relaxed")},
@@ -242,12 +251,14 @@ def analyse(records: list[dict], *, replicates: int = M.DEFAULT_REPLICATES, seed
         "per_db": dict(sorted(per_db.items())),
         "by_difficulty": by_difficulty,
         "bootstrap": {"replicates": replicates, "seed": seed},
-    })
+    }))
 
 
-def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> Report:
+def build_report(metrics: dict[str, Any], records: list[dict[str, Any]], manifest: dict[str, Any], *,
+                 replay_of: str | None = None) -> Report:
     s, r = metrics["strict"], metrics["relaxed"]
     a = metrics["agreement"]
+    intro: list[Item]
     intro = [Text(f"{metrics['n']} predictions scored, {metrics['skipped']} skipped; "
                   f"{metrics['prediction_errors']} predictions did not run; "
                   f"{metrics['undetermined']} pairs were cut off at max_rows (counted as matching).")]
@@ -279,8 +290,8 @@ def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_o
                   manifest=manifest)
 
 
-def finish(out_dir: Path, records: list[dict], manifest: dict, *, replicates: int | None = None,
-           seed: int | None = None, replay_of: str | None = None) -> dict:
+def finish(out_dir: Path, records: list[dict[str, Any]], manifest: dict[str, Any], *, replicates: int | None = None,
+           seed: int | None = None, replay_of: str | None = None) -> tuple[dict[str, Any], Report]:
     """Write metrics.json and the reports; ``replicates`` and ``seed`` default to the run's own."""
     from .report import write_report
 
@@ -296,7 +307,7 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, *, replicates: in
 
 
 def replay(run_dir: Path, out_dir: Path, *, replicates: int | None = None,
-           seed: int | None = None) -> tuple[dict, dict]:
+           seed: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     manifest = read_manifest(run_dir, HARNESS)
     records = load_records(run_dir, RECORDS)
     return manifest, finish(out_dir, records, manifest, replicates=replicates, seed=seed, replay_of=str(run_dir))[0]

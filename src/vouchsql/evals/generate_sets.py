@@ -26,13 +26,22 @@ detector's description, the generator and its version). The output is in the for
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserInputError
 from .cases import read_jsonl
 from .reference_match import match_reference, tie_context
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..db import Database
+    from ..llm import LLM, Model
+    from ..settings import Config
 
 GENERATOR = "vouch sets generate"
 
@@ -102,7 +111,7 @@ def _clauses(choice_type: str, sql_a: str, sql_b: str, rows_a: int | None, rows_
     return ("Compute it as the most direct reading of the request does.", f"Compute it this way: {text.rstrip('.')}.")
 
 
-def _paraphrase(llm, question: str, clause: str, choice_type: str) -> tuple[str | None, str]:
+def _paraphrase(llm: LLM, question: str, clause: str, choice_type: str) -> tuple[str | None, str]:
     """The model's one natural request for ``question`` + ``clause``, kept only when Vouch's
     detectors still read the choice as settled by its words (else the template stays)."""
     from ..choices import CHOICES
@@ -110,7 +119,7 @@ def _paraphrase(llm, question: str, clause: str, choice_type: str) -> tuple[str 
     from ..llm import BadOutput, Request, load_prompt
     from ..llm import data_text as data
 
-    def read(d: dict) -> str:
+    def read(d: dict[str, Any]) -> str:
         text = str(d.get("request") or "").strip()
         if not text:
             raise BadOutput("field 'request' is empty")
@@ -129,8 +138,8 @@ def _paraphrase(llm, question: str, clause: str, choice_type: str) -> tuple[str 
     return text, "kept"
 
 
-def generate_sets(seeds_path: Path, config, *, db: str | None = None, datasets: Path | None = None,
-                  model=None) -> tuple[list[dict], list[dict]]:
+def generate_sets(seeds_path: Path, config: Config, *, db: str | None = None, datasets: Path | None = None,
+                  model: str | Model | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(request sets, notes on seeds that gave none and why). With ``model`` each specific
     request is the model's paraphrase of the open request plus its clause, kept where the
     detectors still read the clause's choice as settled; the template text otherwise (noted)."""
@@ -144,9 +153,9 @@ def generate_sets(seeds_path: Path, config, *, db: str | None = None, datasets: 
     if not rows:
         raise UserInputError(f"{seeds_path}: no seeds")
     resolver = DatabaseResolver(seeds_path, config, datasets)
-    out: list[dict] = []
-    notes: list[dict] = []
-    opened: dict = {}
+    out: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    opened: dict[Path, Database] = {}
     llm = None
     if model is not None:
         from ..llm import llm_from_config
@@ -165,6 +174,7 @@ def generate_sets(seeds_path: Path, config, *, db: str | None = None, datasets: 
             handle = opened.get(path) or opened.setdefault(path, connect(path, config=config))
             res_a = handle.execute(sql)
             if not res_a.ok:
+                assert res_a.error is not None  # not ok: it has an error
                 notes.append({"seed": sid, "note": f"the seed SQL does not run ({res_a.error.message})"})
                 continue
             choices = detect_choices(question, handle, sql, res_a)
@@ -210,7 +220,7 @@ def generate_sets(seeds_path: Path, config, *, db: str | None = None, datasets: 
     return out, notes
 
 
-def run_generate_command(args, config, out) -> int:
+def run_generate_command(args: argparse.Namespace, config: Config, out: Console) -> int:
     from .cases import SHARED_NAMES
 
     db = args.db

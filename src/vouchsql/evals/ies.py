@@ -15,7 +15,7 @@ comes from the deterministic question–SQL alignment, named in the report.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -23,10 +23,10 @@ from ..answer import CheckResult
 from ..errors import UserInputError
 from ..score import JUDGE_CLAIMS, ScoreInput, complete_source, components, gate, score
 from . import metrics as M
-from .report import Section, Table, Text, pct, with_ci
+from .report import Item, Section, Table, Text, pct, with_ci
 
 # Table 2: one change to the designed score each (the claim rows need the claim judge's records).
-ABLATIONS: tuple[tuple[str, dict | str | None], ...] = (
+ABLATIONS: tuple[tuple[str, dict[str, Any] | str], ...] = (
     ("None (designed)", {}),
     ("Drop GROUNDED", {"drop": ("grounded",)}),
     ("Drop SCHEMA", {"drop": ("schema",)}),
@@ -41,7 +41,7 @@ ABLATIONS: tuple[tuple[str, dict | str | None], ...] = (
     ("Agreement alone, relaxed rows", "agreement_alone"),
 )
 # Table 7: the designed score rebuilt one step at a time.
-STEPS: tuple[tuple[str, dict | str], ...] = (
+STEPS: tuple[tuple[str, dict[str, Any] | str], ...] = (
     ("L2 alone", "l2"),
     ("min(L1, L2)", "safety"),
     ("Weighted mean", {"hard_caps": False, "thin_cap": False}),
@@ -56,20 +56,22 @@ H3_MIN_FIRED, H3_GAP = 10, 0.30  # IES §6.1: tested only if it fires on 10 or m
 H2_MARGIN = 0.02  # pass accuracy not lower by more than 2 points
 
 
-def score_input(record: dict, checks: list[CheckResult], check_set: str, options: dict | None = None) -> ScoreInput:
+def score_input(record: dict[str, Any], checks: list[CheckResult], check_set: str,
+                options: dict[str, Any] | None = None) -> ScoreInput:
     return ScoreInput(agreement=record["agreement"] or 0.0, k=record["k"], checks=checks,
                       strict_clusters=list(record["strict_clusters"]), check_set=check_set, options=options or {})
 
 
-def variant_scores(kept: list[dict], parsed: list[list[CheckResult]], check_set: str, variant) -> np.ndarray:
+def variant_scores(kept: list[dict[str, Any]], parsed: list[list[CheckResult]], check_set: str,
+                   variant: dict[str, Any] | str) -> np.ndarray:
     """Scores of one Table 2/7 variant: designed with ``options``, another rule's name, or a
     component (``l2``: the entropy layer; ``safety``: min(L1, L2))."""
-    out = []
+    out: list[float] = []
     for r, checks in zip(kept, parsed):
         if isinstance(variant, dict):
             out.append(score("designed", score_input(r, checks, check_set, variant)).score)
         elif variant in ("l2", "safety"):
-            c = components(score_input(r, checks, check_set))
+            c: dict[str, Any] = components(score_input(r, checks, check_set))  # L1 is always a float
             l2 = c["l2"] if c["l2"] is not None else c["l1"]  # one sample: no L2, SAFETY is L1 (as designed)
             out.append(l2 if variant == "l2" else min(c["l1"], l2))
         else:
@@ -87,10 +89,11 @@ def _entropy_layer(clusters: list[int]) -> float:
     k = len(clusters)
     if k < 2:
         return 1.0
-    return components(ScoreInput(agreement=0.0, k=k, checks=[], strict_clusters=list(clusters)))["l2"]
+    # K ≥ 2: L2 is measured.
+    return cast(float, components(ScoreInput(agreement=0.0, k=k, checks=[], strict_clusters=list(clusters)))["l2"])
 
 
-def summary(s: np.ndarray, y: np.ndarray) -> dict:
+def summary(s: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     g = M.gate_quantities([gate(v) for v in s], y)
     return {"auroc": M.auroc(s, y), "pass_accuracy": g["pass_accuracy"], "pass_share": g["pass_share"]}
 
@@ -98,20 +101,20 @@ def summary(s: np.ndarray, y: np.ndarray) -> dict:
 # ---------------------------------------------------------------------------------------
 # The fitted variant (IES §4.4): logistic regression, whole-database cross-fitting
 # ---------------------------------------------------------------------------------------
-def feature_matrix(kept: list[dict], parsed: list[list[CheckResult]], check_set: str) -> np.ndarray:
+def feature_matrix(kept: list[dict[str, Any]], parsed: list[list[CheckResult]], check_set: str) -> np.ndarray:
     """One row per answer: A, L2 (A with one sample), L1, GROUNDED, SCHEMA, COMPLETE (1 where
     unmeasured: an unmeasured term is no evidence against), and 0/1 for veto, cap, empty
     result. The paper does not list its features; these are the score's own components."""
     rows = []
     for r, checks in zip(kept, parsed):
-        c = components(score_input(r, checks, check_set))
+        c: dict[str, Any] = components(score_input(r, checks, check_set))
         c["l2"] = c["agreement"] if c["l2"] is None else c["l2"]
         rows.append([1.0 if c[f] is None else float(c[f]) for f in FEATURES])
     return np.array(rows, dtype=float).reshape(len(rows), len(FEATURES))
 
 
 def cross_fitted(x: np.ndarray, y: np.ndarray, groups: Sequence[str], *, splits: int = 20,
-                 seed: int = 0) -> tuple[np.ndarray | None, dict]:
+                 seed: int = 0) -> tuple[np.ndarray | None, dict[str, Any]]:
     """Out-of-fold probabilities averaged over ``splits`` random halvings of the databases:
     each split fits on one half of the databases and scores the other, both ways, so no
     database is on both sides of a fit. A split where a training half holds one class only
@@ -153,7 +156,8 @@ def cross_fitted(x: np.ndarray, y: np.ndarray, groups: Sequence[str], *, splits:
 # ---------------------------------------------------------------------------------------
 # The hypotheses (IES §6.1, Table 5)
 # ---------------------------------------------------------------------------------------
-def hypotheses(rules: dict, paired: dict, empty: dict, accuracy: float, lower: dict | None = None) -> list[dict]:
+def hypotheses(rules: dict[str, Any], paired: dict[str, Any], empty: dict[str, Any], accuracy: float,
+               lower: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Table 5's rows. ``lower``: the truncation policy's bound (IES §3.3: pairs left open by
     a cut-off result counted as disagreeing), reported beside H1 as the paper does."""
     out = []
@@ -198,20 +202,21 @@ def hypotheses(rules: dict, paired: dict, empty: dict, accuracy: float, lower: d
     return out
 
 
-def _lt(a, b) -> bool:
+def _lt(a: Any, b: Any) -> bool:
     return a is not None and b is not None and a < b
 
 
-def _p(x) -> str:
+def _p(x: Any) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
-def _signed(x) -> str:
+def _signed(x: Any) -> str:
     return "—" if x is None else f"{x:+.3f}"
 
 
-def analyse_ies(kept: list[dict], parsed: list[list[CheckResult]], y: np.ndarray, check_set: str,
-                scores: dict[str, np.ndarray], *, splits: int = 20, seed: int = 0) -> tuple[dict, dict]:
+def analyse_ies(kept: list[dict[str, Any]], parsed: list[list[CheckResult]], y: np.ndarray, check_set: str,
+                scores: dict[str, np.ndarray], *, splits: int = 20,
+                seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
     """The IES extras: (metrics, extra score arrays for the bootstrap: fitted and L2)."""
     missing = [r for r in NEEDED_RULES if r not in scores]
     if missing:
@@ -223,7 +228,7 @@ def analyse_ies(kept: list[dict], parsed: list[list[CheckResult]], y: np.ndarray
     claims = {"judged": sum(c is not None for c in claim_results),
               "any": sum(bool(c is not None and c.evidence["claims"]) for c in claim_results),
               "about_answer": sum(bool(c is not None and c.evidence.get("about_answer")) for c in claim_results)}
-    ablations = {}
+    ablations: dict[str, dict[str, Any] | None] = {}
     for label, variant in ABLATIONS:
         if isinstance(variant, dict) and "claims" in variant and not judged:
             ablations[label] = None
@@ -262,12 +267,12 @@ def analyse_ies(kept: list[dict], parsed: list[list[CheckResult]], y: np.ndarray
 # ---------------------------------------------------------------------------------------
 # The tables, in the paper's layout
 # ---------------------------------------------------------------------------------------
-def _row4(label: str, m: dict) -> list:
+def _row4(label: str, m: dict[str, Any]) -> list[Any]:
     return [label, with_ci(m["auroc"], m["auroc_ci"]), pct(m["pass_accuracy"]), pct(m["pass_share"]),
             pct(m["correct_withheld"]), pct(m["wrong_withheld"])]
 
 
-def sections(metrics: dict) -> list[Section]:
+def sections(metrics: dict[str, Any]) -> list[Section]:
     ies, rules = metrics["ies"], metrics["rules"]
     src = ies["complete_sources"]
     fit = ies["fitted"]
@@ -278,6 +283,7 @@ def sections(metrics: dict) -> list[Section]:
                          [label, f"not available: {fit.get('why')}", "—", "—", "—", "—"])
         else:
             rows4.append(_row4(label, rules[name]))
+    t4: list[Item]
     t4 = [Table(["Score", "AUROC (95% CI)", "pass accuracy", "pass share", "Correct withheld", "Wrong withheld"],
                 rows4, caption=f"IES Table 4 layout: {metrics['n']} labelled answers, accuracy "
                                f"{pct(metrics['accuracy'])}; checks: {metrics['check_set']}."),
@@ -339,7 +345,7 @@ def sections(metrics: dict) -> list[Section]:
     ]
 
 
-def _f(x) -> str:
+def _f(x: Any) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 

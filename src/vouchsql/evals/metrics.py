@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeAlias
 
 import numpy as np
 
@@ -32,6 +32,9 @@ BINS = 10
 Z95 = 1.959963984540054  # the 97.5% point of the standard normal
 
 BatchStat = Callable[[np.ndarray], np.ndarray]
+# Per-item scores (or other values) and right/wrong labels: a list, or an array of them.
+Scores: TypeAlias = Sequence[float] | np.ndarray
+Labels: TypeAlias = Sequence[bool] | np.ndarray
 
 __all__ = [
     "DEFAULT_REPLICATES", "DEFAULT_SEED", "auroc", "auroc_stat", "mean_stat", "ratio_stat",
@@ -40,7 +43,7 @@ __all__ = [
 ]
 
 
-def _arrays(scores, labels) -> tuple[np.ndarray, np.ndarray]:
+def _arrays(scores: Scores, labels: Labels) -> tuple[np.ndarray, np.ndarray]:
     """Scores and labels as arrays. A NaN score is refused here, so every metric treats it
     the same way: NaN has no rank (NaN != NaN would rank each one apart in AUROC while the
     bootstrap's np.unique ties them), no bin and no squared error."""
@@ -58,7 +61,7 @@ def _arrays(scores, labels) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------------------
 # AUROC
 # ---------------------------------------------------------------------------------------
-def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+def auroc(scores: Scores, labels: Labels) -> float:
     """P(s⁺ > s⁻) + ½·P(s⁺ = s⁻) over all (right, wrong) pairs; ``nan`` without both classes."""
     s, y = _arrays(scores, labels)
     n1 = int(y.sum())
@@ -84,7 +87,7 @@ def _average_ranks(s: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def auroc_stat(scores: Sequence[float], labels: Sequence[bool], chunk_cells: int = 1_000_000) -> BatchStat:
+def auroc_stat(scores: Scores, labels: Labels, chunk_cells: int = 1_000_000) -> BatchStat:
     """A batch AUROC for :func:`bootstrap`. Scores are reduced once to dense ranks over their u
     distinct values and each item to one code (label·u + rank); a resample is then one integer
     histogram of codes (wrong and right answers per distinct score) and a cumulative sum,
@@ -119,7 +122,7 @@ def auroc_stat(scores: Sequence[float], labels: Sequence[bool], chunk_cells: int
     return stat
 
 
-def mean_stat(values: Sequence[float]) -> BatchStat:
+def mean_stat(values: Scores) -> BatchStat:
     """The mean of a per-item value (``nan`` items, such as malformed responses, are left out)."""
     v = np.asarray(values, dtype=float)
 
@@ -127,7 +130,8 @@ def mean_stat(values: Sequence[float]) -> BatchStat:
 
     def stat(idx: np.ndarray) -> np.ndarray:
         if not has_nan:
-            return v[idx].mean(axis=1)
+            means: np.ndarray = v[idx].mean(axis=1)
+            return means
         x = v[idx]
         n = (~np.isnan(x)).sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -136,7 +140,7 @@ def mean_stat(values: Sequence[float]) -> BatchStat:
     return stat
 
 
-def ratio_stat(numerator: Sequence[float], denominator: Sequence[float]) -> BatchStat:
+def ratio_stat(numerator: Scores, denominator: Scores) -> BatchStat:
     """Σ numerator / Σ denominator per resample, e.g. pass accuracy = Σ[right ∧ pass] / Σ[pass]."""
     a = np.asarray(numerator, dtype=float)
     d = np.asarray(denominator, dtype=float)
@@ -201,7 +205,7 @@ def interval(values: np.ndarray, level: float = 0.95) -> list[float]:
 
 
 def paired_difference(stat_a: BatchStat, stat_b: BatchStat, n: int, point_a: float, point_b: float, *,
-                      replicates: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED) -> dict:
+                      replicates: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """{"diff": a − b, "ci": percentile interval of a − b over the same resamples}."""
     boot = bootstrap({"a": stat_a, "b": stat_b}, n, replicates=replicates, seed=seed)
     return {"diff": point_a - point_b, "ci": boot.paired("a", "b")}
@@ -212,10 +216,11 @@ def paired_difference(stat_a: BatchStat, stat_b: BatchStat, n: int, point_a: flo
 # ---------------------------------------------------------------------------------------
 def _bin_index(s: np.ndarray, bins: int) -> np.ndarray:
     # Scores are stored to 4 decimals: 0.3 * 10 may be 2.9999…, which belongs in bin 3.
-    return np.clip(np.floor(s * bins + 1e-9).astype(int), 0, bins - 1)
+    index: np.ndarray = np.clip(np.floor(s * bins + 1e-9).astype(int), 0, bins - 1)
+    return index
 
 
-def reliability(scores: Sequence[float], labels: Sequence[bool], bins: int = BINS) -> list[dict]:
+def reliability(scores: Scores, labels: Labels, bins: int = BINS) -> list[dict[str, Any]]:
     """Per equal-width bin [k/B, (k+1)/B) (the last bin closed): n, mean score, accuracy."""
     s, y = _arrays(scores, labels)
     b = _bin_index(s, bins)
@@ -230,7 +235,7 @@ def reliability(scores: Sequence[float], labels: Sequence[bool], bins: int = BIN
     return out
 
 
-def ece(scores: Sequence[float], labels: Sequence[bool], bins: int = BINS) -> float:
+def ece(scores: Scores, labels: Labels, bins: int = BINS) -> float:
     """Σ_bins (n_b / n)·|accuracy_b − mean score_b| over 10 equal-width bins."""
     s, y = _arrays(scores, labels)
     if s.size == 0:
@@ -241,7 +246,7 @@ def ece(scores: Sequence[float], labels: Sequence[bool], bins: int = BINS) -> fl
     return float(gap.sum() / s.size)  # n_b/n · |Σy/n_b − Σs/n_b| = |Σy − Σs| / n
 
 
-def brier(scores: Sequence[float], labels: Sequence[bool]) -> float:
+def brier(scores: Scores, labels: Labels) -> float:
     s, y = _arrays(scores, labels)
     return float(np.mean((s - y) ** 2)) if s.size else float("nan")
 
@@ -269,7 +274,7 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2)
 
 
-def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict:
+def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict[str, Any]:
     """Exact (binomial) McNemar test on paired binary outcomes: of the discordant pairs,
     ``b_only`` (a wrong, b right) vs ``a_only``; two-sided p = min(1, 2·P(X ≤ min) ), X ~ Bin(d, ½)."""
     x = np.asarray(a).astype(bool)
@@ -285,7 +290,7 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict:
     return {"a_only": a_only, "b_only": b_only, "p": p}
 
 
-def cohen_kappa(a: Sequence, b: Sequence) -> float:
+def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
     """Cohen's κ = (p_o − p_e) / (1 − p_e) for two raters over any categories; ``nan`` if p_e = 1."""
     x = np.asarray(a)
     z = np.asarray(b)
@@ -304,7 +309,7 @@ def cohen_kappa(a: Sequence, b: Sequence) -> float:
 GATES = ("pass", "flag", "abstain")
 
 
-def gate_quantities(gates: Sequence[str], labels: Sequence[bool]) -> dict:
+def gate_quantities(gates: Sequence[str], labels: Labels) -> dict[str, Any]:
     """pass accuracy = P(right | pass), pass share = P(pass), correct withheld = P(abstain | right),
     wrong withheld = P(abstain | wrong), and the table {gate: [right, wrong]}."""
     g = np.asarray(gates)
@@ -322,7 +327,7 @@ def gate_quantities(gates: Sequence[str], labels: Sequence[bool]) -> dict:
     }
 
 
-def risk_coverage(scores: Sequence[float], labels: Sequence[bool]) -> dict:
+def risk_coverage(scores: Scores, labels: Labels) -> dict[str, Any]:
     """For every attainable threshold t (each distinct score, highest first): coverage = share
     with s ≥ t, accuracy of those shown, risk = 1 − accuracy. Tied answers enter together, so
     every point is an operating point; the area under risk(coverage) (AURC, step-wise) too."""
@@ -345,7 +350,7 @@ def risk_coverage(scores: Sequence[float], labels: Sequence[bool]) -> dict:
 # ---------------------------------------------------------------------------------------
 # JSON
 # ---------------------------------------------------------------------------------------
-def jsonable(value, digits: int | None = None):
+def jsonable(value: Any, digits: int | None = None) -> Any:
     """numpy scalars to Python, nan/inf to None, recursively; floats rounded if ``digits``."""
     if isinstance(value, Mapping):
         return {str(k): jsonable(v, digits) for k, v in value.items()}
@@ -365,7 +370,7 @@ def jsonable(value, digits: int | None = None):
     return value
 
 
-def proportion(flags: Iterable[bool]) -> dict:
+def proportion(flags: Iterable[bool]) -> dict[str, Any]:
     """{"k", "n", "rate", "ci"} with a Wilson interval."""
     v = [bool(f) for f in flags]
     k, n = sum(v), len(v)

@@ -15,12 +15,16 @@ The confidence and execution harnesses answer each question with ``vouch ask``
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import UserInputError
 
+if TYPE_CHECKING:
+    from ..db import Database
+    from ..llm import Model
 
-def resolve_model(spec: Any):
+
+def resolve_model(spec: str | Model) -> str | Model:
     """A Model object, or the provider spec string for :func:`vouchsql.llm.llm_from_config`."""
     if not isinstance(spec, str):
         return spec
@@ -51,7 +55,8 @@ def resolve_model(spec: Any):
     raise UserInputError(f"--model {spec}: neither a Model nor a function of the request")
 
 
-def sample_candidates(model, *, k: int | None = None, assess: bool = True):
+def sample_candidates(model: Any, *, k: int | None = None,
+                      assess: bool = True) -> Callable[[Database, dict[str, Any]], dict[str, Any]]:
     """A function ``(db, item) -> {"candidates", "answer_text", "note"}`` that answers the item's
     question with ``vouch ask`` (assess, K generate samples, write; under the database's
     settings, which say the shown sample — ``shown`` — and whether a judge measures COMPLETE —
@@ -67,7 +72,7 @@ def sample_candidates(model, *, k: int | None = None, assess: bool = True):
 
     model = resolve_model(model)
 
-    def draw(db, item: dict) -> dict:
+    def draw(db: Database, item: dict[str, Any]) -> dict[str, Any]:
         # prose: IES scores a model-written answer (its uncited-number check reads the text).
         answer = ask(db, item["question"], model=model, k=k, hint=item.get("hint"), prose=True, assess=assess)
         # A sample that gave no SQL stays a candidate (an empty query that returns nothing and

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 
 from ..agreement import strict_clusters
 from ..answer import Result
@@ -29,6 +29,11 @@ from ..settings import Config
 from ..sql.inspect import inspect_sql
 from .cases import DatabaseResolver, read_jsonl
 from .plants import PLANTS, PlantContext, Planted
+
+if TYPE_CHECKING:
+    from ..answer import Answer
+    from ..db.base import Database
+    from .report import Item, Report, Section
 
 MODES = ("independent", "consistent")
 
@@ -43,7 +48,7 @@ def template_text(result: Result) -> str:
     return f"The result has {result.row_count} rows. The first is: {first}."
 
 
-def _fmt(v) -> str:
+def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.2f}" if abs(v) < 1e12 else repr(v)
     return "NULL" if v is None else str(v)
@@ -70,10 +75,11 @@ DEFAULT_RULES = ("agreement_first", "designed")
 
 
 def run_planted(case_file: Path, config: Config, *, k: int = 5, kinds: Iterable[str] | None = None,
-                rules: Iterable[str] = DEFAULT_RULES, datasets: Path | None = None, progress=None) -> tuple[list[Record], list[str]]:
+                rules: Iterable[str] = DEFAULT_RULES, datasets: Path | None = None,
+                progress: Callable[[str], object] | None = None) -> tuple[list[Record], list[str]]:
     """Every record, and the notes on cases that could not be used."""
     kinds = list(kinds or PLANTS)
-    unknown = set(kinds) - set(PLANTS)
+    unknown: Collection[str] = set(kinds) - set(PLANTS)
     if unknown:
         raise UserInputError(f"unknown plant kind(s) {', '.join(sorted(unknown))}; known: {', '.join(PLANTS)}")
     rules = list(rules)
@@ -88,7 +94,7 @@ def run_planted(case_file: Path, config: Config, *, k: int = 5, kinds: Iterable[
     resolver = DatabaseResolver(case_file, config, datasets)
     records: list[Record] = []
     skipped: list[str] = []
-    open_dbs: dict[Path, object] = {}
+    open_dbs: dict[Path, Database] = {}
     try:
         for case in cases:
             cid = str(case.get("id", f"case-{len(records)}"))
@@ -106,7 +112,7 @@ def run_planted(case_file: Path, config: Config, *, k: int = 5, kinds: Iterable[
     return records, skipped
 
 
-def _run_case(db, case: dict, cid: str, kinds: list[str], k: int, rules: list[str],
+def _run_case(db: Database, case: dict[str, Any], cid: str, kinds: list[str], k: int, rules: list[str],
               skipped: list[str]) -> list[Record]:
     question, sql = case["question"], case["sql"]
     original = db.execute(sql)
@@ -122,7 +128,7 @@ def _run_case(db, case: dict, cid: str, kinds: list[str], k: int, rules: list[st
         return []
     ctx = PlantContext(db=db, profile=profile, tree=tree, inspection=inspect_sql(tree, profile, db.dialect),
                        result=original, answer_text=text, question=question)
-    out = []
+    out: list[Record] = []
     control = check_candidates(db, question, [sql] * k, answer_text=text, hint=case.get("hint"))
     out.extend(_records(cid, "control", "consistent", control, rules, None, "unchanged", sql, text))
     for kind in kinds:
@@ -137,7 +143,7 @@ def _run_case(db, case: dict, cid: str, kinds: list[str], k: int, rules: list[st
     return out
 
 
-def _score_plant(db, case, cid: str, planted: Planted, original: Result, sql: str, k: int,
+def _score_plant(db: Database, case: dict[str, Any], cid: str, planted: Planted, original: Result, sql: str, k: int,
                  rules: list[str]) -> list[Record]:
     with patched_profile(db) as profile:
         if planted.patch_profile is not None:
@@ -145,7 +151,7 @@ def _score_plant(db, case, cid: str, planted: Planted, original: Result, sql: st
         return _score_patched(db, case, cid, planted, original, sql, k, rules)
 
 
-def _score_patched(db, case, cid: str, planted: Planted, original: Result, sql: str, k: int,
+def _score_patched(db: Database, case: dict[str, Any], cid: str, planted: Planted, original: Result, sql: str, k: int,
                    rules: list[str]) -> list[Record]:
     text = planted.answer_text
     new_result = db.execute(planted.sql)
@@ -153,7 +159,7 @@ def _score_patched(db, case, cid: str, planted: Planted, original: Result, sql: 
         text = template_text(new_result)
     effective = planted.answer_text != case.get("answer_text") if planted.kind == "wrong_number" else \
         new_result.model_dump(exclude={"elapsed_ms"}) != original.model_dump(exclude={"elapsed_ms"})
-    out = []
+    out: list[Record] = []
     for mode in MODES:
         cands = [planted.sql] + ([sql] * (k - 1) if mode == "independent" else [planted.sql] * (k - 1))
         answer = check_candidates(db, case["question"], cands, answer_text=text, hint=case.get("hint"))
@@ -162,10 +168,11 @@ def _score_patched(db, case, cid: str, planted: Planted, original: Result, sql: 
     return out
 
 
-def _records(cid, kind, mode, answer, rules, own_check, note, sql, text, effective=True) -> list[Record]:
+def _records(cid: str, kind: str, mode: str, answer: Answer, rules: list[str], own_check: str | None, note: str,
+             sql: str, text: str, effective: bool = True) -> list[Record]:
     fired = [c.name for c in answer.checks if c.fired]
     strict = strict_clusters([c.result for c in answer.candidates])
-    out = []
+    out: list[Record] = []
     for rule in rules:
         verdict = rescore(answer, rule, strict=strict)
         out.append(Record(id=cid, kind=kind, mode=mode, rule=rule, gate=verdict.gate, score=verdict.score,
@@ -175,9 +182,9 @@ def _records(cid, kind, mode, answer, rules, own_check, note, sql, text, effecti
     return out
 
 
-def summarise(records: list[Record]) -> dict:
+def summarise(records: list[Record]) -> dict[str, Any]:
     """Per kind and mode: n, withheld (abstain), not passed, own check fired — effective plants only."""
-    table: dict = {}
+    table: dict[str, Any] = {}
     for r in records:
         if not r.effective:
             continue
@@ -189,7 +196,7 @@ def summarise(records: list[Record]) -> dict:
         if r.own_check:
             row["own_measured"] += 1
             row["own_check"] += bool(r.own_fired)
-    ineffective = {}
+    ineffective: dict[str, int] = {}
     for r in records:
         if not r.effective and r.mode == "consistent" and r.rule == records[0].rule:
             ineffective[r.kind] = ineffective.get(r.kind, 0) + 1
@@ -200,12 +207,13 @@ def _pct(num: int, den: int) -> str:
     return f"{100 * num / den:.1f}%" if den else "—"
 
 
-def planted_report(summary: dict, skipped: list[str], command: str, manifest: dict | None = None):
+def planted_report(summary: dict[str, Any], skipped: list[str], command: str,
+                   manifest: dict[str, Any] | None = None) -> Report:
     """The report in the shared layout (:mod:`vouchsql.evals.report`)."""
     from .report import Report, Section, Table, Text, manifest_section
 
     order = ["control"] + list(PLANTS)
-    sections = []
+    sections: list[Section] = []
     for rule, kinds in summary["rules"].items():
         rows = []
         for kind in order:
@@ -218,6 +226,7 @@ def planted_report(summary: dict, skipped: list[str], command: str, manifest: di
                     own = "—"
                 rows.append([kind, mode, row["n"], _pct(row["withheld"], row["n"]), _pct(row["not_pass"], row["n"]), own])
         sections.append(Section(f"Rule `{rule}`", [Table(["error", "mode", "n", "withheld", "not pass", "own check"], rows)]))
+    notes: list[Item]
     notes = [Text("Withheld = gate `abstain`; not pass = `flag` or `abstain`. The control rows rescore the "
                   "unplanted cases (all K samples correct): they should pass.")]
     if summary["ineffective"]:
@@ -233,7 +242,8 @@ def planted_report(summary: dict, skipped: list[str], command: str, manifest: di
                   manifest=manifest)
 
 
-def report_markdown(summary: dict, skipped: list[str], command: str, manifest: dict | None = None) -> str:
+def report_markdown(summary: dict[str, Any], skipped: list[str], command: str,
+                    manifest: dict[str, Any] | None = None) -> str:
     from .report import render_markdown
 
     return render_markdown(planted_report(summary, skipped, command, manifest))
@@ -242,8 +252,8 @@ def report_markdown(summary: dict, skipped: list[str], command: str, manifest: d
 RECORDS = "planted.jsonl"
 
 
-def write_outputs(out_dir: Path, records: list[Record], summary: dict, *, skipped: list[str] = (),
-                  command: str = "", cases: Path | None = None, parameters: dict | None = None,
+def write_outputs(out_dir: Path, records: list[Record], summary: dict[str, Any], *, skipped: Sequence[str] = (),
+                  command: str = "", cases: Path | None = None, parameters: dict[str, Any] | None = None,
                   config: Config | None = None, datasets: Path | None = None) -> None:
     """planted.jsonl, metrics.json (the summary), manifest.json, report.md and report.html.
     ``datasets`` as given to :func:`run_planted`, so the manifest hashes the databases the run read."""
@@ -255,7 +265,7 @@ def write_outputs(out_dir: Path, records: list[Record], summary: dict, *, skippe
         for r in records:
             fh.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
     (out_dir / "metrics.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    databases = {}
+    databases: dict[str, Path] = {}
     if cases is not None and config is not None:
         resolver = DatabaseResolver(cases, config, datasets)
         for case in read_jsonl(cases):
@@ -268,7 +278,7 @@ def write_outputs(out_dir: Path, records: list[Record], summary: dict, *, skippe
     write_report(out_dir, planted_report(summary, list(skipped), command, manifest))
 
 
-def replay_planted(run_dir: Path, out_dir: Path) -> dict:
+def replay_planted(run_dir: Path, out_dir: Path) -> dict[str, Any]:
     """Recompute the tables of a stored run from planted.jsonl (no SQL)."""
     from .report import write_report
     from .runs import read_manifest, write_json

@@ -7,17 +7,17 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator, cast
 
 from sqlglot import exp
 
 from ..answer import Result
-from ..checks.bad_join import RHO_MIN
 from ..checks.uncited_number import numbers_in
 from ..db.base import Database
 from ..db.profile import Profile, StandIn, key_overlap
+from ..rules import RHO_MIN
 from ..sql.edit import base_tables
-from ..sql.inspect import Inspection
+from ..sql.inspect import ColumnRef, Inspection
 
 STAND_IN_CODE = -1
 
@@ -47,7 +47,7 @@ def _sql(ctx: PlantContext, tree: exp.Expression) -> str:
     return tree.sql(dialect=ctx.db.dialect)
 
 
-def _outer(tree: exp.Expression) -> exp.Select | None:
+def _outer(tree: exp.Expr) -> exp.Select | None:
     while isinstance(tree, exp.Union):
         tree = tree.left
     return tree if isinstance(tree, exp.Select) else None
@@ -86,6 +86,7 @@ def bad_join(ctx: PlantContext) -> Planted | None:
         for col in target.columns if target else []:
             if col.name.lower() == right.name.lower() or col.distinct_count == 0:
                 continue
+            assert target is not None  # the loop runs over its columns only when there is one
             pair = key_overlap(ctx.db, tables, lt, left.name, target.name, col.name)
             if pair is None or pair.rho is None or pair.rho >= RHO_MIN:
                 continue
@@ -118,10 +119,11 @@ def stand_in(ctx: PlantContext) -> Planted | None:
                                     true=exp.Literal.number(STAND_IN_CODE))], default=inner.copy())
         projections = [exp.alias_(case, c, quoted=True) if j == i else exp.column(c, table="vouch_t", quoted=True)
                        for j, c in enumerate(columns)]
-        wrapped = exp.select(*projections).from_(ctx.tree.copy().subquery("vouch_t"))
+        # The case's SQL is a query (it ran), so it can be a subquery.
+        wrapped = exp.select(*projections).from_(cast(exp.Query, ctx.tree.copy()).subquery("vouch_t"))
         sources = list(out.sources)
 
-        def patch(profile: Profile, sources=sources) -> None:
+        def patch(profile: Profile, sources: list[ColumnRef] = sources) -> None:
             for ref in sources:
                 col = profile.column(ref.table, ref.column)
                 if col is not None and not any(s.value == STAND_IN_CODE for s in col.stand_ins):
@@ -133,7 +135,7 @@ def stand_in(ctx: PlantContext) -> Planted | None:
 
 
 def wrong_number(ctx: PlantContext) -> Planted | None:
-    cells = []
+    cells: list[float] = []
     for row in ctx.result.rows:
         for c in row:
             if isinstance(c, (int, float)) and not isinstance(c, bool):
@@ -181,7 +183,7 @@ def wrong_time_window(ctx: PlantContext) -> Planted | None:
                    f"the time window shifted by one year ({', '.join(shifted)})", None)
 
 
-def _parents(node: exp.Expression):
+def _parents(node: exp.Expr) -> Iterator[exp.Expr]:
     while node.parent is not None:
         node = node.parent
         yield node
@@ -218,8 +220,8 @@ def intent_flip(ctx: PlantContext) -> Planted | None:
         cls = exp.Min if isinstance(node, exp.Max) else exp.Max
         node.replace(cls(this=node.this.copy()))
         return Planted("intent_flip", _sql(ctx, tree), None, f"{node.key.upper()} → {cls.key.upper()}", None)
-    for node in tree.find_all(*_FLIPS):
-        node.replace(_FLIPS[type(node)](this=node.left.copy(), expression=node.right.copy()))
+    for comparison in tree.find_all(*_FLIPS):
+        comparison.replace(_FLIPS[type(comparison)](this=comparison.left.copy(), expression=comparison.right.copy()))
         return Planted("intent_flip", _sql(ctx, tree), None, "comparison reversed", None)
     return None
 
@@ -231,7 +233,8 @@ def partial_answer(ctx: PlantContext) -> Planted | None:
         return None
     if ctx.result.row_count >= 2 and not ctx.result.truncated:
         half = math.ceil(ctx.result.row_count / 2)
-        wrapped = exp.select("*").from_(tree.subquery("vouch_full")).limit(half)
+        # A query: _outer found its SELECT.
+        wrapped = exp.select("*").from_(cast(exp.Query, tree).subquery("vouch_full")).limit(half)
         return Planted("partial_answer", _sql(ctx, wrapped), None, f"only {half} of {ctx.result.row_count} rows", None)
     if len(select.expressions) >= 2:
         select.set("expressions", select.expressions[:-1])

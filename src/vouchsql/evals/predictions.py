@@ -45,10 +45,11 @@ import csv
 import io
 import json
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, AbstractSet, Any, cast
 
 import numpy as np
 
@@ -58,10 +59,13 @@ from ..settings import Config
 from . import metrics as M
 from .cases import read_jsonl
 from .confidence import parse_label, score_from_record
-from .progress import NoProgress
-from .report import (Figure, Report, Section, Table, Text, manifest_section, pct, pct_ci, reliability_png,
+from .progress import NoProgress, ProgressSink
+from .report import (Figure, Item, Report, Section, Table, Text, manifest_section, pct, pct_ci, reliability_png,
                      risk_coverage_png, with_ci)
 from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, replay_bootstrap, write_json
+
+if TYPE_CHECKING:
+    from ..db.base import Database
 
 HARNESS = "predictions"
 RECORDS = "predictions.jsonl"
@@ -94,7 +98,7 @@ class Question:
     labels: dict[str, bool] = field(default_factory=dict)
 
 
-def _first(row: dict, keys: tuple[str, ...]) -> Any:
+def _first(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return next((row[k] for k in keys if row.get(k) not in (None, "")), None)
 
 
@@ -105,7 +109,7 @@ def _json(path: Path) -> Any:
         raise UserInputError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
 
 
-def _rows(path: Path) -> list[dict]:
+def _rows(path: Path) -> list[dict[str, Any]]:
     """The objects of a JSON list, a JSONL or a CSV file, each with its line number as ``_line``."""
     if not path.is_file():
         raise UserInputError(f"{path}: no such file")
@@ -135,7 +139,7 @@ def read_ids(path: Path) -> list[str]:
     return sorted(out)
 
 
-def _sql_list(value, where: str) -> list[str | None]:
+def _sql_list(value: object, where: str) -> list[str | None]:
     """One system's SQL for one question: a string, or a list of K samples (blank: none)."""
     if value is None or isinstance(value, str):
         return [value if value and value.strip() else None]
@@ -180,7 +184,7 @@ def read_questions(path: Path) -> list[Question]:
     return out
 
 
-def _label(value, where: str) -> bool:
+def _label(value: object, where: str) -> bool:
     try:
         return bool(parse_label(value))
     except UserInputError as exc:
@@ -332,7 +336,7 @@ def candidates_for(q: Question, shown: str, k: int) -> tuple[list[str | None], l
     return [own[0]] + [q.systems[o][0] for o in others], [shown] + others
 
 
-def _refused(why: str) -> dict:
+def _refused(why: str) -> dict[str, Any]:
     """An answer with no verdict (no SQL shown, or refused before any check): withheld."""
     from ..score import RULES
 
@@ -340,7 +344,8 @@ def _refused(why: str) -> dict:
             "choice_descriptions": {}, "verdicts": {r: {"score": 0.0, "gate": "abstain"} for r in RULES}}
 
 
-def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] | None, show_gold: bool) -> dict:
+def evaluate_question(db: Database, q: Question, index: int, *, k: int, shown: list[str] | None,
+                      show_gold: bool) -> dict[str, Any]:
     """One question's record: every system's label and, per shown system, Vouch's verdict."""
     from ..agreement import strict_clusters
     from ..choices import reported
@@ -349,7 +354,8 @@ def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] |
     from ..score import RULES
     from .execution import orders_rows, spider_equal, strict_equal
 
-    base = {"key": q.id, "index": index, "id": q.id, "db": q.db, "question": q.question, "gold_sql": q.gold_sql}
+    base: dict[str, Any] = {"key": q.id, "index": index, "id": q.id, "db": q.db, "question": q.question,
+                            "gold_sql": q.gold_sql}
     results: dict[str, Result] = {}
 
     def run(sql: str | None) -> Result:
@@ -363,10 +369,12 @@ def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] |
     gold = run(q.gold_sql) if q.gold_sql else None
     if gold is not None and gold.error is not None and not q.labels:
         return {**base, "skipped": f"the gold SQL does not run ({gold.error.message})"}
-    ordered = bool(q.gold_sql) and orders_rows(q.gold_sql, db.dialect)
-    labels = {}
+    ordered = bool(q.gold_sql) and orders_rows(cast(str, q.gold_sql), db.dialect)
+    labels: dict[str, dict[str, Any]] = {}
     for system, sqls in q.systems.items():
         pred = run(sqls[0])
+        exe: bool | None
+        strict: bool | None
         exe = strict = None
         if gold is not None and gold.error is None:
             exe, strict = spider_equal(pred, gold, ordered), strict_equal(pred, gold)
@@ -380,7 +388,7 @@ def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] |
                           "exec_label": exe, "strict_label": strict, "no_sql": sqls[0] is None,
                           "error": pred.error.message[:200] if pred.error else None}
 
-    def verdict(cands: list[str | None]) -> dict:
+    def verdict(cands: list[str | None]) -> dict[str, Any]:
         if cands[0] is None:
             return _refused("the system gave no SQL")
         try:
@@ -401,7 +409,7 @@ def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] |
             continue
         cands, sources = candidates_for(q, system, k)
         answers.append({"system": system, "candidates": sources, **labels[system], **verdict(cands)})
-    record = {**base, "labels": labels, "answers": answers}
+    record: dict[str, Any] = {**base, "labels": labels, "answers": answers}
     if show_gold and q.gold_sql and gold is not None and gold.error is None:
         record["gold_shown"] = verdict([q.gold_sql] * k)
     return record
@@ -411,11 +419,11 @@ def evaluate_question(db, q: Question, index: int, *, k: int, shown: list[str] |
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(config: Config, options: dict) -> None:
+def _worker_init(config: Config, options: dict[str, Any]) -> None:
     _WORKER.update(config=config, options=options, dbs={})
 
 
-def _worker_run(task: tuple[int, dict, str]) -> dict:
+def _worker_run(task: tuple[int, dict[str, Any], str]) -> dict[str, Any]:
     from ..db import connect
 
     index, qd, where = task
@@ -426,8 +434,8 @@ def _worker_run(task: tuple[int, dict, str]) -> dict:
 
 def run_predictions(questions: list[Question], config: Config, out_dir: Path, *, databases: dict[str, str | None],
                     k: int = K, shown: list[str] | None = None, show_gold: bool = False, jobs: int = 1,
-                    command: str = "", parameters: dict | None = None, files: dict[str, Path] | None = None,
-                    progress=None) -> tuple[list[dict], dict]:
+                    command: str = "", parameters: dict[str, Any] | None = None, files: dict[str, Path] | None = None,
+                    progress: ProgressSink | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Record every question not yet in ``out_dir`` (resumable); return all records and the manifest."""
     from ..db import connect
 
@@ -448,7 +456,7 @@ def run_predictions(questions: list[Question], config: Config, out_dir: Path, *,
     log = RecordLog(out_dir / RECORDS)
     todo = [(i, q) for i, q in enumerate(questions) if not log.done(q.id)]
     progress.start(len(questions), len(questions) - len(todo))
-    options = {"k": k, "shown": shown, "show_gold": show_gold}
+    options: dict[str, Any] = {"k": k, "shown": shown, "show_gold": show_gold}
     ready = []
     for index, q in todo:
         where = databases.get(q.db)
@@ -481,15 +489,15 @@ def run_predictions(questions: list[Question], config: Config, out_dir: Path, *,
 # ---------------------------------------------------------------------------------------
 # Analysis (the live run and --replay alike, from the records alone)
 # ---------------------------------------------------------------------------------------
-def _answers(records: list[dict], exclude: set[str] = frozenset()) -> list[dict]:
+def _answers(records: list[dict[str, Any]], exclude: AbstractSet[str] = frozenset()) -> list[dict[str, Any]]:
     """Every labelled shown answer, with its question's id."""
     return [{**a, "id": r["id"], "db": r["db"]} for r in records if not r.get("skipped") and r["id"] not in exclude
             for a in r["answers"] if a.get("label") is not None]
 
 
-def _verdicts(answers: list[dict], rules: list[str]) -> dict[str, list]:
+def _verdicts(answers: list[dict[str, Any]], rules: list[str]) -> dict[str, list[Any]]:
     """Each rule's verdict per answer, recomputed from the stored evidence (no SQL)."""
-    out: dict[str, list] = {r: [] for r in rules}
+    out: dict[str, list[Any]] = {r: [] for r in rules}
     reproduced = [0, 0]
     for a in answers:
         checks = [CheckResult.model_validate(c) for c in a["checks"]]
@@ -506,14 +514,14 @@ def _verdicts(answers: list[dict], rules: list[str]) -> dict[str, list]:
     return out
 
 
-def alarm_keys(check: dict) -> list[str]:
+def alarm_keys(check: dict[str, Any]) -> list[str]:
     """The names a fired check counts under: its name, and ``name:finding`` per kind of finding."""
     from ..checks.severity import finding_keys
 
     return [check["name"]] + finding_keys(CheckResult.model_validate(check))
 
 
-def per_alarm(answers: list[dict]) -> list[dict]:
+def per_alarm(answers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per alarm: firings on right and wrong answers, and its precision as an error detector
     (wrong among fired) overall and among A = 1 answers, with Wilson 95% intervals."""
     stats: dict[str, dict[str, Any]] = defaultdict(lambda: {"right": 0, "wrong": 0, "right_a1": 0, "wrong_a1": 0,
@@ -563,7 +571,7 @@ def question_bootstrap(series: dict[str, np.ndarray], y: np.ndarray, groups: np.
     return M.Bootstrap(replicates, seed, values)
 
 
-def _slice(gates: list[str], y: np.ndarray, mask: np.ndarray) -> dict:
+def _slice(gates: list[str], y: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
     right, wrong = mask & y, mask & ~y
     g = np.array([x in WITHHELD for x in gates], dtype=bool)
     return {"answers": int(mask.sum()), "wrong": int(wrong.sum()),
@@ -571,8 +579,9 @@ def _slice(gates: list[str], y: np.ndarray, mask: np.ndarray) -> dict:
             "wrong_withheld": [int((g & wrong).sum()), int(wrong.sum())]}
 
 
-def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
-            seed: int = M.DEFAULT_SEED, exclude: set[str] = frozenset()) -> tuple[dict, dict]:
+def analyse(records: list[dict[str, Any]], rules: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
+            seed: int = M.DEFAULT_SEED,
+            exclude: AbstractSet[str] = frozenset()) -> tuple[dict[str, Any], dict[str, Any]]:
     """metrics.json and the curves behind the figures, from the records alone."""
     answers = _answers(records, exclude)
     y = np.array([bool(a["label"]) for a in answers], dtype=bool)
@@ -585,6 +594,8 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
     agreement = np.array([a["agreement"] for a in answers], dtype=float)
     a1 = agreement >= 1.0
     boot = question_bootstrap({"agreement": agreement, **scores}, y, groups, replicates=replicates, seed=seed)
+    out_rules: dict[str, dict[str, Any]]
+    curves: dict[str, dict[str, Any]]
     out_rules, curves = {}, {"risk_coverage": {}, "reliability": {}}
     for rule in rules:
         q = M.gate_quantities(gates[rule], y)
@@ -600,7 +611,7 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
             "all": _slice(gates[rule], y, np.ones_like(y)), "a1": _slice(gates[rule], y, a1)}
         curves["risk_coverage"][rule] = rc
         curves["reliability"][rule] = M.reliability(scores[rule], y)
-    systems: dict[str, dict] = {}
+    systems: dict[str, dict[str, Any]] = {}
     for a in answers:
         s = systems.setdefault(a["system"], {"answers": 0, "right": 0, "a1": 0, "a1_wrong": 0, "no_sql": 0})
         s["answers"] += 1
@@ -609,8 +620,8 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
         s["a1_wrong"] += a["agreement"] >= 1.0 and not a["label"]
         s["no_sql"] += bool(a.get("no_sql"))
     both = [a for a in answers if a.get("source") == "given" and a.get("exec_label") is not None]
-    labels = {"given": sum(a.get("source") == "given" for a in answers),
-              "execution": sum(a.get("source") == "execution" for a in answers)}
+    labels: dict[str, Any] = {"given": sum(a.get("source") == "given" for a in answers),
+                              "execution": sum(a.get("source") == "execution" for a in answers)}
     if both:
         g = [bool(a["label"]) for a in both]
         e = [bool(a["exec_label"]) for a in both]
@@ -621,7 +632,7 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
     labels["strict_vs_spider"] = {"n": len(strict), "strict_right": sum(bool(a["strict_label"]) for a in strict),
                                   "spider_right": sum(bool(a["exec_label"]) for a in strict)}
     gold = [r["gold_shown"] for r in records if r.get("gold_shown") and r["id"] not in exclude]
-    metrics = {
+    metrics: dict[str, Any] = {
         "n_answers": len(answers), "n_questions": len(ids), "right": int(y.sum()),
         "accuracy": float(y.mean()) if len(y) else float("nan"),
         "skipped_questions": sorted(r["id"] for r in records if r.get("skipped")),
@@ -644,7 +655,7 @@ def analyse(records: list[dict], rules: list[str], *, replicates: int = M.DEFAUL
     return M.jsonable(metrics), M.jsonable(curves)
 
 
-def measured_table(metrics: dict, command: str, data: str) -> dict:
+def measured_table(metrics: dict[str, Any], command: str, data: str) -> dict[str, Any]:
     """The per-alarm figures the severity rule reads (``vouch-measured/1``)."""
     return {"schema": "vouch-measured/1", "command": command, "data": data, "answers": metrics["n_answers"],
             "a1_answers": metrics["a1"]["answers"], "a1_wrong": metrics["a1"]["wrong"],
@@ -655,15 +666,16 @@ def measured_table(metrics: dict, command: str, data: str) -> dict:
 # ---------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------
-def _share(pair) -> str:
+def _share(pair: Sequence[int]) -> str:
     k, n = pair
     return f"{pct(k / n) if n else '—'} ({k}/{n})"
 
 
-def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dict, *,
-                 replay_of: str | None = None) -> Report:
+def build_report(metrics: dict[str, Any], curves: dict[str, Any], records: list[dict[str, Any]],
+                 manifest: dict[str, Any], *, replay_of: str | None = None) -> Report:
     rules = list(metrics["rules"])
     boot = metrics["bootstrap"]
+    intro: list[Item]
     intro = [Text(f"{metrics['n_answers']} shown answers to {metrics['n_questions']} questions, "
                   f"{metrics['right']} right (accuracy {pct(metrics['accuracy'])}); K = "
                   f"{manifest.get('parameters', {}).get('k')} candidates each. AUROC intervals and paired "
@@ -723,6 +735,7 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
         ]),
         Section("Systems", [Table(["system", "answers", "accuracy", "A = 1", "A = 1 wrong", "no SQL"], system_rows)]),
     ]
+    figures: list[Item]
     figures = [Figure("risk_coverage", risk_coverage_png(curves["risk_coverage"]),
                       "Accuracy of the answers shown against the share shown, as the threshold is lowered.")]
     for rule in rules:
@@ -731,6 +744,7 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
                               f"Reliability diagram, {rule}: share right per score bin (numbers: answers per bin)."))
     sections.append(Section("Risk–coverage and reliability", figures))
     labels = metrics["labels"]
+    items: list[Item]
     items = [Text(f"Labels: {labels['given']} given, {labels['execution']} by execution (Spider's test-suite rule: "
                   "columns in any order, rows as a multiset or, where the gold sorts, as a list; numbers to four "
                   f"decimals). BIRD's strict rule (sets of rows, columns in place) calls "
@@ -759,9 +773,9 @@ def build_report(metrics: dict, curves: dict, records: list[dict], manifest: dic
                   command=manifest.get("command"), intro=intro, sections=sections, manifest=manifest)
 
 
-def finish(out_dir: Path, records: list[dict], manifest: dict, *, rules: list[str] | None = None,
+def finish(out_dir: Path, records: list[dict[str, Any]], manifest: dict[str, Any], *, rules: list[str] | None = None,
            replicates: int | None = None, seed: int | None = None, replay_of: str | None = None,
-           exclude: list[str] | None = None) -> tuple[dict, Report]:
+           exclude: Iterable[str] | None = None) -> tuple[dict[str, Any], Report]:
     """metrics.json, curves.json and the reports; ``exclude`` (question ids) overrides the run's."""
     from .report import write_report
 
@@ -778,7 +792,8 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, *, rules: list[st
 
 
 def replay(run_dir: Path, out_dir: Path, *, replicates: int | None = None, seed: int | None = None,
-           rules: list[str] | None = None, exclude: list[str] | None = None) -> tuple[dict, dict]:
+           rules: list[str] | None = None,
+           exclude: list[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every number of a stored run again from its records (other rules or exclusions if asked)."""
     manifest = read_manifest(run_dir, HARNESS)
     replicates, seed = replay_bootstrap(manifest, replicates, seed)

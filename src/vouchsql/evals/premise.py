@@ -45,10 +45,13 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import ModelError, SQLRejected, UserInputError
 from ..premise import assess, validate_assessment
@@ -57,10 +60,21 @@ from . import metrics as M
 from . import premise_judges as J
 from .cases import DatabaseResolver
 from .datasets import FLAW_CODES, PremiseItem, load_premise
-from .premise_agreement import MECHANISM_SAMPLE, stratified_sample
+from .premise_agreement import MECHANISM_SAMPLE, Measured, stratified_sample
 from .premise_report import build_report
 from .progress import NoProgress
 from .runs import RecordLog, build_manifest, load_records, prepare_run_dir, read_manifest, replay_bootstrap, write_json
+
+if TYPE_CHECKING:  # the database and model layers are imported where used, not with this module
+    from ..db.base import Database
+    from ..db.catalog import ForeignKeyInfo, TableInfo
+    from ..db.figures import ForeignKey, TableProfile
+    from ..llm import LLM, Model, Request
+    from .progress import ProgressSink
+    from .report import Report
+
+    # what --model and --judges resolve to: a provider spec, a Model object, or a ready LLM
+    ModelArg = str | Model | LLM
 
 HARNESS = "premise"
 RECORDS = "premise.jsonl"
@@ -79,7 +93,7 @@ def parse_settings(text: str | None) -> list[str]:
     return list(dict.fromkeys(settings))
 
 
-def prompt_texts(settings, *, judges: bool = False, mechanisms: bool = False) -> dict[str, str]:
+def prompt_texts(settings: Sequence[str], *, judges: bool = False, mechanisms: bool = False) -> dict[str, str]:
     out = {s: J.load(J.SETTING_PROMPTS[s]).text for s in settings if s in J.SETTING_PROMPTS}
     if "vouch" in settings:
         try:
@@ -97,7 +111,8 @@ def prompt_texts(settings, *, judges: bool = False, mechanisms: bool = False) ->
 # ---------------------------------------------------------------------------------------
 # Schema text, with E3.2's withheld elements removed
 # ---------------------------------------------------------------------------------------
-def _withheld(tables, withhold) -> tuple[set[str], dict[str, set[str]]]:
+def _withheld(tables: Sequence[TableInfo | TableProfile],
+              withhold: Iterable[str] | None) -> tuple[set[str], dict[str, set[str]]]:
     """The tables and the columns (by table) to leave out, lower-cased; an element the database
     does not have is refused, since withholding it would silently show the full schema."""
     known = {t.name.lower(): {c.name.lower() for c in t.columns} for t in tables}
@@ -115,14 +130,15 @@ def _withheld(tables, withhold) -> tuple[set[str], dict[str, set[str]]]:
     return drop_tables, drop_cols
 
 
-def _keep_fk(fk, table: str, drop_tables, drop_cols) -> bool:
+def _keep_fk(fk: ForeignKeyInfo | ForeignKey, table: str, drop_tables: set[str],
+             drop_cols: dict[str, set[str]]) -> bool:
     ref = fk.ref_table.lower()
     return (ref not in drop_tables
             and not any(c.lower() in drop_cols.get(table, ()) for c in fk.columns)
             and not any(c.lower() in drop_cols.get(ref, ()) for c in fk.ref_columns))
 
 
-def schema_text(db, withhold=()) -> str:
+def schema_text(db: Database, withhold: Iterable[str] = ()) -> str:
     """CREATE TABLE statements with keys, as PremiseSQL gives the schema, less ``withhold``."""
     tables = [t for t in db.schema() if not t.name.startswith("sqlite_")]
     drop_tables, drop_cols = _withheld(tables, withhold)
@@ -145,7 +161,7 @@ def schema_text(db, withhold=()) -> str:
     return "\n".join(parts)
 
 
-def vouch_schema_text(db, withhold=()) -> str:
+def vouch_schema_text(db: Database, withhold: Iterable[str] = ()) -> str:
     """The schema as ``vouch ask`` shows it to its assess step: with the data profile (row
     counts, null shares, distinct counts, example values, stand-in codes), less ``withhold``."""
     from ..llm.context import schema_text as ask_schema_text
@@ -170,7 +186,7 @@ def vouch_schema_text(db, withhold=()) -> str:
 # ---------------------------------------------------------------------------------------
 # Reading replies
 # ---------------------------------------------------------------------------------------
-def read_reply(setting: str, text: str | None) -> dict:
+def read_reply(setting: str, text: str | None) -> dict[str, Any]:
     """The structured fields of a paper-setting reply, or ``{"malformed": reason}``."""
     from ..llm import BadOutput, parse_json_object
 
@@ -184,7 +200,7 @@ def read_reply(setting: str, text: str | None) -> dict:
     if sql is not None and not isinstance(sql, str):
         return {"malformed": "'sql' is neither text nor null"}
     sql = sql.strip() if isinstance(sql, str) and sql.strip() and sql.strip().lower() not in ("null", "none") else None
-    out = {"sql": sql, "reason": str(data.get("reason") or "")}
+    out: dict[str, Any] = {"sql": sql, "reason": str(data.get("reason") or "")}
     if setting != "base":
         valid = data.get("is_valid")
         if isinstance(valid, str) and valid.strip().lower() in ("true", "false"):
@@ -195,7 +211,7 @@ def read_reply(setting: str, text: str | None) -> dict:
     return out
 
 
-def read_assessment(parsed: dict | None, error: str | None) -> dict:
+def read_assessment(parsed: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
     """Vouch's verdict from the assess step's parsed object (through Vouch's own validation)."""
     if parsed is None:
         return {"malformed": error or "no reply"}
@@ -209,13 +225,13 @@ def read_assessment(parsed: dict | None, error: str | None) -> dict:
             "reason": a.premise.reason, "interpretations": len(a.interpretations)}
 
 
-def read_any(record: dict) -> dict:
+def read_any(record: dict[str, Any]) -> dict[str, Any]:
     setting = record["setting"]
     return read_assessment(record.get("parsed"), record.get("error")) if setting == "vouch" \
         else read_reply(setting, record.get("raw"))
 
 
-def response_text(record: dict) -> str:
+def response_text(record: dict[str, Any]) -> str:
     """What the judges read as the model's response: the reply as the model wrote it; for the
     assess step, the object it returned (it writes no SQL)."""
     if record["setting"] == "vouch":
@@ -223,12 +239,12 @@ def response_text(record: dict) -> str:
     return record.get("raw") or ""
 
 
-def judge_labels(record: dict) -> list[dict]:
+def judge_labels(record: dict[str, Any]) -> list[dict[str, Any]]:
     """Each judge's parsed labels for the record, in judge order."""
     return [{**J.read_judgement(j.get("raw")), "judge": j.get("judge")} for j in record.get("judgements") or []]
 
 
-def measure(record: dict, det_from: str = "structured") -> dict:
+def measure(record: dict[str, Any], det_from: str = "structured") -> dict[str, Any]:
     """The per-record measures (``None`` where a measure does not apply to the setting)."""
     setting = record["setting"]
     reply = read_any(record)
@@ -241,8 +257,8 @@ def measure(record: dict, det_from: str = "structured") -> dict:
     else:
         generated = reply["sql"] is not None
         sql_ok = generated and record.get("sql_error") is None
-    out: dict = {"malformed": None, "generated": generated, "is_valid": valid, "flaw_code": reply.get("flaw_code"),
-                 "interpretations": reply.get("interpretations")}
+    out: dict[str, Any] = {"malformed": None, "generated": generated, "is_valid": valid,
+                           "flaw_code": reply.get("flaw_code"), "interpretations": reply.get("interpretations")}
     if record["label"] == "flawed":
         code = reply.get("flaw_code")
         out["as_interpretations"] = int(setting == "vouch" and valid is True and (reply.get("interpretations") or 0) >= 2)
@@ -271,7 +287,8 @@ def measure(record: dict, det_from: str = "structured") -> dict:
             out.update(type=None, type_category=None)
         else:
             out.update(type=int(det and code == record["flaw"]),
-                       type_category=int(det and code[:2] == record["flaw"][:2]))
+                       # det (is_valid false) comes with a flaw code (validate_assessment)
+                       type_category=int(det and cast(str, code)[:2] == record["flaw"][:2]))
     else:
         out.update(gen=int(generated), val=None if setting == "base" else int(valid is True))
         if setting != "vouch" and record.get("gold_sql") and not record.get("gold_error"):
@@ -288,29 +305,32 @@ class _Capture:
     """Hands Vouch's assess step the LLM, keeping the last object it read from the model's
     reply (before Vouch's validation), so the verdict can be recomputed from the record."""
 
-    def __init__(self, llm) -> None:
+    def __init__(self, llm: LLM) -> None:
         self._llm = llm
-        self.parsed: dict | None = None
+        self.parsed: dict[str, Any] | None = None
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._llm, name)
 
-    def complete_json(self, request, *, stage: str, validate=lambda d: d):
-        def keep(data: dict):
+    def complete_json(self, request: Request, *, stage: str,
+                      validate: Callable[[dict[str, Any]], Any] = lambda d: d) -> Any:
+        def keep(data: dict[str, Any]) -> Any:
             self.parsed = data
             return validate(data)
 
         return self._llm.complete_json(request, stage=stage, validate=keep)
 
 
-def _ask(llm, setting: str, item: PremiseItem, schema: str, dialect: str) -> dict:
+def _ask(llm: LLM, setting: str, item: PremiseItem, schema: str, dialect: str) -> dict[str, Any]:
     """One model call (two for the assess step's repair); the raw reply and any parsed object."""
     from ..llm import Request
 
     if setting == "vouch":
         cap = _Capture(llm)
         try:
-            assess(cap, item.question, schema=schema, dialect=dialect, definitions="(none)", hint="(none)")
+            # _Capture stands in for the LLM (it forwards every other attribute to it)
+            assess(cast("LLM", cap), item.question, schema=schema, dialect=dialect, definitions="(none)",
+                   hint="(none)")
             error = None
         except ModelError as exc:
             error = exc.message
@@ -323,7 +343,7 @@ def _ask(llm, setting: str, item: PremiseItem, schema: str, dialect: str) -> dic
         return {"raw": None, "error": exc.message}
 
 
-def _call(llm, name: str, messages: list[dict], stage: str, max_tokens: int) -> dict:
+def _call(llm: LLM, name: str, messages: list[dict[str, str]], stage: str, max_tokens: int) -> dict[str, Any]:
     from ..llm import Request
 
     request = Request.of(messages, temperature=0.0, max_tokens=max_tokens)
@@ -333,7 +353,7 @@ def _call(llm, name: str, messages: list[dict], stage: str, max_tokens: int) -> 
         return {"judge": name, "raw": None, "error": exc.message}
 
 
-def as_llm(model, config: Config):
+def as_llm(model: ModelArg, config: Config) -> LLM:
     """A :class:`vouchsql.llm.LLM` around a model spec or Model object (response cache as configured)."""
     from ..llm import LLM, llm_from_config
 
@@ -342,7 +362,7 @@ def as_llm(model, config: Config):
     return llm_from_config(model, config)
 
 
-def _pair(models, names, what: str) -> list[tuple[str, object]]:
+def _pair(models: Iterable[ModelArg] | None, names: Iterable[str] | None, what: str) -> list[tuple[str, ModelArg]]:
     models = list(models or [])
     if models and len(models) != 2:
         raise UserInputError(f"{what} takes exactly two judge models (PremiseSQL uses two), got {len(models)}")
@@ -352,11 +372,13 @@ def _pair(models, names, what: str) -> list[tuple[str, object]]:
     return list(zip(names, models))
 
 
-def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model_name: str | None = None,
-                settings=SETTINGS, datasets: Path | None = None, command: str = "", parameters: dict | None = None,
-                progress=None, workers: int | None = None, judges=None, judge_names=None,
-                mechanism_judges=None, mechanism_judge_names=None, det_from: str | None = None,
-                mechanism_sample: int | None = None) -> tuple[list[dict], dict]:
+def run_premise(input_path: Path, config: Config, out_dir: Path, *, model: ModelArg, model_name: str | None = None,
+                settings: Iterable[str] = SETTINGS, datasets: Path | None = None, command: str = "",
+                parameters: dict[str, Any] | None = None, progress: ProgressSink | None = None,
+                workers: int | None = None, judges: Iterable[ModelArg] | None = None,
+                judge_names: Iterable[str] | None = None, mechanism_judges: Iterable[ModelArg] | None = None,
+                mechanism_judge_names: Iterable[str] | None = None, det_from: str | None = None,
+                mechanism_sample: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Ask every (question, setting) not yet recorded in ``out_dir``, have the judges score each
     reply to a flawed question, then (with ``mechanism_judges``) attribute mechanisms to the
     eligible failures — a stratified sample of ``mechanism_sample`` of them (App. C.3: 250 per
@@ -400,11 +422,12 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
     progress.start(len(items) * len(settings), len(items) * len(settings) - len(jobs))
     from ..db import connect
 
-    dbs: dict = {}
-    schemas: dict = {}
+    dbs: dict[str, Database] = {}
+    # (database, the assess step's view?, withheld elements) -> schema text
+    schemas: dict[tuple[str, bool, tuple[str, ...]], str] = {}
     lock = threading.Lock()
 
-    def shown(item: PremiseItem, setting: str, withhold=None) -> str:
+    def shown(item: PremiseItem, setting: str, withhold: Iterable[str] | None = None) -> str:
         return schemas[(item.db, setting == "vouch", tuple(item.withhold if withhold is None else withhold))]
 
     by_id = {i.id: i for i in items}
@@ -425,7 +448,7 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
                     if key not in schemas:
                         schemas[key] = (vouch_schema_text if vouch else schema_text)(dbs[item.db], withhold)
 
-        def work(job):
+        def work(job: tuple[int, PremiseItem, str]) -> tuple[tuple[int, PremiseItem, str], dict[str, Any] | None]:
             n, item, setting = job
             if item.db not in dbs:
                 return job, None
@@ -434,6 +457,7 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
             if item.flawed and judge_llms:
                 rec = {"setting": setting, **reply}
                 if "malformed" not in read_any(rec):
+                    assert item.flaw is not None  # a flawed question carries its code (load_premise)
                     messages = J.judge_messages(question=item.question, schema=schema, response=response_text(rec),
                                                 flaw=item.flaw)
                     reply["judgements"] = [_call(j, name, messages, "premise_judge", J.JUDGE_MAX_TOKENS)
@@ -441,6 +465,7 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
             return job, reply
 
         workers = workers or getattr(config, "concurrency", 4)
+        fut: Future[Any]  # the asking and the attributing below each have their own futures
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(work, job) for job in jobs]
             for fut in as_completed(futures):
@@ -458,11 +483,12 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
             sampled = stratified_sample(eligible, params["mechanism_sample"])
             pending = [r for r in sampled if "attributions" not in r]
 
-            def attribute(rec):
+            def attribute(rec: dict[str, Any]) -> dict[str, Any]:
                 item = by_id[rec["id"]]
                 reply = read_any(rec)
                 labels = judge_labels(rec)[0]
                 valid = originals[item.pair_id]
+                assert item.flaw is not None  # eligible replies answer flawed questions, which carry a code
                 shown_schema = shown(item, rec["setting"])
                 messages = J.mechanism_messages(
                     question=item.question, flaw=item.flaw, labels=labels, reason=reply.get("reason") or "",
@@ -484,7 +510,7 @@ def run_premise(input_path: Path, config: Config, out_dir: Path, *, model, model
     return [r for r in log.records() if r["key"] in keys], manifest
 
 
-def eligibility_stage(record: dict, has_pair: bool) -> str | None:
+def eligibility_stage(record: dict[str, Any], has_pair: bool) -> str | None:
     """App. C.2's stage for a judged reply to a flawed question in a paper setting (``None``
     where the pool does not apply: originals, the assess step, malformed or unjudged replies)."""
     if record.get("skipped") or record["label"] != "flawed" or record["setting"] not in PAPER_SETTINGS \
@@ -497,16 +523,18 @@ def eligibility_stage(record: dict, has_pair: bool) -> str | None:
                          has_pair=has_pair)
 
 
-def _record(index: int, item: PremiseItem, setting: str, reply: dict | None, db) -> dict:
-    base = {"key": f"{item.id}/{setting}", "index": index, "id": item.id, "pair_id": item.pair_id, "db": item.db,
-            "setting": setting, "label": item.label, "flaw": item.flaw, "question": item.question,
-            "gold_sql": item.gold_sql, "withhold": list(item.withhold)}
+def _record(index: int, item: PremiseItem, setting: str, reply: dict[str, Any] | None,
+            db: Database | None) -> dict[str, Any]:
+    base: dict[str, Any] = {"key": f"{item.id}/{setting}", "index": index, "id": item.id, "pair_id": item.pair_id,
+                            "db": item.db, "setting": setting, "label": item.label, "flaw": item.flaw,
+                            "question": item.question, "gold_sql": item.gold_sql, "withhold": list(item.withhold)}
     if reply is None:
         return {**base, "skipped": f"database {item.db!r} not found"}
-    rec = {**base, **reply, "sql_error": None, "exec_match": None, "gold_error": None}
+    rec: dict[str, Any] = {**base, **reply, "sql_error": None, "exec_match": None, "gold_error": None}
     if setting != "vouch" and reply.get("raw") is not None:
         sql = read_reply(setting, reply["raw"]).get("sql")
         if sql:
+            assert db is not None  # a reply is recorded only where the database was found
             try:
                 db.parse(sql)
                 result = db.execute(sql)
@@ -530,23 +558,24 @@ _FLAWED = ("sql", "det", "type", "type_category")
 _ORIGINAL = ("gen", "val", "ex")
 
 
-def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
-            seed: int = M.DEFAULT_SEED, det_from: str = "structured") -> dict:
+def analyse(records: list[dict[str, Any]], settings: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
+            seed: int = M.DEFAULT_SEED, det_from: str = "structured") -> dict[str, Any]:
     kept = [r for r in records if not r.get("skipped")]
     first: dict[str, int] = {}
     for r in kept:
         first[r["pair_id"]] = min(first.get(r["pair_id"], r["index"]), r["index"])
-    pairs = sorted(first, key=first.get)
+    pairs = sorted(first, key=first.__getitem__)
     pair_at = {p: i for i, p in enumerate(pairs)}
     P = len(pairs)
-    measured = {(r["id"], r["setting"]): (r, measure(r, det_from)) for r in kept}
-    items = {}
+    measured: Measured = {(r["id"], r["setting"]): (r, measure(r, det_from)) for r in kept}
+    items: dict[str, dict[str, Any]] = {}
     for r in kept:
         items.setdefault(r["id"], r)
     flawed_ids = [i for i, r in items.items() if r["label"] == "flawed"]
     original_ids = [i for i, r in items.items() if r["label"] == "original"]
 
-    def per_pair(setting: str, ids: list[str], name: str, transform=lambda v: v):
+    def per_pair(setting: str, ids: list[str], name: str, transform: Callable[[Any], Any] = lambda v: v
+                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Per-pair (sum, count) of one measure, leaving out malformed and unmeasured."""
         num, den = np.zeros(P), np.zeros(P)
         for i in ids:
@@ -561,6 +590,8 @@ def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEF
             den[pair_at[r["pair_id"]]] += 1
         return num, den
 
+    stats: dict[str, M.BatchStat]
+    arrays: dict[tuple[str, str], tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]
     stats, arrays = {}, {}
     for s in settings:
         for name in _FLAWED + _ORIGINAL:
@@ -570,11 +601,11 @@ def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEF
             stats[f"{s}:{name}"] = M.ratio_stat(num, den)
     boot = M.bootstrap(stats, P, replicates=replicates, seed=seed)
 
-    def point(s, name):
+    def point(s: str, name: str) -> float:
         num, den = arrays[(s, name)]
         return float(num.sum() / den.sum()) if den.sum() else float("nan")
 
-    out_settings = {}
+    out_settings: dict[str, Any] = {}
     for s in settings:
         flawed = [measured[(i, s)][1] for i in flawed_ids if (i, s) in measured]
         originals = [measured[(i, s)][1] for i in original_ids if (i, s) in measured]
@@ -586,30 +617,30 @@ def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEF
                       for k in (0, 1, 2)]
         else:
             levels = [sum(m["sql"] == k for m in ok_f) for k in (0, 1, 2)]
-        f = {"n": len(flawed), "malformed": len(flawed) - len(ok_f), "sql_levels": levels,
-             "judge_malformed": sum(1 for m in ok_f if m.get("judge_malformed")),
-             "as_interpretations": sum(m.get("as_interpretations", 0) for m in ok_f)}
+        f: dict[str, Any] = {"n": len(flawed), "malformed": len(flawed) - len(ok_f), "sql_levels": levels,
+                             "judge_malformed": sum(1 for m in ok_f if m.get("judge_malformed")),
+                             "as_interpretations": sum(m.get("as_interpretations", 0) for m in ok_f)}
         for name in _FLAWED:
             f[name] = point(s, name)
             f[f"{name}_ci"] = boot.interval(f"{s}:{name}")
-        o = {"n": len(originals), "malformed": len(originals) - len(ok_o)}
+        o: dict[str, Any] = {"n": len(originals), "malformed": len(originals) - len(ok_o)}
         for name in _ORIGINAL:
             o[name] = point(s, name)
             o[f"{name}_ci"] = boot.interval(f"{s}:{name}")
         gen_ex = [m["ex"] for m in ok_o if m.get("gen") and m.get("ex") is not None]
         o["ex_given_gen"] = float(np.mean(gen_ex)) if gen_ex else float("nan")
         out_settings[s] = {"flawed": f, "original": o, "by_flaw": _by_flaw(measured, items, s, replicates, seed)}
-    paired = {}
+    paired: dict[str, Any] = {}
     for a, b in itertools.combinations(settings, 2):
-        entry = {}
+        entry: dict[str, Any] = {}
         for name in _FLAWED + _ORIGINAL:
             pa, pb = point(a, name), point(b, name)
             if np.isnan(pa) or np.isnan(pb):
                 continue
             entry[name] = {"diff": pb - pa, "ci": boot.paired(f"{b}:{name}", f"{a}:{name}")}
         for name, ids in (("det", flawed_ids), ("gen", original_ids)):
-            both = [(measured[(i, a)][1], measured[(i, b)][1]) for i in ids
-                    if (i, a) in measured and (i, b) in measured]
+            both: list[tuple[Any, Any]] = [(measured[(i, a)][1], measured[(i, b)][1]) for i in ids
+                                           if (i, a) in measured and (i, b) in measured]
             # Judged DET is a two-judge mean; McNemar needs 0/1, so a split verdict (0.5) is left out.
             both = [(x[name], y[name]) for x, y in both if not x.get("malformed") and not y.get("malformed")
                     and x.get(name) in (0, 1) and y.get(name) in (0, 1)]
@@ -627,10 +658,11 @@ def analyse(records: list[dict], settings: list[str], *, replicates: int = M.DEF
         out["judges"] = judge_agreement(measured, settings)
         out["mechanisms"] = mechanisms(kept, settings, {r["pair_id"] for r in kept if r["label"] == "original"},
                                        paper_settings=PAPER_SETTINGS, stage_of=eligibility_stage, read_reply=read_any)
-    return M.jsonable(out)
+    return cast("dict[str, Any]", M.jsonable(out))
 
 
-def _by_flaw(measured: dict, items: dict, setting: str, replicates: int, seed: int) -> dict:
+def _by_flaw(measured: Measured, items: dict[str, dict[str, Any]], setting: str, replicates: int,
+             seed: int) -> dict[str, Any]:
     out = {}
     for code in FLAW_CODES:
         ms = [measured[(i, setting)][1] for i, r in items.items()
@@ -638,7 +670,7 @@ def _by_flaw(measured: dict, items: dict, setting: str, replicates: int, seed: i
         ok = [m for m in ms if not m.get("malformed")]
         if not ms:
             continue
-        entry = {"n": len(ms), "malformed": len(ms) - len(ok)}
+        entry: dict[str, Any] = {"n": len(ms), "malformed": len(ms) - len(ok)}
         values = {name: [m[name] / (2 if name == "sql" else 1) for m in ok if m.get(name) is not None]
                   for name in ("sql", "det", "type")}
         values = {k: v for k, v in values.items() if v}
@@ -650,8 +682,8 @@ def _by_flaw(measured: dict, items: dict, setting: str, replicates: int, seed: i
     return out
 
 
-def finish(out_dir: Path, records: list[dict], manifest: dict, settings: list[str], *, replicates: int, seed: int,
-           replay_of: str | None = None) -> dict:
+def finish(out_dir: Path, records: list[dict[str, Any]], manifest: dict[str, Any], settings: list[str], *,
+           replicates: int, seed: int, replay_of: str | None = None) -> tuple[dict[str, Any], Report]:
     from .report import write_report
 
     det_from = manifest.get("parameters", {}).get("det_from") or "structured"
@@ -663,7 +695,7 @@ def finish(out_dir: Path, records: list[dict], manifest: dict, settings: list[st
 
 
 def replay(run_dir: Path, out_dir: Path, *, settings: list[str] | None = None, replicates: int | None = None,
-           seed: int | None = None) -> tuple[dict, dict]:
+           seed: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     manifest = read_manifest(run_dir, HARNESS)
     settings = settings or manifest.get("parameters", {}).get("settings") or list(SETTINGS)
     replicates, seed = replay_bootstrap(manifest, replicates, seed)

@@ -5,6 +5,9 @@ consensus coverage of App. C.4. Kept apart from :mod:`.premise` to keep modules 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Container
+from typing import Any
+
 import numpy as np
 
 from . import metrics as M
@@ -12,11 +15,15 @@ from . import premise_judges as J
 from .datasets import FLAW_CODES
 
 
-def judge_agreement(measured: dict, settings: list[str]) -> dict:
+# (record id, setting) -> (the record, its measures), as :func:`.premise.analyse` builds it
+Measured = dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]]
+
+
+def judge_agreement(measured: Measured, settings: list[str]) -> dict[str, Any]:
     """Cohen's κ between the two evaluators per label (App. B.2, §4.2.3), over the flawed-question
     replies both judged validly: all settings pooled (as the paper reports it) and per setting."""
     names: list[str] = []
-    pairs: dict[str, list] = {}
+    pairs: dict[str, list[list[dict[str, Any]]]] = {}
     malformed = forced = 0
     for (_, setting), (r, m) in measured.items():
         if r["label"] != "flawed" or m.get("malformed") or "judges" not in m:
@@ -30,8 +37,8 @@ def judge_agreement(measured: dict, settings: list[str]) -> dict:
         pairs.setdefault(setting, []).append(labels)
     pooled = [p for s in settings for p in pairs.get(s, [])]
 
-    def kappas(rows: list) -> dict:
-        out = {"n": len(rows)}
+    def kappas(rows: list[list[dict[str, Any]]]) -> dict[str, float]:
+        out: dict[str, float] = {"n": len(rows)}
         for key in ("sql", "det", "type"):
             a, b = [x[key] for x, _ in rows], [y[key] for _, y in rows]
             out[key] = M.cohen_kappa(a, b) if rows else float("nan")
@@ -46,7 +53,7 @@ MECHANISM_SAMPLE = 250  # App. C.3: responses sampled per dataset–model combin
 SAMPLE_SEED = 42
 
 
-def stratified_sample(records: list[dict], quota: int, *, seed: int = SAMPLE_SEED) -> list[dict]:
+def stratified_sample(records: list[dict[str, Any]], quota: int, *, seed: int = SAMPLE_SEED) -> list[dict[str, Any]]:
     """PremiseSQL App. C.3's attribution sample: ``quota`` records (all when there are no
     more), stratified by prompting setting × source error category (E1–E4). Every nonempty
     stratum gets one, the rest of the quota goes in proportion to stratum size by the
@@ -56,7 +63,7 @@ def stratified_sample(records: list[dict], quota: int, *, seed: int = SAMPLE_SEE
 
     if quota <= 0 or len(records) <= quota:
         return list(records)
-    strata: dict[tuple, list[dict]] = {}
+    strata: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in records:
         strata.setdefault((r["setting"], str(r.get("flaw") or "")[:2]), []).append(r)
     keys = sorted(strata)
@@ -77,13 +84,16 @@ def stratified_sample(records: list[dict], quota: int, *, seed: int = SAMPLE_SEE
     return out
 
 
-def mechanisms(kept: list[dict], settings: list[str], paired: set[str], *, paper_settings, stage_of,
-               read_reply) -> dict:
+def mechanisms(kept: list[dict[str, Any]], settings: list[str], paired: set[str], *, paper_settings: Container[str],
+               stage_of: Callable[[dict[str, Any], bool], str | None],
+               read_reply: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
     """The App. C pool (stage counts), and over the attributed outputs: strict-consensus
     incidence per mechanism, per setting and per source error type, Cohen's κ between the two
     attribution judges per mechanism (binary coding) and the consensus coverage of App. C.4."""
     # The record readers come from :mod:`.premise` (the caller), which imports this module.
     stages = {s: dict.fromkeys(J.STAGES, 0) for s in settings if s in paper_settings}
+    rows: list[dict[str, Any]]
+    names: list[str]
     rows, names, malformed, dropped = [], [], 0, 0
     for r in kept:
         stage = stage_of(r, r["pair_id"] in paired)
@@ -106,7 +116,7 @@ def mechanisms(kept: list[dict], settings: list[str], paired: set[str], *, paper
                      "both": {m: a[m] & b[m] for m in J.MECHANISMS}})
     n = len(rows)
 
-    def incidence(subset: list[dict]) -> dict:
+    def incidence(subset: list[dict[str, Any]]) -> dict[str, Any]:
         k = len(subset)
         return {"n": k, **{m: {"count": sum(x["both"][m] for x in subset),
                                "share": sum(x["both"][m] for x in subset) / k if k else float("nan")}

@@ -23,6 +23,7 @@ import hashlib
 import re
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from ..llm.prompts import Prompt
 from ..premise import TAXONOMY, category_name
@@ -63,17 +64,17 @@ def unblock(text: str) -> str:
     return text.replace("\\u003c", "<").replace("\\\\", "\\")
 
 
-def _flaw_slots(code: str) -> dict:
+def _flaw_slots(code: str) -> dict[str, str]:
     name, definition = TAXONOMY[code]
     return {"flaw_code": code, "flaw_name": name, "flaw_category": category_name(code), "flaw_definition": definition}
 
 
-def judge_messages(*, question: str, schema: str, response: str, flaw: str) -> list[dict]:
+def judge_messages(*, question: str, schema: str, response: str, flaw: str) -> list[dict[str, str]]:
     return load(JUDGE_PROMPT).messages(question=block(question), schema=block(schema), response=block(response),
                                        **_flaw_slots(flaw))
 
 
-def _label(data: dict, key: str, allowed: tuple[int, ...]):
+def _label(data: dict[str, Any], key: str, allowed: tuple[int, ...]) -> int | None:
     v = data.get(key)
     if isinstance(v, bool):
         return None
@@ -84,7 +85,7 @@ def _label(data: dict, key: str, allowed: tuple[int, ...]):
     return v if isinstance(v, int) and v in allowed else None
 
 
-def read_judgement(text: str | None) -> dict:
+def read_judgement(text: str | None) -> dict[str, Any]:
     """``{"sql", "det", "type", "type_forced"}`` from one evaluator's reply, or ``{"malformed"}``
     when a label is missing or outside its scale (App. C.2 requires all three valid)."""
     from ..llm import BadOutput, parse_json_object
@@ -105,7 +106,7 @@ def read_judgement(text: str | None) -> dict:
     return {"sql": sql, "det": det, "type": 0 if forced else typ, "type_forced": forced}
 
 
-def eligibility(labels: list[dict], *, reason: str, sql: str | None, has_pair: bool) -> str:
+def eligibility(labels: list[dict[str, Any]], *, reason: str, sql: str | None, has_pair: bool) -> str:
     """The App. C.2 stage at which an output leaves the mechanism pool, or ``"eligible"``."""
     if len(labels) != 2 or any("malformed" in j for j in labels):
         return "judge_invalid"
@@ -124,8 +125,8 @@ def eligibility(labels: list[dict], *, reason: str, sql: str | None, has_pair: b
     return "eligible"
 
 
-def mechanism_messages(*, question: str, flaw: str, labels: dict, reason: str, sql: str | None, shown_schema: str,
-                       reference_schema: str, valid_question: str, valid_sql: str | None) -> list[dict]:
+def mechanism_messages(*, question: str, flaw: str, labels: dict[str, Any], reason: str, sql: str | None,
+                       shown_schema: str, reference_schema: str, valid_question: str, valid_sql: str | None) -> list[dict[str, str]]:
     return load(MECHANISM_PROMPT).messages(
         question=block(question), reason=block(reason), sql=block(sql or "(no SQL)"),
         shown_schema=block(shown_schema), reference_schema=block(reference_schema),
@@ -137,7 +138,7 @@ def mechanism_messages(*, question: str, flaw: str, labels: dict, reason: str, s
 _SPACE = re.compile(r"\s+")
 
 
-def _found(quote, *texts: str | None) -> bool:
+def _found(quote: object, *texts: str | None) -> bool:
     """An exact quote (whitespace runs compared as one space; block escapes undone)."""
     if not isinstance(quote, str) or not quote.strip():
         return False
@@ -145,7 +146,8 @@ def _found(quote, *texts: str | None) -> bool:
     return any(q in _SPACE.sub(" ", t) for t in texts if t)
 
 
-def read_attribution(text: str | None, *, question: str, reason: str, sql: str | None, shown_schema: str) -> dict:
+def read_attribution(text: str | None, *, question: str, reason: str, sql: str | None,
+                     shown_schema: str) -> dict[str, Any]:
     """``{"labels": {M: 0/1}, "claimed": [M…], "dropped": {M: why}}`` from one attribution
     judge's reply, or ``{"malformed"}``. Supported is 1; not_supported and uncertain are 0
     (App. C.1's binary coding); a ``supported`` whose evidence fails validation is 0 and is

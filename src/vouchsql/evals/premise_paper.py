@@ -15,6 +15,7 @@ Aggregate row, and Table 4 over all their outputs.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserInputError
 from .datasets import FLAW_CODES
@@ -37,15 +38,15 @@ TABLE3_SETTINGS = (("base", "Base", ("sql", "det", "type", "gen")),
                    ("explicit", "Explicit", ("sql", "det", "type", "gen", "val")))
 
 
-def _cell(v) -> str:
+def _cell(v: float | None) -> str:
     return "—" if v is None else f"{v:.3f}"
 
 
-def _row(cells) -> str:
+def _row(cells: list[Any]) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
-def table3(rows: list[tuple[str, dict]]) -> str:
+def table3(rows: list[tuple[str, dict[str, Any]]]) -> str:
     """One row per (model name, metrics)."""
     head = ["Model"]
     for _, title, measures in TABLE3_SETTINGS:
@@ -68,7 +69,7 @@ def table3(rows: list[tuple[str, dict]]) -> str:
                       _row(head), _row(["---"] * len(head)), *lines])
 
 
-def table4(metrics: dict) -> str:
+def table4(metrics: dict[str, Any]) -> str:
     s = metrics["settings"].get("implicit")
     if s is None:
         raise UserInputError("Table 4 is the Implicit setting's: run it (--settings must include implicit)")
@@ -84,21 +85,21 @@ def table4(metrics: dict) -> str:
     return "\n".join(lines)
 
 
-def agreement(metrics: dict, names: str | None = None) -> str:
+def agreement(metrics: dict[str, Any], names: str | None = None) -> str:
     j = metrics.get("judges")
     if not j:
         return ("DET and TYPE: structured-output reading (--det-from structured), not the paper's two judges; "
                 "no judge agreement to report.")
     k = j["kappa"]["all"]
 
-    def f(v):
+    def f(v: float | None) -> str:
         return "—" if v is None else f"{v:.4f}"
     return (f"Inter-evaluator Cohen's κ ({names or ' and '.join(j['names'])}, {k['n']} flawed-query outputs): "
             f"{f(k['sql'])} for SQL Behavior, {f(k['det'])} for Detection, and {f(k['type'])} for Type "
             "Identification.")
 
 
-def render(paper: str, metrics: dict, model: str) -> str:
+def render(paper: str, metrics: dict[str, Any], model: str) -> str:
     """The tables of one run."""
     if paper not in PAPERS:
         raise UserInputError(f"unknown --paper {paper!r}; choose from {', '.join(PAPERS)}")
@@ -117,7 +118,7 @@ def render_runs(paper: str, run_dirs: list[Path]) -> str:
     return "\n\n".join([table3(rows), table4(pooled), agreement(pooled, judges)]) + "\n"
 
 
-def pool_runs(run_dirs: list[Path]) -> tuple[list[tuple[str, dict]], dict, str]:
+def pool_runs(run_dirs: list[Path]) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any], str | None]:
     """Each run's point estimates (model name, metrics), the metrics of all runs' outputs pooled,
     and the judges named across the runs."""
     from . import premise as P

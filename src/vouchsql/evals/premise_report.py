@@ -4,14 +4,18 @@ measures depart from PremiseSQL's."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .datasets import FLAW_CODES, FLAW_NAMES
 from .premise_judges import MECHANISMS
-from .report import Figure, Report, Section, Table, Text, bars_png, manifest_section, with_ci
+from .report import Figure, Item, Report, Section, Table, Text, bars_png, manifest_section, with_ci
 
 
-def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_of: str | None = None) -> Report:
+def build_report(metrics: dict[str, Any], records: list[dict[str, Any]], manifest: dict[str, Any], *,
+                 replay_of: str | None = None) -> Report:
     settings = list(metrics["settings"])
     boot = metrics["bootstrap"]
+    intro: list[Item]
     intro = [Text(f"{metrics['n_flawed']} flawed questions and {metrics['n_original']} originals in "
                   f"{metrics['n_pairs']} pairs. Intervals: percentile bootstrap over question pairs, "
                   f"{boot['replicates']:,} resamples (seed {boot['seed']}); per flaw code, resampled within the code. "
@@ -82,7 +86,7 @@ def build_report(metrics: dict, records: list[dict], manifest: dict, *, replay_o
 
 
 
-def _per_flaw_rows(metrics: dict, settings: list[str], measure: str) -> list[list[str]]:
+def _per_flaw_rows(metrics: dict[str, Any], settings: list[str], measure: str) -> list[list[str]]:
     rows = []
     for code in FLAW_CODES:
         row = [f"{code} {FLAW_NAMES[code]}"]
@@ -93,7 +97,7 @@ def _per_flaw_rows(metrics: dict, settings: list[str], measure: str) -> list[lis
     return rows
 
 
-def _departures(metrics: dict, judged: bool) -> str:
+def _departures(metrics: dict[str, Any], judged: bool) -> str:
     lines = []
     if judged:
         lines.append("- SQL behaviour, DET and TYPE are the mean of two judge models' labels, as in the paper; the "
@@ -121,11 +125,11 @@ def _departures(metrics: dict, judged: bool) -> str:
     return "\n".join(lines)
 
 
-def _k(v) -> str:
+def _k(v: float | None) -> str:
     return "—" if v is None else f"{v:.4f}"
 
 
-def _judge_sections(metrics: dict) -> list[Section]:
+def _judge_sections(metrics: dict[str, Any]) -> list[Section]:
     j = metrics["judges"]
     rows = []
     for scope, k in j["kappa"].items():
@@ -141,10 +145,11 @@ def _judge_sections(metrics: dict) -> list[Section]:
     stages = mech.get("stages") or {}
     if stages:
         stage_rows = [[s, *[c.get(name, 0) for name in next(iter(stages.values()))]] for s, c in stages.items()]
+        items: list[Item]
         items = [Table(["setting", *next(iter(stages.values()))], stage_rows,
                        caption="Where each judged reply to a flawed question leaves the mechanism pool (App. C.2).")]
         if mech.get("attributed"):
-            def row(label, inc):
+            def row(label: str, inc: dict[str, Any]) -> list[Any]:
                 return [label, inc["n"], *[("—" if inc[m]["share"] is None else f"{100 * inc[m]['share']:.2f}")
                                           for m in MECHANISMS]]
             heads = ["", "N", *[f"{m} {name}" for m, name in MECHANISMS.items()]]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class ProgressSink(Protocol):
@@ -36,7 +36,7 @@ class RichProgress:
         self._bar.__enter__()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._bar.__exit__(*exc)
 
     def start(self, total: int, done: int = 0) -> None:

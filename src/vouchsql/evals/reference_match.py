@@ -7,13 +7,16 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, cast
 
 from sqlglot import exp
 
 from ..agreement import normalise_value, results_match
 from ..answer import Result
 from ..errors import VouchError
+
+if TYPE_CHECKING:
+    from ..db import Database
 
 MAX_ALIGNMENTS = 5_000  # column mappings tried by the tie-aware match (small results: far fewer)
 _TIE_KEY = "vouch_tie_key"
@@ -24,17 +27,17 @@ class TieContext:
     """Reference B's rows around its LIMIT cut-off (normalised rows, B's own columns)."""
 
     k: int
-    above: Counter  # rows ranked strictly above the cut-off value
-    tied: Counter  # every row of the unlimited reference tied with the k-th on the first key
+    above: Counter[tuple[Any, ...]]  # rows ranked strictly above the cut-off value
+    tied: Counter[tuple[Any, ...]]  # every row of the unlimited reference tied with the k-th on the first key
     width: int
     columns: list[str]
 
 
-def _norm_row(row: Iterable) -> tuple:
+def _norm_row(row: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(normalise_value(v) for v in row)
 
 
-def tie_context(db, sql_ref: str, ref: Result) -> TieContext | None:
+def tie_context(db: Database, sql_ref: str, ref: Result) -> TieContext | None:
     """What lets a result differ from B only in which tied rows it kept: ``None`` when B has
     no top-level ``ORDER BY … LIMIT k`` or nothing beyond the k-th row ties with it."""
     if ref is None or not ref.ok or ref.truncated:
@@ -71,7 +74,8 @@ def tie_context(db, sql_ref: str, ref: Result) -> TieContext | None:
     return TieContext(k=k, above=above, tied=tied, width=width, columns=list(res.columns[:width]))
 
 
-def _fits(got: Counter, above: Counter, tied: Counter, k: int) -> bool:
+def _fits(got: Counter[tuple[Any, ...]], above: Counter[tuple[Any, ...]], tied: Counter[tuple[Any, ...]],
+          k: int) -> bool:
     if sum(got.values()) != k:
         return False
     if any(got[row] < n for row, n in above.items()):
@@ -85,22 +89,22 @@ def _alignments(alt_cols: list[str], ref_cols: list[str]) -> Iterable[tuple[tupl
     columns of the wider one; the mapping by column name first, then every other."""
     na, nr = len(alt_cols), len(ref_cols)
     n = min(na, nr)
-    seen = set()
+    seen: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
 
-    def by_name():
+    def by_name() -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
         if na <= nr:
             lower = [c.lower() for c in ref_cols]
             picks = [lower.index(c.lower()) if c.lower() in lower else None for c in alt_cols]
             if None not in picks and len(set(picks)) == n:
-                yield tuple(range(na)), tuple(picks)
+                yield tuple(range(na)), tuple(cast("list[int]", picks))  # None ruled out above
         else:
             lower = [c.lower() for c in alt_cols]
             picks = [lower.index(c.lower()) if c.lower() in lower else None for c in ref_cols]
             if None not in picks and len(set(picks)) == n:
-                yield tuple(picks), tuple(range(nr))
+                yield tuple(cast("list[int]", picks)), tuple(range(nr))  # None ruled out above
         yield tuple(range(n)), tuple(range(n))
 
-    def every():
+    def every() -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
         if na <= nr:
             for perm in itertools.permutations(range(nr), n):
                 yield tuple(range(na)), perm
@@ -132,10 +136,10 @@ def match_reference(result: Result | None, ref: Result, ties: TieContext | None 
     alt_cols = list(result.columns) if len(result.columns) == alt_width else [f"c{i}" for i in range(alt_width)]
     for a_idx, r_idx in _alignments(alt_cols, ties.columns):
         got = Counter(tuple(row[i] for i in a_idx) for row in alt_rows)
-        above = Counter()
+        above: Counter[tuple[Any, ...]] = Counter()
         for row, n in ties.above.items():
             above[tuple(row[i] for i in r_idx)] += n
-        tied = Counter()
+        tied: Counter[tuple[Any, ...]] = Counter()
         for row, n in ties.tied.items():
             tied[tuple(row[i] for i in r_idx)] += n
         if _fits(got, above, tied, ties.k):

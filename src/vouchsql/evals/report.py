@@ -15,7 +15,7 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Any, Sequence, Union
 
 from .metrics import jsonable
 
@@ -30,7 +30,7 @@ class Text:
 @dataclass
 class Table:
     headers: list[str]
-    rows: list[list]
+    rows: list[list[Any]]
     caption: str | None = None
 
 
@@ -56,13 +56,13 @@ class Report:
     command: str | None = None
     intro: list[Item] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
-    manifest: dict | None = None
+    manifest: dict[str, Any] | None = None
 
 
 # ---------------------------------------------------------------------------------------
 # Formatting helpers the harnesses share
 # ---------------------------------------------------------------------------------------
-def fmt(x, digits: int = 3) -> str:
+def fmt(x: Any, digits: int = 3) -> str:
     x = jsonable(x)
     if x is None:
         return "—"
@@ -75,12 +75,12 @@ def fmt(x, digits: int = 3) -> str:
     return str(x)
 
 
-def pct(x, digits: int = 1) -> str:
+def pct(x: Any, digits: int = 1) -> str:
     x = jsonable(x)
     return "—" if x is None else f"{100 * x:.{digits}f}%"
 
 
-def with_ci(x, ci: Sequence | None, digits: int = 3, signed: bool = False) -> str:
+def with_ci(x: Any, ci: Sequence[Any] | None, digits: int = 3, signed: bool = False) -> str:
     x = jsonable(x)
     if x is None:
         return "—"
@@ -91,7 +91,7 @@ def with_ci(x, ci: Sequence | None, digits: int = 3, signed: bool = False) -> st
     return text
 
 
-def pct_ci(x, ci: Sequence | None, digits: int = 1) -> str:
+def pct_ci(x: Any, ci: Sequence[Any] | None, digits: int = 1) -> str:
     x = jsonable(x)
     if x is None:
         return "—"
@@ -101,9 +101,10 @@ def pct_ci(x, ci: Sequence | None, digits: int = 1) -> str:
     return text
 
 
-def manifest_section(manifest: dict) -> Section:
+def manifest_section(manifest: dict[str, Any]) -> Section:
     git = manifest.get("git") or {}
     commit = git.get("commit")
+    rows: list[list[Any]]
     rows = [["vouchsql", manifest.get("vouchsql_version")],
             ["git commit", f"{commit[:12]}{' (local changes)' if git.get('dirty') else ''}" if commit else "—"],
             ["python / platform", f"{manifest.get('python')} / {manifest.get('platform')}"],
@@ -126,7 +127,7 @@ def manifest_section(manifest: dict) -> Section:
 # ---------------------------------------------------------------------------------------
 # Markdown
 # ---------------------------------------------------------------------------------------
-def _md_cell(v) -> str:
+def _md_cell(v: Any) -> str:
     return fmt(v).replace("|", "\\|").replace("\n", " ")
 
 
@@ -235,12 +236,13 @@ def write_report(out_dir: Path, report: Report) -> list[Path]:
     """Write report.md, report.html and figures/*.png; return the paths written."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[Path] = []
     figures = [i for s in [Section("", report.intro), *report.sections] for i in s.items
                if isinstance(i, Figure) and i.png is not None]
     if figures:
         (out_dir / "figures").mkdir(exist_ok=True)
         for fig in figures:
+            assert fig.png is not None  # kept above only with a png
             path = out_dir / "figures" / f"{fig.name}.png"
             path.write_bytes(fig.png)
             written.append(path)
@@ -254,7 +256,8 @@ def write_report(out_dir: Path, report: Report) -> list[Path]:
 # ---------------------------------------------------------------------------------------
 # Plots
 # ---------------------------------------------------------------------------------------
-def _canvas(width: float = 6.4, height: float = 4.4):
+# Any: matplotlib (the ``eval`` extra) may be missing, and then so are its types.
+def _canvas(width: float = 6.4, height: float = 4.4) -> tuple[Any, Any]:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure as MplFigure
@@ -265,14 +268,14 @@ def _canvas(width: float = 6.4, height: float = 4.4):
     return fig, fig.add_subplot(1, 1, 1)
 
 
-def _png(fig) -> bytes:
+def _png(fig: Any) -> bytes:
     buf = io.BytesIO()
     # No timestamp or version in the file: the same numbers give the same bytes.
     fig.savefig(buf, format="png", metadata={"Software": None}, bbox_inches="tight")
     return buf.getvalue()
 
 
-def risk_coverage_png(curves: dict[str, dict], title: str = "Accuracy of the answers shown") -> bytes | None:
+def risk_coverage_png(curves: dict[str, dict[str, Any]], title: str = "Accuracy of the answers shown") -> bytes | None:
     """Accuracy among answers with score ≥ t against the share shown, one line per rule;
     markers are the attainable thresholds (IES Figure 4)."""
     fig, ax = _canvas()
@@ -291,7 +294,7 @@ def risk_coverage_png(curves: dict[str, dict], title: str = "Accuracy of the ans
     return _png(fig)
 
 
-def reliability_png(bins: list[dict], title: str) -> bytes | None:
+def reliability_png(bins: list[dict[str, Any]], title: str) -> bytes | None:
     """Accuracy per score bin against the bin's mean score; bar widths are the bins, the
     numbers on top are the answers per bin."""
     fig, ax = _canvas(5.2, 4.4)

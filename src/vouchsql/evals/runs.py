@@ -26,9 +26,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import UserInputError
+
+if TYPE_CHECKING:
+    from ..settings import Config
+    from .progress import ProgressSink
+    from .report import Report
 
 MANIFEST = "manifest.json"
 
@@ -45,7 +50,7 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def git_state(start: Path | None = None) -> dict:
+def git_state(start: Path | None = None) -> dict[str, Any]:
     """The commit of the checkout the package runs from, and whether it has local changes;
     ``None`` for both when the package is not in a git checkout (an installed wheel)."""
     here = Path(start or Path(__file__).resolve().parent)
@@ -63,8 +68,8 @@ def git_state(start: Path | None = None) -> dict:
 
 def build_manifest(harness: str, *, command: str, datasets: dict[str, Path] | None = None,
                    databases: dict[str, Path] | None = None, prompts: dict[str, str] | None = None,
-                   model: str | None = None, parameters: dict | None = None, seed: int | None = None,
-                   record_keys: Iterable[str] = ()) -> dict:
+                   model: str | None = None, parameters: dict[str, Any] | None = None, seed: int | None = None,
+                   record_keys: Iterable[str] = ()) -> dict[str, Any]:
     """``record_keys`` names the parameters that shape the records (not only the analysis):
     a resumed run must match them."""
     from .. import __version__
@@ -88,7 +93,7 @@ def build_manifest(harness: str, *, command: str, datasets: dict[str, Path] | No
     }
 
 
-def _identity(manifest: dict) -> dict:
+def _identity(manifest: dict[str, Any]) -> dict[str, Any]:
     params = manifest.get("parameters", {})
     return {
         "harness": manifest.get("harness"),
@@ -99,13 +104,13 @@ def _identity(manifest: dict) -> dict:
     }
 
 
-def read_manifest(run_dir: Path, harness: str | None = None) -> dict:
+def read_manifest(run_dir: Path, harness: str | None = None) -> dict[str, Any]:
     """The run's manifest; with ``harness``, refused unless the run is that harness's."""
     path = Path(run_dir) / MANIFEST
     if not path.is_file():
         raise UserInputError(f"{run_dir}: no {MANIFEST}; is this the --out folder of a vouch eval run?")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserInputError(f"{path}: not valid JSON ({exc.msg})") from None
     if harness is not None and manifest.get("harness") != harness:
@@ -114,14 +119,14 @@ def read_manifest(run_dir: Path, harness: str | None = None) -> dict:
     return manifest
 
 
-def write_json(path: Path, data) -> None:
+def write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
-def prepare_run_dir(out_dir: Path, manifest: dict, records_name: str) -> None:
+def prepare_run_dir(out_dir: Path, manifest: dict[str, Any], records_name: str) -> None:
     """Create the folder and write the manifest; refuse to resume another run's records. A
     resumed run keeps the first manifest's creation time and lists every resume."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -145,7 +150,7 @@ class RecordLog:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._by_id: dict[str, dict] = {}
+        self._by_id: dict[str, dict[str, Any]] = {}
         if self.path.is_file():
             for line in self.path.read_text(encoding="utf-8").splitlines():
                 if not line.strip():
@@ -161,7 +166,7 @@ class RecordLog:
         rec = self._by_id.get(str(key))
         return rec is not None and not rec.get("skipped")
 
-    def append(self, record: dict) -> None:
+    def append(self, record: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # NaN stays NaN (a check's evidence may hold one): the record must replay exactly.
         line = json.dumps(record, ensure_ascii=False)
@@ -170,15 +175,16 @@ class RecordLog:
             fh.flush()
         self._by_id[str(record["key"])] = record
 
-    def records(self) -> list[dict]:
+    def records(self) -> list[dict[str, Any]]:
         """Every kept record, in input order (``index``), so a resumed run and a fresh one
         resample the same items in the same order."""
         return sorted(self._by_id.values(), key=lambda r: (r.get("index", 0), str(r["key"])))
 
 
-def run_items(out_dir: Path, manifest: dict, records_name: str, items: list, *, key: Callable[[Any], str],
-              path_of: Callable[[Any], "Path | None"], evaluate: Callable[[Any, int, Any], dict],
-              missing: Callable[[int, Any], dict], config, progress) -> list[dict]:
+def run_items(out_dir: Path, manifest: dict[str, Any], records_name: str, items: list[Any], *,
+              key: Callable[[Any], str], path_of: Callable[[Any], "Path | None"],
+              evaluate: Callable[[Any, int, Any], dict[str, Any]], missing: Callable[[int, Any], dict[str, Any]],
+              config: Config | None, progress: ProgressSink) -> list[dict[str, Any]]:
     """Write the manifest into ``out_dir``, then record every item not done there yet:
     ``evaluate(db, index, item)`` on its database (each opened once, all closed at the end),
     or ``missing(index, item)`` when its database file is not there. Returns the records of
@@ -207,7 +213,7 @@ def run_items(out_dir: Path, manifest: dict, records_name: str, items: list, *, 
     return [r for r in log.records() if r["key"] in keep]
 
 
-def replay_bootstrap(manifest: dict, replicates: int | None, seed: int | None) -> tuple[int, int]:
+def replay_bootstrap(manifest: dict[str, Any], replicates: int | None, seed: int | None) -> tuple[int, int]:
     """A replay's bootstrap replicates and seed: as asked, else the stored run's, else the defaults."""
     from .metrics import DEFAULT_REPLICATES, DEFAULT_SEED
 
@@ -216,17 +222,17 @@ def replay_bootstrap(manifest: dict, replicates: int | None, seed: int | None) -
             params.get("seed", DEFAULT_SEED) if seed is None else seed)
 
 
-def load_records(run_dir: Path, records_name: str) -> list[dict]:
+def load_records(run_dir: Path, records_name: str) -> list[dict[str, Any]]:
     path = Path(run_dir) / records_name
     if not path.is_file():
         raise UserInputError(f"{run_dir}: no {records_name}; nothing to replay")
     return RecordLog(path).records()
 
 
-def compare_metrics(a, b, path: str = "") -> list[str]:
+def compare_metrics(a: Any, b: Any, path: str = "") -> list[str]:
     """Where two metrics documents differ (empty when identical)."""
     if isinstance(a, dict) and isinstance(b, dict):
-        out = []
+        out: list[str] = []
         for k in sorted(set(a) | set(b)):
             if k not in a or k not in b:
                 out.append(f"{path}/{k}: only in {'replay' if k in a else 'stored'}")
@@ -245,8 +251,9 @@ def default_out(harness: str) -> Path:
     return Path("vouch-eval") / harness
 
 
-def finish_run(out_dir: Path, records: list[dict], manifest: dict, analyse: Callable, build_report: Callable, *,
-               replay_of: str | None = None) -> dict:
+def finish_run(out_dir: Path, records: list[dict[str, Any]], manifest: dict[str, Any],
+               analyse: Callable[[list[dict[str, Any]], dict[str, Any]], dict[str, Any]],
+               build_report: Callable[..., Report], *, replay_of: str | None = None) -> dict[str, Any]:
     """metrics.json and the reports of a run whose analysis reads only its records and manifest."""
     from .report import write_report
 

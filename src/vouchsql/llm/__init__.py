@@ -18,6 +18,7 @@ error (``pip install 'vouchsql[openai]'``).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import UserInputError
 from .base import (BadOutput, Completion, Model, ReplayMiss, Request, TransientModelError, cache_key,
@@ -28,6 +29,9 @@ from .client import LLM, Accounting
 from .fake import FakeModel
 from .jsonparse import parse_json_object
 from .prompts import PROMPT_NAMES, Prompt, list_prompts, load_prompt, prompt_hashes
+
+if TYPE_CHECKING:
+    from ..settings import Config
 
 PROVIDERS = ("openai", "anthropic", "replay")
 
@@ -53,14 +57,14 @@ def get_model(spec: "str | Model", *, base_url: str | None = None, timeout: floa
     return ReplayModel(os.path.expanduser(name))
 
 
-def llm_from_config(model: "str | Model", config, *, record: "str | os.PathLike | None" = None,
-                    base_url: str | None = None, sleep=None) -> LLM:
+def llm_from_config(model: "str | Model", config: Config, *, record: "str | os.PathLike[str] | None" = None,
+                    base_url: str | None = None, sleep: Callable[[float], None] | None = None) -> LLM:
     """An :class:`LLM` set up from the settings (``base_url``, ``model_timeout``,
     ``max_retries``, ``retry_backoff``, ``concurrency``, ``no_model_cache``, ``cache_dir``)."""
     provider = get_model(model, base_url=base_url or config.base_url, timeout=config.model_timeout)
     cache = None if config.no_model_cache else ResponseCache(config.cache_path / "llm")
     cassette = Cassette.load(record, missing_ok=True) if record else None
-    kwargs = {"sleep": sleep} if sleep is not None else {}
+    kwargs: dict[str, Any] = {"sleep": sleep} if sleep is not None else {}
     return LLM(provider, cache=cache, cassette=cassette, max_retries=config.max_retries,
                backoff=config.retry_backoff, concurrency=config.concurrency, **kwargs)
 

@@ -4,6 +4,7 @@ retries are off; :class:`vouchsql.llm.LLM` retries."""
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 from ..errors import UserInputError
 from .base import Completion, Request
@@ -35,7 +36,7 @@ class AnthropicModel:
     def complete(self, request: Request) -> Completion:
         system = "\n\n".join(c for r, c in request.messages if r == "system")
         messages = [{"role": r, "content": c} for r, c in request.messages if r != "system"]
-        params: dict = {"model": self.name, "messages": messages, "max_tokens": request.max_tokens}
+        params: dict[str, Any] = {"model": self.name, "messages": messages, "max_tokens": request.max_tokens}
         if system:
             params["system"] = system
         if request.temperature is not None and self._takes_temperature:

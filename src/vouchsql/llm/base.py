@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ModelError
 
@@ -32,14 +32,14 @@ class Request:
     sample: int = 0
 
     @classmethod
-    def of(cls, messages: list[dict] | list[tuple[str, str]], **params) -> "Request":
+    def of(cls, messages: list[dict[str, str]] | list[tuple[str, str]], **params: Any) -> "Request":
         pairs = tuple((m["role"], m["content"]) if isinstance(m, dict) else (m[0], m[1]) for m in messages)
         return cls(messages=pairs, **params)
 
-    def message_dicts(self) -> list[dict]:
+    def message_dicts(self) -> list[dict[str, str]]:
         return [{"role": r, "content": c} for r, c in self.messages]
 
-    def identity(self) -> dict:
+    def identity(self) -> dict[str, Any]:
         return {"messages": self.message_dicts(), "temperature": self.temperature,
                 "max_tokens": self.max_tokens, "sample": self.sample}
 
@@ -55,20 +55,25 @@ class Completion:
     output_tokens: int = 0
     finish_reason: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Completion":
+    def from_dict(cls, data: dict[str, Any]) -> "Completion":
         return cls(text=data.get("text") or "", input_tokens=int(data.get("input_tokens") or 0),
                    output_tokens=int(data.get("output_tokens") or 0), finish_reason=data.get("finish_reason"))
 
 
 @runtime_checkable
 class Model(Protocol):
-    provider: str
-    name: str
-    endpoint: str | None
+    # Read-only members: a provider sets them as plain attributes of narrower types
+    # (``endpoint = None`` on a replay or fake model), which a mutable member would refuse.
+    @property
+    def provider(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def endpoint(self) -> str | None: ...
 
     def complete(self, request: Request) -> Completion: ...
 

@@ -17,7 +17,7 @@ CACHE_FORMAT = 1
 
 
 class ResponseCache:
-    def __init__(self, folder: "str | os.PathLike") -> None:
+    def __init__(self, folder: "str | os.PathLike[str]") -> None:
         self.folder = Path(folder)
 
     def _path(self, key: str) -> Path:

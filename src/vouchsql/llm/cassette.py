@@ -21,6 +21,7 @@ import json
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserInputError
 from .base import Completion, ReplayMiss, Request, cassette_key
@@ -29,13 +30,13 @@ FORMAT = "vouch-cassette/1"
 
 
 class Cassette:
-    def __init__(self, path: "str | os.PathLike", entries: dict[str, dict] | None = None) -> None:
+    def __init__(self, path: "str | os.PathLike[str]", entries: dict[str, dict[str, Any]] | None = None) -> None:
         self.path = Path(path)
-        self.entries: dict[str, dict] = entries or {}
+        self.entries: dict[str, dict[str, Any]] = entries or {}
         self._lock = threading.Lock()
 
     @classmethod
-    def load(cls, path: "str | os.PathLike", *, missing_ok: bool = False) -> "Cassette":
+    def load(cls, path: "str | os.PathLike[str]", *, missing_ok: bool = False) -> "Cassette":
         p = Path(path).expanduser()
         if not p.is_file():
             if missing_ok:
@@ -78,7 +79,7 @@ class ReplayModel:
 
     provider = "replay"
 
-    def __init__(self, path: "str | os.PathLike") -> None:
+    def __init__(self, path: "str | os.PathLike[str]") -> None:
         self.cassette = Cassette.load(path)
         self.name = str(self.cassette.path)
         self.endpoint = None

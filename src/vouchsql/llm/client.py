@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Protocol, TypeVar, cast
 
 from ..answer import StageUsage, Usage
 from ..errors import ModelError
@@ -21,6 +22,14 @@ REPAIR_JSON = ("Your reply could not be used: {problem}. Reply again with only t
                "instructions ask for, complete, and no other text.")
 REPAIR_TEXT = "Your reply was empty. Reply with the answer text only."
 EMPTY_TURN = "(empty reply)"  # an assistant turn may not be empty (Anthropic refuses one)
+
+T = TypeVar("T")
+
+
+class _DrawsSamples(Protocol):
+    """A provider that answers ``n`` choices of one prompt in one request (not every one does)."""
+
+    def complete_n(self, request: Request, n: int) -> list[Completion]: ...
 
 
 class Accounting:
@@ -81,7 +90,7 @@ class LLM:
     def complete(self, request: Request, *, stage: str, repair: bool = False) -> Completion:
         extra = {"repairs": 1} if repair else {}
         key = cache_key(self.model, request) if self.cache is not None else None
-        if key is not None:
+        if key is not None and self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self._account(stage, hit, cached=1, **extra)
@@ -91,12 +100,12 @@ class LLM:
         replayed = self.model.provider == "replay"
         self._account(stage, completion, requests=0 if replayed else 1, cached=1 if replayed else 0,
                       latency_ms=_ms(start), **extra)
-        if key is not None:
+        if key is not None and self.cache is not None:
             self.cache.put(key, completion, model=self.spec, stage=stage)
         self._record(request, completion, stage)
         return completion
 
-    def _send(self, call, stage: str):
+    def _send(self, call: Callable[[], T], stage: str) -> tuple[T, float]:
         """``call()`` under a concurrency slot, retried with backoff on a transient error;
         returns its value and when the successful attempt started (for the latency)."""
         attempt = 0
@@ -137,10 +146,10 @@ class LLM:
         if not batched:
             return self._single_each(wanted, stage)
         out: dict[int, Completion] = {}
-        missing = []
+        missing: list[Request] = []
         for req in wanted:
             key = cache_key(self.model, req) if self.cache is not None else None
-            hit = self.cache.get(key) if key is not None else None
+            hit = self.cache.get(key) if key is not None and self.cache is not None else None
             if hit is None:
                 missing.append(req)
             else:
@@ -165,10 +174,11 @@ class LLM:
     def _send_n(self, missing: list[Request], stage: str) -> list[Completion]:
         """One request for ``len(missing)`` choices, with the same retries as :meth:`complete`."""
 
-        def send():
+        def send() -> list[Completion]:
             if self.model.provider == "replay":  # recorded choice by choice, under each sample
                 return [self.model.complete(r) for r in missing]
-            return list(self.model.complete_n(missing[0], len(missing)))
+            # only a provider with complete_n gets here (complete_samples checked)
+            return list(cast(_DrawsSamples, self.model).complete_n(missing[0], len(missing)))
 
         choices, start = self._send(send, stage)
         choices = choices[: len(missing)]
@@ -198,24 +208,26 @@ class LLM:
             self.cassette.record(request, completion, model=self.spec, stage=stage)
 
     # -- structured replies ----------------------------------------------------------------
-    def complete_json(self, request: Request, *, stage: str, validate: Callable[[dict], Any] = lambda d: d) -> Any:
+    def complete_json(self, request: Request, *, stage: str,
+                      validate: Callable[[dict[str, Any]], Any] = lambda d: d) -> Any:
         """The reply read as one JSON object and checked by ``validate`` (which raises
         :class:`BadOutput`); one repair request when it cannot be read, then ModelError."""
         return self._read_json(request, self.complete(request, stage=stage), stage, validate)
 
     def complete_json_samples(self, request: Request, samples: "list[int] | range", *, stage: str,
-                              validate: Callable[[dict], Any] = lambda d: d) -> dict[int, Any]:
+                              validate: Callable[[dict[str, Any]], Any] = lambda d: d) -> dict[int, Any]:
         """:meth:`complete_samples`, each reply read as :meth:`complete_json` reads one (a
         reply that cannot be read gets its own repair request, outside the draw)."""
         drawn = self.complete_samples(request, samples, stage=stage)
-        out = {}
+        out: dict[int, Any] = {}
         for s, completion in sorted(drawn.items()):
             req = Request(messages=request.messages, temperature=request.temperature,
                           max_tokens=request.max_tokens, sample=s)
             out[s] = self._read_json(req, completion, stage, validate)
         return out
 
-    def _read_json(self, request: Request, first: Completion, stage: str, validate: Callable[[dict], Any]) -> Any:
+    def _read_json(self, request: Request, first: Completion, stage: str,
+                   validate: Callable[[dict[str, Any]], Any]) -> Any:
         try:
             return validate(parse_json_object(first.text))
         except BadOutput as exc:
@@ -243,7 +255,7 @@ class LLM:
     def usage(self, prompts: dict[str, str]) -> Usage:
         return self.accounting.snapshot(self.spec, prompts)
 
-    def save_cassette(self):
+    def save_cassette(self) -> Path | None:
         return self.cassette.save() if self.cassette is not None else None
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..answer import Result
-from ..db.profile import Profile, TableProfile
+from ..db.figures import TableProfile
+from ..db.profile import Profile
 from ..definitions import Definitions
 from . import data_text as data
 
@@ -47,7 +48,7 @@ def template_text(result: Result) -> str:
         return "No rows matched."
     cols = result.columns
 
-    def row_text(row: list) -> str:
+    def row_text(row: list[Any]) -> str:
         return ", ".join(f"{c} {_value(v)}" for c, v in zip(cols, row))
 
     if result.row_count == 1:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from .base import BadOutput
 
@@ -16,7 +17,7 @@ _FENCE = re.compile(r"```[ \t]*(?:json|JSON|javascript)?[ \t]*\n?(.*?)(?:```|\Z)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 
 
-def parse_json_object(text: str | None) -> dict:
+def parse_json_object(text: str | None) -> dict[str, Any]:
     if text is None or not text.strip():
         raise BadOutput("the reply was empty")
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
@@ -60,7 +61,7 @@ def _unclosed(text: str, start: int) -> bool:
     return True
 
 
-def require(data: dict, key: str, types: type | tuple[type, ...], *, nullable: bool = False):
+def require(data: dict[str, Any], key: str, types: type | tuple[type, ...], *, nullable: bool = False) -> Any:
     """``data[key]`` if it has one of ``types`` (or is null where allowed), else BadOutput."""
     if key not in data:
         raise BadOutput(f"the object has no {key!r} field")
@@ -73,5 +74,5 @@ def require(data: dict, key: str, types: type | tuple[type, ...], *, nullable: b
     return value
 
 
-def _as_tuple(types) -> tuple:
+def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
     return types if isinstance(types, tuple) else (types,)

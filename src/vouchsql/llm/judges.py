@@ -6,13 +6,15 @@ classed as about the answer or commentary. ``vouch ask`` calls them with the
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..answer import Result
 from . import LLM, BadOutput, Request, load_prompt
 from . import data_text as data
 from .jsonparse import require
 
 
-def validate_parts(data: dict) -> list[tuple[str, bool]]:
+def validate_parts(data: dict[str, Any]) -> list[tuple[str, bool]]:
     parts = require(data, "parts", list)
     out = []
     for item in parts:
@@ -32,12 +34,12 @@ def judge_completeness(llm: LLM, question: str, text: str, result: Result,
     columns = ", ".join(data.identifier(c, dialect) for c in result.columns) or "(none)"
     messages = load_prompt("judge_complete").messages(question=question, text=data.string(text, data.LONG_LIMIT),
                                                       columns=columns)
-    parts = llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=1024), stage="judge",
-                              validate=validate_parts)
+    parts: list[tuple[str, bool]] = llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=1024),
+                                                      stage="judge", validate=validate_parts)
     return sum(covered for _, covered in parts) / len(parts), parts
 
 
-def validate_claims(data: dict) -> list[tuple[str, bool]]:
+def validate_claims(data: dict[str, Any]) -> list[tuple[str, bool]]:
     claims = require(data, "claims", list)
     out = []
     for item in claims:
@@ -57,8 +59,9 @@ def judge_claims(llm: LLM, question: str, text: str, result: Result,
     messages = load_prompt("judge_claims").messages(question=question, text=data.string(text, data.LONG_LIMIT),
                                                     row_count=rows_caption(result),
                                                     result=result_text(result, dialect))
-    return llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=1024), stage="judge",
-                             validate=validate_claims)
+    claims: list[tuple[str, bool]] = llm.complete_json(Request.of(messages, temperature=0.0, max_tokens=1024),
+                                                       stage="judge", validate=validate_claims)
+    return claims
 
 
 __all__ = ["judge_claims", "judge_completeness", "validate_claims", "validate_parts"]

@@ -7,9 +7,14 @@ every provider backs off the same way and a test can count each request.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from ..errors import UserInputError
 from .base import Completion, Request
 from .sdk import endpoint_and_key, sdk_errors
+
+if TYPE_CHECKING:  # the SDK is imported only when the provider is used
+    from openai.types.chat import ChatCompletionMessageParam
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 
@@ -38,14 +43,14 @@ class OpenAIModel:
         """``n`` choices of one prompt in one request (the ``n`` parameter). A server that
         ignores ``n`` returns one choice; :meth:`vouchsql.llm.LLM.complete_samples` then asks
         for the rest one by one."""
-        params: dict = {"n": n} if n > 1 else {}
+        params: dict[str, Any] = {"n": n} if n > 1 else {}
         if request.temperature is not None:
             params["temperature"] = request.temperature
         with sdk_errors(self._sdk, f"openai:{self.name}", self.endpoint):
             # No max_tokens: newer OpenAI models refuse it (they take max_completion_tokens,
             # which many compatible servers do not know); the prompts ask for short replies.
-            resp = self._client.chat.completions.create(model=self.name, messages=request.message_dicts(),
-                                                        **params)
+            messages = cast("list[ChatCompletionMessageParam]", request.message_dicts())  # role/content dicts
+            resp = self._client.chat.completions.create(model=self.name, messages=messages, **params)
         choices = sorted(getattr(resp, "choices", None) or [], key=lambda c: getattr(c, "index", 0) or 0)
         usage = getattr(resp, "usage", None)
         texts = [(getattr(c.message, "content", None) or "") if getattr(c, "message", None) is not None else ""
@@ -55,7 +60,7 @@ class OpenAIModel:
                            int(getattr(usage, "completion_tokens", 0) or 0))
 
 
-def split_usage(texts: list[str], finish: list, input_tokens: int, output_tokens: int) -> list[Completion]:
+def split_usage(texts: list[str], finish: list[str | None], input_tokens: int, output_tokens: int) -> list[Completion]:
     """One Completion per choice. The endpoint reports the request's tokens once: the prompt
     is read once, so its tokens go to the first choice; the completion tokens are shared
     evenly (remainder to the first), so the choices' sums are the request's, also when each

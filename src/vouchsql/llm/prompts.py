@@ -51,7 +51,7 @@ class Prompt:
         """The slots inside ``<data>`` blocks."""
         return list(dict.fromkeys(s for block in _DATA_BLOCK.findall(self.text) for s in _SLOT.findall(block)))
 
-    def messages(self, **values: str) -> list[dict]:
+    def messages(self, **values: str) -> list[dict[str, str]]:
         system, sep, user = self.text.partition(USER_MARK)
         if not sep:
             raise ValueError(f"prompt {self.name} has no {USER_MARK} line")
@@ -64,7 +64,7 @@ class Prompt:
                                  f"write it with vouchsql.llm.data_text")
 
         def fill(part: str) -> str:
-            def one(m: re.Match) -> str:
+            def one(m: re.Match[str]) -> str:
                 if m.group(1) not in values:
                     raise KeyError(f"prompt {self.name}: no value for {{{{{m.group(1)}}}}}")
                 return str(values[m.group(1)])

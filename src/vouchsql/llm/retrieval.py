@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, cast
 
 from ..answer import PromptSchema
 from ..errors import VouchError
@@ -239,6 +239,7 @@ class SchemaIndex:
         if not query:
             return {}
         if self._fts is None:
+            assert self._python is not None  # built exactly when there is no FTS5
             return self._python.field_scores(query)
         out: dict[str, dict[str, list[float]]] = {}
         with self._lock:
@@ -296,7 +297,7 @@ def _document(info: "TableInfo", values: list[tuple[str, ...]]) -> _Doc:
         w for c in info.columns for w in terms(c.comment or "", numbers=False)]
     # Each sampled word once: twenty rows of 'Rock' say no more than one.
     sampled = list(dict.fromkeys(w for v in values for w in v if not w.isdigit()))[:VALUE_WORDS]
-    return _Doc(info.qualified, tuple(" ".join(ws) for ws in (name, columns, comments, sampled)))
+    return _Doc(info.qualified, (" ".join(name), " ".join(columns), " ".join(comments), " ".join(sampled)))
 
 
 def _fts_index(docs: list[_Doc]) -> sqlite3.Connection | None:
@@ -723,8 +724,8 @@ def rank_tables(index: SchemaIndex, question: str, *, hint: str | None = None,
     by_single = sorted(single, key=lambda k: (-single[k], k))
     # The tables a group may reach for: the CANDIDATES best for each word.
     per_word: dict[str, list[tuple[float, str]]] = {}
-    for k, m in query.match.items():
-        for w, q in m.items():
+    for k, matched in query.match.items():
+        for w, q in matched.items():
             per_word.setdefault(w, []).append((-q, k))
     targets = {k for hits in per_word.values() for _, k in heapq.nsmallest(CANDIDATES, hits)}
     reach: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {}
@@ -897,7 +898,7 @@ def _lazy_profile(db: "Database") -> "Profile":
     from ..db import profile as profile_module
 
     catalogue = getattr(profile_module, "catalogue", None)
-    return catalogue(db) if catalogue is not None else db.profile()
+    return cast("Profile", catalogue(db)) if catalogue is not None else db.profile()
 
 
 def schema_for_prompt(db: "Database", question: str, *, budget: int, hint: str | None = None,

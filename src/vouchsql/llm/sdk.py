@@ -4,7 +4,9 @@ and key, and reading the SDK's exceptions as Vouch's, so that both retry the sam
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 
 from ..errors import ModelError, UserInputError
 from .base import TransientModelError
@@ -27,7 +29,7 @@ def endpoint_and_key(base_url: str | None, api_key: str | None, *, default: str,
 
 
 @contextmanager
-def sdk_errors(sdk, label: str, endpoint: str):
+def sdk_errors(sdk: ModuleType, label: str, endpoint: str) -> Iterator[None]:
     """Raise what the SDK raises inside as :class:`TransientModelError` where a retry may cure
     it (a timeout, 408, 429, a 5xx, a dropped connection), else as :class:`ModelError`."""
     try:

@@ -9,10 +9,16 @@ from ..errors import UserInputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from typing import Any, Callable
+
+    from rich.console import Console
+
     from ..settings import Config
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[Any],
+             common: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser]) -> None:
     add_command(sub, "mcp", common, _mcp_args,
                 help="serve the databases to agents over the Model Context Protocol (needs the [mcp] extra)",
                 description="An MCP server (stdio by default, or streamable HTTP) with the tools list_databases, "
@@ -21,7 +27,7 @@ def register(sub, common) -> None:
                             "See docs/agents.md.")
 
 
-def _mcp_args(p) -> None:
+def _mcp_args(p: argparse.ArgumentParser) -> None:
     from ..server.cli import ALLOW_PRIVILEGED_FLAG
 
     p.add_argument("--db", action="append", default=[], metavar="NAME=TARGET",
@@ -42,7 +48,7 @@ def _mcp_args(p) -> None:
     p.set_defaults(handler=run_mcp_command)
 
 
-def run_mcp_command(args, config: Config, console) -> int:
+def run_mcp_command(args: argparse.Namespace, config: Config, console: Console) -> int:
     import logging
     import sys
 

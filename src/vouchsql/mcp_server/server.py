@@ -15,14 +15,20 @@ import hmac
 import json
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
-from mcp.server import Server
+from mcp.server import Server, ServerRequestContext
 
 from .. import __version__
 from .tools import PROTOCOL, Tools, ToolFailure, tool_list
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+# What the SDK hands each handler first: the request's context.
+HandlerContext = ServerRequestContext[Any]
 
 log = logging.getLogger("vouchsql.mcp")
 
@@ -30,7 +36,7 @@ PROFILE_URI = "vouch://profile/"
 PROMPT_NAME = "answer_with_vouch"
 
 
-def _text(payload: dict) -> list[types.TextContent]:
+def _text(payload: dict[str, Any]) -> list[types.TextContent]:
     return [types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))]
 
 
@@ -39,7 +45,7 @@ def build_server(tools: Tools, *, call_timeout: float = 120.0, max_concurrent: i
     limiter = anyio.CapacityLimiter(max(1, max_concurrent))
     listed = tool_list(tools)
 
-    async def list_tools(ctx, params) -> types.ListToolsResult:
+    async def list_tools(ctx: HandlerContext, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
             types.Tool(name=t["name"], title=t["title"], description=t["description"],
                        input_schema=t["inputSchema"], output_schema=t["outputSchema"],
@@ -48,7 +54,7 @@ def build_server(tools: Tools, *, call_timeout: float = 120.0, max_concurrent: i
                                                          open_world_hint=t["name"] == "ask"))
             for t in listed])
 
-    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: HandlerContext, params: types.CallToolRequestParams) -> types.CallToolResult:
         token = object()  # this call, for the slot and for cancel()
         holding, started, released = False, threading.Event(), threading.Lock()
 
@@ -56,7 +62,7 @@ def build_server(tools: Tools, *, call_timeout: float = 120.0, max_concurrent: i
             if released.acquire(blocking=False):
                 limiter.release_on_behalf_of(token)
 
-        def work():
+        def work() -> tuple[dict[str, Any], bool]:
             # The slot is given back by the worker when it ends, not when the caller stops
             # waiting: a call past its limit holds it until its query has stopped.
             started.set()
@@ -80,7 +86,8 @@ def build_server(tools: Tools, *, call_timeout: float = 120.0, max_concurrent: i
                            f"(start vouch mcp with a larger --call-timeout)").payload(), True
         return types.CallToolResult(content=_text(payload), structured_content=payload, is_error=is_error)
 
-    async def list_resources(ctx, params) -> types.ListResourcesResult:
+    async def list_resources(ctx: HandlerContext, params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[
             types.Resource(name=f"profile-{name}", title=f"Profile of {name}", uri=f"{PROFILE_URI}{name}",
                            description=f"Vouch's schema-and-data profile of {name!r} (tables, columns, keys, "
@@ -88,12 +95,13 @@ def build_server(tools: Tools, *, call_timeout: float = 120.0, max_concurrent: i
                            mime_type="application/json")
             for name in tools.databases])
 
-    async def list_templates(ctx, params) -> types.ListResourceTemplatesResult:
+    async def list_templates(ctx: HandlerContext, params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=[
             types.ResourceTemplate(name="profile", uri_template=PROFILE_URI + "{database}",
                                    description="Vouch's profile of a database", mime_type="application/json")])
 
-    async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(ctx: HandlerContext, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         name = uri[len(PROFILE_URI):] if uri.startswith(PROFILE_URI) else None
         if name is None or name not in tools.databases:
@@ -115,10 +123,10 @@ def build_server(tools: Tools, *, call_timeout: float = 120.0, max_concurrent: i
         arguments=[types.PromptArgument(name="database", description="a database name", required=True),
                    types.PromptArgument(name="question", description="the question", required=True)])
 
-    async def list_prompts(ctx, params) -> types.ListPromptsResult:
+    async def list_prompts(ctx: HandlerContext, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[prompt])
 
-    async def get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(ctx: HandlerContext, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         from mcp.shared.exceptions import MCPError
 
         if params.name != PROMPT_NAME:
@@ -151,10 +159,10 @@ async def run_stdio(server: Server) -> None:
 class TokenGuard:
     """ASGI wrapper: every HTTP request needs ``Authorization: Bearer <token>``."""
 
-    def __init__(self, app, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         self.app, self.token = app, token.encode()
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             scheme, _, given = headers.get("authorization", "").partition(" ")

@@ -16,7 +16,7 @@ import copy
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,6 +25,11 @@ from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, Vouc
 from ..settings import Config
 from ..server.names import DB_NAME
 from ..server.body import dumps, fit, hide_path
+
+if TYPE_CHECKING:
+    from ..db import Database
+    from ..db.figures import TableProfile
+    from ..db.profile import Profile
 
 log = logging.getLogger("vouchsql.mcp")
 
@@ -156,7 +161,7 @@ class DescribeOutput(BaseModel):
     more_tables: list[str] = Field(description="tables left out to keep this short: ask for them by name")
 
 
-def _answer_schema() -> dict:
+def _answer_schema() -> dict[str, Any]:
     from ..schemas import answer_schema
 
     schema = answer_schema()
@@ -164,7 +169,7 @@ def _answer_schema() -> dict:
     return schema
 
 
-def _result_schema() -> dict:
+def _result_schema() -> dict[str, Any]:
     from ..answer import Result
 
     return Result.model_json_schema(mode="serialization")
@@ -176,7 +181,7 @@ class ToolSpec:
     title: str
     description: str
     input: type[BaseModel]
-    output_schema: Callable[[], dict]
+    output_schema: Callable[[], dict[str, Any]]
     read_only: bool = True
 
 
@@ -229,7 +234,7 @@ class ToolFailure(Exception):
         super().__init__(message)
         self.kind, self.message, self.extra = kind, message, extra
 
-    def payload(self) -> dict:
+    def payload(self) -> dict[str, Any]:
         return {"error": {"kind": self.kind, "message": self.message, **self.extra}}
 
 
@@ -254,7 +259,7 @@ class Tools:
     config: Config
     model: Optional[str] = None
     max_response: int = DEFAULT_MAX_RESPONSE
-    meta: dict[str, dict] = field(default_factory=dict)
+    meta: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in self.databases:
@@ -268,7 +273,7 @@ class Tools:
         # The databases each call has open, by the call's token (``call(..., token=)``), so
         # ``cancel(token)`` can stop a call that ran past its limit on the engine itself.
         self._local = threading.local()
-        self._running: dict[object, list] = {}
+        self._running: dict[object, list[Database]] = {}
         self._stopped: set[object] = set()
         self._running_lock = threading.Lock()
 
@@ -292,7 +297,8 @@ class Tools:
 
     # -- dispatch -----------------------------------------------------------------------
 
-    def call(self, name: str, arguments: dict | None, token: object | None = None) -> tuple[dict, bool]:
+    def call(self, name: str, arguments: dict[str, Any] | None,
+             token: object | None = None) -> tuple[dict[str, Any], bool]:
         """Run tool ``name``: (its structured output, False) or ({"error": ...}, True).
         ``token`` names the call for :meth:`cancel`."""
         self._local.token = token
@@ -314,7 +320,7 @@ class Tools:
         for db in dbs:
             db.cancel()
 
-    def _call(self, name: str, arguments: dict | None) -> tuple[dict, bool]:
+    def _call(self, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
         try:
             spec = next((s for s in self.specs if s.name == name), None)
             if spec is None:
@@ -349,7 +355,7 @@ class Tools:
                               databases=list(self.databases))
         return self.databases[name]
 
-    def _open(self, name: str):
+    def _open(self, name: str) -> Database:
         from ..db import connect
 
         target = self._target(name)
@@ -373,7 +379,7 @@ class Tools:
             raise
         return db
 
-    def _fit(self, data: Any, database: str) -> dict:
+    def _fit(self, data: Any, database: str) -> dict[str, Any]:
         """``data`` with the database's server-side path replaced by its name and result rows
         cut to fit the response limit (each cut result says ``truncated``, reason ``bytes``)."""
         data = hide_path(data, self.databases[database], database)
@@ -383,18 +389,18 @@ class Tools:
                                            f"even without result rows")
         import json
 
-        return json.loads(body)
+        return cast("dict[str, Any]", json.loads(body))  # the JSON of the tool's output object
 
     # -- each tool ----------------------------------------------------------------------
 
-    def _list_databases(self, _args: ListDatabasesInput) -> dict:
+    def _list_databases(self, _args: ListDatabasesInput) -> dict[str, Any]:
         out = []
         for name in self.databases:
             meta = self.meta.get(name) or {"engine": "unknown", "tables": 0, "views": 0}
             out.append({"name": name, **meta})
         return {"databases": out, "ask_available": bool(self.model)}
 
-    def _describe(self, args: DescribeInput) -> dict:
+    def _describe(self, args: DescribeInput) -> dict[str, Any]:
         db = self._open(args.database)
         try:
             # Measured: the tables asked for (else the first MAX_DESCRIBED) and their join neighbours.
@@ -404,7 +410,7 @@ class Tools:
             db.close()
         return self._fit(describe_profile(profile, args.database, args.tables, args.sample_values), args.database)
 
-    def _run_sql(self, args: RunSqlInput) -> dict:
+    def _run_sql(self, args: RunSqlInput) -> dict[str, Any]:
         max_rows = min(args.max_rows or DEFAULT_RUN_ROWS, self.config.max_rows)
         db = self._open(args.database)
         try:
@@ -415,7 +421,7 @@ class Tools:
             raise ToolFailure(result.error.kind, result.error.message)
         return self._fit(result.model_dump(mode="json"), args.database)
 
-    def _check_sql(self, args: CheckSqlInput) -> dict:
+    def _check_sql(self, args: CheckSqlInput) -> dict[str, Any]:
 
         problem = args.candidate_problem()
         if problem:
@@ -427,7 +433,7 @@ class Tools:
             db.close()
         return self._fit(answer.model_dump(mode="json"), args.database)
 
-    def _ask(self, args: AskInput) -> dict:
+    def _ask(self, args: AskInput) -> dict[str, Any]:
         from .. import api
 
         kwargs: dict[str, Any] = {"model": self.model}
@@ -444,7 +450,7 @@ class Tools:
             db.close()
         return self._fit(answer.model_dump(mode="json"), args.database)
 
-    def _refine(self, args: RefineInput) -> dict:
+    def _refine(self, args: RefineInput) -> dict[str, Any]:
         from .. import api
 
         if args.pick > len(args.interpretations):
@@ -481,8 +487,8 @@ class Tools:
 MAX_DESCRIBED = 40
 
 
-def describe_profile(profile, database: str, tables: list[str] | None, sample_values: int,
-                     max_tables: int = MAX_DESCRIBED) -> dict:
+def describe_profile(profile: Profile, database: str, tables: list[str] | None, sample_values: int,
+                     max_tables: int = MAX_DESCRIBED) -> dict[str, Any]:
     """The agent-sized view of a profile: what to know to write SQL, clipped."""
     by_name = {t.qualified: t for t in profile.tables}
     if tables:
@@ -495,7 +501,8 @@ def describe_profile(profile, database: str, tables: list[str] | None, sample_va
         more: list[str] = []
     else:
         chosen, more = profile.tables[:max_tables], [t.qualified for t in profile.tables[max_tables:]]
-    chosen = [profile.table(t.qualified) for t in chosen]  # measured, if the profile held it from the catalogue
+    # measured, if the profile held it from the catalogue (each is one of its tables: never None)
+    chosen = cast("list[TableProfile]", [profile.table(t.qualified) for t in chosen])
     names = {t.qualified for t in chosen}
     out_tables = []
     for t in chosen:
@@ -527,7 +534,7 @@ def _clip(value: Any) -> Any:
     return value
 
 
-def tool_list(tools: Tools) -> list[dict]:
+def tool_list(tools: Tools) -> list[dict[str, Any]]:
     """Each served tool as ``{name, title, description, inputSchema, outputSchema, readOnly}``."""
     return [{"name": s.name, "title": s.title, "description": s.description,
              "inputSchema": s.input.model_json_schema(), "outputSchema": copy.deepcopy(s.output_schema()),

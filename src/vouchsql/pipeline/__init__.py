@@ -11,10 +11,12 @@ model-backed stages are imported on first use, so ``check`` never loads the mode
 
 from __future__ import annotations
 
+from typing import Any
+
 from .checking import Timings, check_candidates, rescore, vouch
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in ("ask", "refine"):
         from . import asking
 

@@ -38,13 +38,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from ..agreement import results_match, shown_index
-from ..answer import (Answer, CheckResult, Interpretation, Premise, Reason, Result, ResultError, Shown, Verdict)
+from ..answer import (Answer, CheckResult, Interpretation, Premise, PromptSchema, Reason, Result, ResultError, Shown,
+                      Usage, Verdict)
 from ..db import Database, connect
 from ..definitions import Definitions, definitions_in_effect, load_definitions, use_definitions
 from ..errors import ModelError, UserInputError
@@ -56,7 +58,7 @@ from ..llm.retrieval import SchemaContext, schema_for_prompt
 from ..llm.judges import judge_claims, judge_completeness
 from ..premise import Assessment, flaw_name, validate_assessment
 from ..score import RULES
-from .checking import vouch
+from .checking import JudgedClaims, JudgedComplete, vouch
 
 MODEL_ENV = "VOUCH_MODEL"
 GENERATE_MAX_TOKENS = 2048
@@ -67,6 +69,8 @@ WRITE_MAX_TOKENS = 1024
 VOLATILE_FIELDS = frozenset({"elapsed_ms", "latency_ms", "wall_ms", "requests", "cached", "retries"})
 
 Progress = Callable[[str], None]
+J = TypeVar("J")  # what one job of a round is given
+R = TypeVar("R")  # what one job of a round returns
 
 
 @dataclass
@@ -76,7 +80,7 @@ class Sample:
     assumptions: list[str] = field(default_factory=list)
 
 
-def validate_sample(data: dict) -> Sample:
+def validate_sample(data: dict[str, Any]) -> Sample:
     sql = require(data, "sql", str, nullable=True)
     stated = data.get("interpretation")
     assumptions = data.get("assumptions") or []
@@ -88,7 +92,7 @@ def validate_sample(data: dict) -> Sample:
                   assumptions=[str(a).strip() for a in assumptions if str(a).strip()])
 
 
-def validate_decision(data: dict) -> "tuple[Assessment, Sample | None]":
+def validate_decision(data: dict[str, Any]) -> "tuple[Assessment, Sample | None]":
     """The decide reply: the assessment, and for a valid request with no open choice, the SQL
     that answers it (None when the model gave none: the generate call then draws all K)."""
     assessment = validate_assessment(data)
@@ -108,11 +112,11 @@ def clean_sql(sql: str) -> str:
 
 # -- the public entry points ---------------------------------------------------------------
 
-def ask(db: "str | os.PathLike | Database", question: str, *, model: "str | Model | None" = None,
-        k: int | None = None, definitions: "str | os.PathLike | dict | Definitions | None" = None,
-        hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike | None" = None,
+def ask(db: "str | os.PathLike[str] | Database", question: str, *, model: "str | Model | None" = None,
+        k: int | None = None, definitions: "str | os.PathLike[str] | dict[str, Any] | Definitions | None" = None,
+        hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike[str] | None" = None,
         base_url: str | None = None, rule: str | None = None, progress: Progress | None = None,
-        prose: bool = False, assess: bool = True, decide_writes_sql: bool = True, **settings) -> Answer:
+        prose: bool = False, assess: bool = True, decide_writes_sql: bool = True, **settings: Any) -> Answer:
     """Answer ``question`` over ``db`` with a model and vouch for the answer (phase 1). The
     answer text comes from a template unless ``prose`` asks for a model-written one (one more
     call per interpretation); ``no_prose`` is the template, kept for older callers.
@@ -128,11 +132,11 @@ def ask(db: "str | os.PathLike | Database", question: str, *, model: "str | Mode
         return run.ask(question, assess=assess, decide_writes_sql=decide_writes_sql)
 
 
-def refine(answer: Answer, pick: int, *, db: "str | os.PathLike | Database", model: "str | Model | None" = None,
-           k: int | None = None, definitions: "str | os.PathLike | dict | Definitions | None" = None,
-           hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike | None" = None,
+def refine(answer: Answer, pick: int, *, db: "str | os.PathLike[str] | Database", model: "str | Model | None" = None,
+           k: int | None = None, definitions: "str | os.PathLike[str] | dict[str, Any] | Definitions | None" = None,
+           hint: str | None = None, no_prose: bool = False, record: "str | os.PathLike[str] | None" = None,
            base_url: str | None = None, rule: str | None = None, progress: Progress | None = None,
-           prose: bool = False, **settings) -> Answer:
+           prose: bool = False, **settings: Any) -> Answer:
     """Phase 2: the request, word for word, plus the clause of interpretation ``pick``
     (1 = the first listed), answered with K new samples. ``model`` defaults to the one that
     wrote ``answer``."""
@@ -171,12 +175,12 @@ def base_request(answer: Answer) -> str:
     return answer.question
 
 
-def comparable(answer: Answer | dict) -> Any:
+def comparable(answer: Answer | dict[str, Any]) -> Any:
     """The Answer's JSON without :data:`VOLATILE_FIELDS` (timings and cache accounting), so
     two runs of the same question can be compared for equality."""
     data = answer.model_dump(mode="json") if isinstance(answer, Answer) else answer
 
-    def strip(value):
+    def strip(value: Any) -> Any:
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items() if k not in VOLATILE_FIELDS}
         if isinstance(value, list):
@@ -187,9 +191,12 @@ def comparable(answer: Answer | dict) -> Any:
 
 
 @contextmanager
-def _session(db, model, k, definitions, hint, no_prose, record, base_url, rule, progress, settings):
+def _session(db: "str | os.PathLike[str] | Database", model: "str | Model | None", k: int | None,
+             definitions: "str | os.PathLike[str] | dict[str, Any] | Definitions | None", hint: str | None,
+             no_prose: bool, record: "str | os.PathLike[str] | None", base_url: str | None, rule: str | None,
+             progress: Progress | None, settings: dict[str, Any]) -> Iterator[_Run]:
     owned = not isinstance(db, Database)
-    database = connect(db, **settings) if owned else db
+    database = db if isinstance(db, Database) else connect(db, **settings)
     try:
         config = database.config if owned else database.config.with_overrides(**settings)
         spec = model or os.environ.get(MODEL_ENV)
@@ -340,7 +347,7 @@ class _Run:
         prompt = load_prompt("generate")
         common = dict(schema=self.schema_text(), dialect=self.db.dialect, definitions=self.definitions_text(),
                       hint=self.hint or "(none)")
-        jobs = {}
+        jobs: dict[int, tuple[Request, range]] = {}
         for ti, t in enumerate(targets):
             t.samples = [Sample(sql="") for _ in range(self.k)]
             first = 0
@@ -371,7 +378,7 @@ class _Run:
             t.shown = shown_index(t.results) if self.shown == "largest" else 0
 
     def _write(self, targets: list[_Target]) -> None:
-        jobs = {}
+        jobs: dict[int, Request] = {}
         prompt = load_prompt("write")
         for ti, t in enumerate(targets):
             result = t.results[t.shown]
@@ -391,7 +398,7 @@ class _Run:
         for ti, text in texts.items():
             targets[ti].prose = text
 
-    def _vouch(self, t: _Target, judged=None, claims=None) -> Answer:
+    def _vouch(self, t: _Target, judged: JudgedComplete | None = None, claims: JudgedClaims | None = None) -> Answer:
         ordered = t.ordered()
         answer = vouch(self.db, t.text, [s.sql for s in ordered], [self._known[s.sql] for s in ordered],
                        answer_text=t.prose, hint=self.hint, rule=self.rule, judged_complete=judged,
@@ -400,7 +407,7 @@ class _Run:
         _name_broken_rules(answer)
         return answer
 
-    def _judge(self, targets: list[_Target]) -> dict[int, tuple]:
+    def _judge(self, targets: list[_Target]) -> dict[int, JudgedComplete]:
         """COMPLETE by the judge (IES §3.2), one call per answer with a result, in one round."""
         if not self.judge_complete:
             return {}
@@ -409,13 +416,13 @@ class _Run:
             return {}
         self.progress("judging completeness")
 
-        def call(ti: int):
+        def call(ti: int) -> JudgedComplete:
             t = targets[ti]
             return judge_completeness(self.llm, t.text, t.prose or "", t.results[t.shown], self.db.dialect)
 
         return self._parallel("judge", jobs, call)
 
-    def _judge_claims(self, targets: list[_Target]) -> dict[int, list]:
+    def _judge_claims(self, targets: list[_Target]) -> dict[int, JudgedClaims]:
         """The written answer's unsupported claims by the judge (IES §3.2, TDD-H), one call per
         answer with a result and a text, in one round."""
         if not self.judge_claims:
@@ -425,17 +432,19 @@ class _Run:
             return {}
         self.progress("judging the answer's claims")
 
-        def call(ti: int):
+        def call(ti: int) -> JudgedClaims:
             t = targets[ti]
+            assert t.prose is not None  # the jobs hold only answers with a text
             return judge_claims(self.llm, t.text, t.prose, t.results[t.shown], self.db.dialect)
 
         return self._parallel("judge", jobs, call)
 
-    def _parallel(self, stage: str, jobs: dict, call: Callable[[Request], Any]) -> dict:
+    def _parallel(self, stage: str, jobs: dict[int, J], call: Callable[[J], R]) -> dict[int, R]:
         """One round: every job at once (up to the concurrency limit). The first model
         failure fails the round; a replay miss is raised as it is."""
         self.llm.accounting.begin_round()
-        out, failure = {}, None
+        out: dict[int, R] = {}
+        failure: ModelError | None = None
         with self._stage(stage), ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, len(jobs)))) as pool:
             futures = {pool.submit(call, req): key for key, req in jobs.items()}
             for future in as_completed(futures):
@@ -454,7 +463,7 @@ class _Run:
         return out
 
     @contextmanager
-    def _stage(self, stage: str):
+    def _stage(self, stage: str) -> Iterator[None]:
         start = time.perf_counter()
         try:
             if stage == "assess":
@@ -468,7 +477,8 @@ class _Run:
             self.llm.accounting.add(stage, wall_ms=(time.perf_counter() - start) * 1000)
 
     # -- building answers ----------------------------------------------------------------------
-    def _assemble(self, question: str, premise: Premise, targets: list[_Target], answers: list[Answer]) -> Answer:
+    def _assemble(self, question: str, premise: Premise | None, targets: list[_Target],
+                  answers: list[Answer]) -> Answer:
         interps = []
         for i, (t, a) in enumerate(zip(targets, answers)):
             shown = t.samples[t.shown]
@@ -507,7 +517,7 @@ class _Run:
                               f"no answer: the model failed at the {failed.stage} stage",
                               premise=premise, usage=self._usage(), prompt_schema=self._prompt_schema())
 
-    def _usage(self):
+    def _usage(self) -> Usage:
         stages = self.llm.accounting.stages
         used = {"assess": "decide", "generate": "generate", "write": "write"}
         return self.llm.usage(prompt_hashes(*[p for st, p in used.items() if st in stages]))
@@ -522,14 +532,14 @@ class _Run:
                                              definitions=self.definitions)
         return self._schema.text
 
-    def _prompt_schema(self):
+    def _prompt_schema(self) -> PromptSchema | None:
         return self._schema.record() if self._schema is not None else None
 
     def definitions_text(self) -> str:
         return definitions_text(self.definitions)
 
 
-def _no_sql_answer(question: str, rule: str, reason: str, check: CheckResult, message: str, **extra) -> Answer:
+def _no_sql_answer(question: str, rule: str, reason: str, check: CheckResult, message: str, **extra: Any) -> Answer:
     return Answer(question=question, shown=Shown(sql="", result=Result(error=ResultError(kind="not_run", message=message))),
                   checks=[check], verdict=Verdict(rule=rule, score=0.0, gate="abstain", reasons=[reason],
                                                   reason_codes=[Reason(code=reason, detail=check.detail)]), **extra)
@@ -550,10 +560,10 @@ def _name_broken_rules(answer: Answer) -> None:
     for reason in answer.verdict.reasons:
         reasons.extend(named if reason == "definition_rule" else [reason])
     answer.verdict.reasons = reasons
-    codes = []
-    for reason in answer.verdict.reason_codes:
-        codes.extend([Reason(code=n, detail=reason.detail) for n in named] if reason.code == "definition_rule"
-                     else [reason])
+    codes: list[Reason] = []
+    for given in answer.verdict.reason_codes:
+        codes.extend([Reason(code=n, detail=given.detail) for n in named] if given.code == "definition_rule"
+                     else [given])
     answer.verdict.reason_codes = codes
 
 

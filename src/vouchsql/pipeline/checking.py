@@ -7,18 +7,26 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
 
 from ..agreement import agreement, cluster, strict_clusters
-from ..answer import Answer, Candidate, Reason, Result, Shown
+from ..answer import Answer, Candidate, CheckResult, Choice, Reason, Result, Shown, Verdict
 from ..checks import CHECKS, CheckContext, run_checks
 from ..choices import detect_choices, reported
 from ..db.base import Database
-from ..db.profile import quiet_gc
+from ..db.profile import Profile, quiet_gc
 from ..definitions import definitions_in_effect
 from ..errors import SQLRejected, UserInputError
 from ..score import RULES, ScoreInput, score
 from ..sql.gate import TOO_DEEP
 from ..sql.inspect import inspect_sql, referenced_tables
+
+# A judge model's COMPLETE, (share covered, [(part, covered)…]), and its unsupported claims,
+# [(claim, about the answer?)…] (the CheckContext fields they fill)
+JudgedComplete = tuple[float, list[tuple[str, bool]]]
+JudgedClaims = list[tuple[str, bool]]
 
 
 @dataclass
@@ -30,12 +38,13 @@ class Timings:
     checks_ms: float = 0.0  # all checks, including the SQL they run themselves
     check_sql_ms: float = 0.0  # the part of checks_ms spent in the database
     total_ms: float = 0.0
-    stages: dict = field(default_factory=dict)
+    stages: dict[str, Any] = field(default_factory=dict)
 
 
 def check_candidates(db: Database, question: str, candidates: list[str], *, answer_text: str | None = None,
                      hint: str | None = None, rule: str | None = None, all_choices: bool = False,
-                     timings: Timings | None = None, judged_complete=None, judged_claims=None) -> Answer:
+                     timings: Timings | None = None, judged_complete: JudgedComplete | None = None,
+                     judged_claims: JudgedClaims | None = None) -> Answer:
     """Run each candidate read-only (identical texts once) and :func:`vouch` for them."""
     _require(db, question, candidates, rule)
     t = timings or Timings()
@@ -66,8 +75,8 @@ def _require(db: Database, question: str, candidates: list[str], rule: str | Non
 
 def vouch(db: Database, question: str, candidates: list[str], results: list[Result], *,
           answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
-          all_choices: bool = False, timings: Timings | None = None, judged_complete=None,
-          judged_claims=None) -> Answer:
+          all_choices: bool = False, timings: Timings | None = None, judged_complete: JudgedComplete | None = None,
+          judged_claims: JudgedClaims | None = None) -> Answer:
     """Vouch for candidates already run: ``results[i]`` is what ``candidates[i]`` returned,
     the first is the shown answer. Runs only the checks' and detectors' own read-only SQL.
     ``judged_complete``: a judge model's COMPLETE as ``(share, [(part, covered)…])``
@@ -85,9 +94,11 @@ def vouch(db: Database, question: str, candidates: list[str], results: list[Resu
 
 
 def _vouch(db: Database, question: str, candidates: list[str], results: list[Result], rule: str,
-           answer_text, hint, all_choices: bool, timings, judged_complete, judged_claims=None) -> Answer:
+           answer_text: str | None, hint: str | None, all_choices: bool, timings: Timings | None,
+           judged_complete: JudgedComplete | None, judged_claims: JudgedClaims | None = None) -> Answer:
     t = timings or Timings()
     start = time.perf_counter()
+    tree: exp.Expression | None
     try:
         tree = db.as_engine_reads(db.parse(candidates[0]), candidates[0])
         reads = referenced_tables(tree, db.default_schema)[0]
@@ -118,9 +129,10 @@ def _vouch(db: Database, question: str, candidates: list[str], results: list[Res
                   answer_text=answer_text, hint=hint)
 
 
-def _inspect(db: Database, question: str, profile, tree, shown: Candidate, cands: list[Candidate],
-             answer_text: str | None, hint: str | None, all_choices: bool, t: Timings, judged_complete=None,
-             judged_claims=None):
+def _inspect(db: Database, question: str, profile: Profile, tree: exp.Expression | None, shown: Candidate,
+             cands: list[Candidate], answer_text: str | None, hint: str | None, all_choices: bool, t: Timings,
+             judged_complete: JudgedComplete | None = None, judged_claims: JudgedClaims | None = None
+             ) -> tuple[list[CheckResult], list[Choice]]:
     """The checks and the choice detectors on the shown SQL (``tree``, None where it did not
     parse): every stage that walks its tree."""
     inspection = inspect_sql(tree, profile, db.dialect) if tree is not None else None
@@ -130,7 +142,7 @@ def _inspect(db: Database, question: str, profile, tree, shown: Candidate, cands
     ctx = CheckContext(question=question, db=db, profile=profile, shown=shown, candidates=cands,
                        tree=tree, inspection=inspection, answer_text=answer_text, hint=hint,
                        judged_complete=judged_complete, judged_claims=judged_claims)
-    checks = run_checks(ctx, CHECKS)
+    checks: list[CheckResult] = run_checks(ctx, CHECKS)
     t.checks_ms = _ms(mark)
     t.check_sql_ms = round(db.query_ms - sql_before, 3)
 
@@ -141,8 +153,8 @@ def _inspect(db: Database, question: str, profile, tree, shown: Candidate, cands
     return checks, choices
 
 
-def _verdict(rule: str, agreement_value: float | None, strict: list[int], checks, choices,
-             check_set: str = "vouch"):
+def _verdict(rule: str, agreement_value: float | None, strict: list[int], checks: list[CheckResult],
+             choices: list[Choice], check_set: str = "vouch") -> Verdict:
     verdict = score(rule, ScoreInput(agreement=agreement_value or 0.0, k=len(strict), checks=checks,
                                      strict_clusters=strict, check_set=check_set))
     # An open choice is named in the reasons but never scored: the score and gate stay as they are.
@@ -152,7 +164,7 @@ def _verdict(rule: str, agreement_value: float | None, strict: list[int], checks
     return verdict
 
 
-def rescore(answer: Answer, rule: str, *, strict: list[int] | None = None, check_set: str = "vouch"):
+def rescore(answer: Answer, rule: str, *, strict: list[int] | None = None, check_set: str = "vouch") -> Verdict:
     """The verdict another scoring rule (or check set) gives the same evidence (no query is
     rerun). ``strict``: the candidates' :func:`~vouchsql.agreement.strict_clusters`, when the
     caller scores several rules and has them already."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Callable
 
 from .words import MONTHS, NUMBER_WORDS, Token, number, plain, quoted, tokens
 
@@ -158,7 +159,7 @@ class QuestionFilters:
 
 
 @lru_cache(maxsize=None)
-def _rx(pattern: str) -> re.Pattern:
+def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.I)
 
 
@@ -215,7 +216,7 @@ def read_numbers(text: str) -> tuple[list[NumberFilter], list[tuple[int, int]]]:
 
 def read_column_comparisons(text: str) -> list[ColumnComparison]:
     src = plain(text)
-    out = []
+    out: list[ColumnComparison] = []
     # Each comparator holds " than" or " or " (matched ignoring case): without either in an
     # ASCII text none can match, and none is compiled.
     if src.isascii() and " than" not in src.lower() and " or " not in src.lower():
@@ -231,7 +232,7 @@ def read_column_comparisons(text: str) -> list[ColumnComparison]:
     return out
 
 
-def read_ids(toks: list[Token], is_id_column) -> list[IdFilter]:
+def read_ids(toks: list[Token], is_id_column: Callable[[str], bool]) -> list[IdFilter]:
     """'<id column words> … N' within one clause: 'Invoice ID 37', 'EmployeeID 4',
     'The EmployeeID for this Employee (Steven Buchanan) is 5'. ``is_id_column(words)`` says
     whether the words name an id column of the schema."""
@@ -297,8 +298,8 @@ def read_rows(text: str) -> RowCount | None:
             n = int(raw) if raw.isdigit() else NUMBER_WORDS.get(raw)
             if n and 1 < n <= 1000 and not (1800 <= n <= 2100):
                 return RowCount(n, m.group(0), ordinal)
-    for pattern in _ONE_ROW:
-        m = pattern.search(src)
+    for one_row in _ONE_ROW:
+        m = one_row.search(src)
         if m:
             noun = m.group(1).lower()
             if noun in STOP or noun.endswith("s") and not noun.endswith(("ss", "us", "is")):
@@ -347,7 +348,7 @@ def read_mentions(toks: list[Token], text: str, skip: list[tuple[int, int]]) -> 
     return out
 
 
-def read_filters(question: str, is_id_column=lambda words: False) -> QuestionFilters:
+def read_filters(question: str, is_id_column: Callable[[str], bool] = lambda words: False) -> QuestionFilters:
     """Everything the grammar reads in ``question``."""
     toks = tokens(question)
     numbers, used = read_numbers(question)

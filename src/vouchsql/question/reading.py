@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..words import singular, words_of
 from .filters import read_filters
 from .shape import entity_tables, entity_words, read_shape, words
 from .words import fold
+
+if TYPE_CHECKING:
+    from ..db.profile import Profile
+    from ..definitions import Definitions
+    from .values import ValueIndex
 
 _NEGATION = re.compile(r"\b(?:not|no|never|without|except|excluding|other than|n't)\b")
 _COLUMN_STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "is", "no", "num", "nbr"}
@@ -40,7 +46,7 @@ class Reading:
     negated: bool
     filter_columns: frozenset[str] = frozenset()  # columns named that hold a named value
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The reading as JSON: what the evidence shows."""
         return {"entities": sorted(self.entities), "columns": sorted(self.columns), "values": sorted(self.values),
                 "connective": self.connective,
@@ -81,14 +87,15 @@ def _column_key(name: str) -> str | None:
     return " ".join(parts) if parts else None
 
 
-def _column_keys(profile) -> list[tuple[str, frozenset[str]]]:
+def _column_keys(profile: Profile) -> list[tuple[str, frozenset[str]]]:
     """Each column name of the catalogue as its words: read once per database, not once per
     question (a check reads the question and every verified question)."""
     keys = {_column_key(col.name) for table in profile.tables for col in table.columns}
     return sorted((k, frozenset(k.split())) for k in keys if k)
 
 
-def read_question(question: str, profile, index=None, definitions=None) -> Reading:
+def read_question(question: str, profile: Profile, index: ValueIndex | None = None,
+                  definitions: Definitions | None = None) -> Reading:
     """The reading of ``question`` against this database: ``index`` (a
     :class:`~vouchsql.question.values.ValueIndex`) says which named values the data holds."""
     qwords = _question_words(question)
@@ -159,7 +166,7 @@ def _names_column(phrase: str, columns: set[str]) -> bool:
     return bool(first) and any("number" in c.split() and singular(first[0]) in c.split() for c in columns)
 
 
-def _held_words(question: str, index, known: set[str]) -> set[str]:
+def _held_words(question: str, index: ValueIndex | None, known: set[str]) -> set[str]:
     """Runs of one to three words, in any letter case, that are a value the data holds or the
     definitions list ("How many orders were cancelled?" names the status 'cancelled'): the
     longest run wins, and a run of function words alone is none."""
@@ -187,11 +194,11 @@ tell name are was were there have has had did does this that these those their i
 more less most least number count total average""".split())
 
 
-def _same_numbers(a: frozenset, b: frozenset) -> bool:
+def _same_numbers(a: frozenset[tuple[str, float, float | None]], b: frozenset[tuple[str, float, float | None]]) -> bool:
     """The same numbers, each with the same comparison where both readings read one."""
     if {v for _, v, _ in a} != {v for _, v, _ in b}:
         return False
-    ops = {}
+    ops: dict[float, set[tuple[str, float | None]]] = {}
     for op, v, high in a | b:
         if op != "?":
             ops.setdefault(v, set()).add((op, high))
@@ -199,7 +206,8 @@ def _same_numbers(a: frozenset, b: frozenset) -> bool:
 
 
 def likeness(a: Reading, b: Reading) -> Likeness:
-    same, differ = [], []
+    same: list[str] = []
+    differ: list[str] = []
     for part in PARTS:
         if part == "numbers":
             equal = _same_numbers(a.numbers, b.numbers)

@@ -164,6 +164,7 @@ _EXTREME_NUMBER = re.compile(r" (?:maximum|minimum|max|min|highest|lowest|larges
 def _read_aggregates(text: str) -> list[Claim]:
     out: list[Claim] = []
     masked = text
+    m: re.Match[str] | None
     for m in _NOT_AGGREGATE.finditer(text):
         g = next(i for i in (1, 2, 3) if m.group(i))
         masked = _mask(masked, m.start(g), m.end(g))
@@ -277,7 +278,7 @@ def _mask_imperatives(phrase: str, text: str) -> str:
     return text
 
 
-def _entity_forms(profile: Profile):
+def _entity_forms(profile: Profile) -> tuple[list[tuple[str, TableProfile]], dict[str, list[TableProfile]], set[str]]:
     """Every table's name forms, longest first; the tables each form names; the words of
     every column name. Built once per catalogue (Profile.memo)."""
     named: list[tuple[str, TableProfile]] = []

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..db.base import Database
-from ..db.profile import Profile, _is_numeric
+from ..db.profile import Profile, TableProfile, _is_numeric
 from ..errors import VouchError
 from .words import fold, singular
 
@@ -103,7 +104,7 @@ def value_index(db: Database, profile: Profile, question: str | None = None) -> 
     return index
 
 
-def _table_values(db: Database, table) -> list[tuple[str, list[str]]]:
+def _table_values(db: Database, table: TableProfile) -> list[tuple[str, list[str]]]:
     """The text values of each text column of ``table`` with at most MAX_DISTINCT of them."""
     out = []
     for col in table.columns:
@@ -111,7 +112,7 @@ def _table_values(db: Database, table) -> list[tuple[str, list[str]]]:
             continue
         if isinstance(col.min, (int, float)) or (isinstance(col.min, str) and _DATE_LIKE.match(col.min)):
             continue
-        values: list = []
+        values: list[Any] = []
         if table.row_count <= MAX_TABLE_ROWS:
             sql = (f"SELECT DISTINCT {db.quote(col.name)} FROM {db.table_sql(table.name, table.schema_name)} "
                    f"WHERE {db.quote(col.name)} IS NOT NULL LIMIT {MAX_DISTINCT + 1}")

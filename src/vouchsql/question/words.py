@@ -12,7 +12,7 @@ from functools import lru_cache
 import unicodedata
 from dataclasses import dataclass
 
-from ..words import singular  # noqa: F401 - one singular for every reader
+from ..words import singular as singular  # re-exported: one singular for every reader
 
 NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 ANSWER_SCHEMA = Path(__file__).with_name("answer.schema.json")
 
 
-def answer_schema() -> dict:
+def answer_schema() -> dict[str, Any]:
     from ..answer import Answer
 
     schema = Answer.model_json_schema(mode="serialization")

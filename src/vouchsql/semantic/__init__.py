@@ -6,13 +6,14 @@ tables, verified queries and what `vouch definitions check` runs (:mod:`.model`)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from . import cortex, dbt, wren
 from .model import LogicalTable, Mapped, Runnable, VerifiedQuery, logical_sql
 from .source import Where, load_structured, read_text
 
 
-def read_semantic(data, path: Path) -> Mapped | None:
+def read_semantic(data: Any, path: Path) -> Mapped | None:
     """The semantic layer ``data`` (read from ``path``) holds, or None when it is none of the
     three formats (Vouch's own definitions)."""
     where = Where(path)

@@ -10,6 +10,8 @@ logical names) as verified queries. Everything else is named in ``unmapped``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .model import LogicalTable, Mapped, Runnable, VerifiedQuery, spaced
 from .source import Where, line_of
 
@@ -22,12 +24,12 @@ _COLUMN = {"name", "expr", "description", "synonyms", "data_type", "sample_value
 _COLUMN_KINDS = ("dimensions", "time_dimensions", "facts", "measures")
 
 
-def is_cortex(data) -> bool:
+def is_cortex(data: Any) -> bool:
     tables = data.get("tables") if isinstance(data, dict) else None
     return isinstance(tables, list) and any(isinstance(t, dict) and "base_table" in t for t in tables)
 
 
-def read(data, where: Where) -> Mapped:
+def read(data: Any, where: Where) -> Mapped:
     out = Mapped(format="cortex")
     where.mapping(data, "the semantic model")
     _unknown(out, data, _TOP, "", where)
@@ -107,7 +109,7 @@ def _is_column(expr: str) -> bool:
     return expr.replace("_", "").replace(" ", "").isalnum() and " " not in expr.strip()
 
 
-def _measures(out: Mapped, parent, field: str, table: LogicalTable | None, where: Where) -> None:
+def _measures(out: Mapped, parent: dict[str, Any], field: str, table: LogicalTable | None, where: Where) -> None:
     """Metrics and filters of a table (or of the model): terms, and what `definitions check` runs."""
     prefix = f"{field}." if field else ""
     for kind in ("metrics", "filters"):
@@ -131,7 +133,7 @@ def _measures(out: Mapped, parent, field: str, table: LogicalTable | None, where
                                           source=f"{where.path}:{line_of(m)}"))
 
 
-def _unknown(out: Mapped, node, known: set[str], field: str, where: Where) -> None:
+def _unknown(out: Mapped, node: dict[str, Any], known: set[str], field: str, where: Where) -> None:
     for key in node:
         if key not in known:
             out.unmapped.append(f"{field}.{key}" if field else str(key))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any, Mapping, cast
 
 from ..errors import UserInputError
 from .model import LogicalTable, Mapped, Runnable, spaced
@@ -30,7 +31,7 @@ _MODEL_KEYS = {"name", "description", "model", "defaults", "entities", "dimensio
                "primary_entity", "label", "config", "meta"}
 
 
-def is_dbt(data) -> bool:
+def is_dbt(data: Any) -> bool:
     return isinstance(data, dict) and ("semantic_models" in data or "metrics" in data) and "tables" not in data
 
 
@@ -56,7 +57,7 @@ def read_project(folder: Path) -> Mapped:
     return read(docs)
 
 
-def read(docs: list[tuple[dict, Where]]) -> Mapped:
+def read(docs: list[tuple[dict[str, Any], Where]]) -> Mapped:
     out = Mapped(format="dbt")
     measures: dict[str, tuple[str, LogicalTable]] = {}  # measure name -> (SQL expression, table)
     dimensions: dict[str, tuple[str, str]] = {}  # dimension or entity name -> (expression, physical table)
@@ -93,7 +94,7 @@ def read(docs: list[tuple[dict, Where]]) -> Mapped:
                 columns.append((dname, expr))
                 dimensions[dname] = (expr, physical)
                 out.add_synonyms(f"{physical}.{expr}", [spaced(dname)])
-                params = d.get("type_params") if isinstance(d.get("type_params"), dict) else {}
+                params = cast("dict[str, Any]", d.get("type_params")) if isinstance(d.get("type_params"), dict) else {}
                 grain = params.get("time_granularity")
                 if grain:
                     out.notes.append(f"{physical}.{expr} ('{dname}') is a time dimension at the grain of a {grain}")
@@ -123,7 +124,7 @@ def read(docs: list[tuple[dict, Where]]) -> Mapped:
             m = where.mapping(raw, field)
             name = where.text(m, "name", field)
             kind = (where.text(m, "type", field) or "").lower()
-            params = m.get("type_params") if isinstance(m.get("type_params"), dict) else {}
+            params = cast("dict[str, Any]", m.get("type_params")) if isinstance(m.get("type_params"), dict) else {}
             said = f"{where.text(m, 'description', field)}; " if m.get("description") else ""
             source = f"{where.path}:{line_of(m)}"
             text, runnable, why = _metric(kind, params, m.get("filter"), measures, metrics, dimensions)
@@ -137,20 +138,20 @@ def read(docs: list[tuple[dict, Where]]) -> Mapped:
     return out
 
 
-def _measure_name(value) -> str | None:
+def _measure_name(value: Any) -> str | None:
     if isinstance(value, dict):
         value = value.get("name")
     return str(value) if value else None
 
 
-def _filter_sql(raw, dimensions) -> tuple[str | None, str]:
+def _filter_sql(raw: Any, dimensions: dict[str, tuple[str, str]]) -> tuple[str | None, str]:
     """A metric filter's SQL with its Jinja references resolved to columns, or (None, why)."""
     if raw is None:
         return "", ""
     text = " AND ".join(f"({x})" for x in raw) if isinstance(raw, list) else str(raw)
-    missing = []
+    missing: list[str] = []
 
-    def column(match: re.Match) -> str:
+    def column(match: re.Match[str]) -> str:
         ref = match.group(2).split("__")[-1]
         if ref not in dimensions:
             missing.append(match.group(2))
@@ -163,7 +164,10 @@ def _filter_sql(raw, dimensions) -> tuple[str | None, str]:
     return sql, ""
 
 
-def _metric(kind, params, raw_filter, measures, metrics, dimensions):
+# ``metrics`` is a Mapping[Any, …]: it is looked up by a name that may be None (a ratio without a numerator)
+def _metric(kind: str, params: dict[str, Any], raw_filter: Any, measures: dict[str, tuple[str, LogicalTable]],
+            metrics: Mapping[Any, tuple[str, LogicalTable] | None], dimensions: dict[str, tuple[str, str]],
+            ) -> tuple[str, tuple[str, LogicalTable] | None, str]:
     """(the term's text, (SQL expression, table) or None, why it is not runnable)."""
     where_sql, why = _filter_sql(raw_filter, dimensions)
     if kind in ("simple", "cumulative"):
@@ -174,6 +178,7 @@ def _metric(kind, params, raw_filter, measures, metrics, dimensions):
         if where_sql:
             # the filter applies inside the aggregate, as MetricFlow applies it to the rows
             inner = re.match(r"(\w+)\((DISTINCT )?(.*)\)$", expr, re.S)
+            assert inner is not None  # every _AGG template is FUNC(...)
             expr = f"{inner.group(1)}({inner.group(2) or ''}CASE WHEN {where_sql} THEN {inner.group(3)} END)"
         text = f"{expr} over {table.table}" + (f" where {where_sql}" if where_sql else "")
         if kind == "cumulative":

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from ..db.base import Database
 
 _IDENT = re.compile(r"[a-z_][a-z0-9_]*")
 
@@ -48,7 +52,7 @@ class Runnable:
     source: str = ""
     table: LogicalTable | None = None
 
-    def runnable_sql(self, tables: list[LogicalTable], db) -> str | None:
+    def runnable_sql(self, tables: list[LogicalTable], db: Database) -> str | None:
         if self.sql is None:
             return None
         sql = self.sql.replace("{from}", physical_table(db, self.table)) if self.table else self.sql
@@ -69,7 +73,7 @@ class Mapped:
     runnables: list[Runnable] = field(default_factory=list)
     unmapped: list[str] = field(default_factory=list)
 
-    def add_synonyms(self, target: str, words) -> None:
+    def add_synonyms(self, target: str, words: Iterable[str]) -> None:
         got = list(self.synonyms.get(target, ()))
         got += [w for w in words if w and w not in got]
         if got:
@@ -81,11 +85,11 @@ def spaced(name: str) -> str:
     return " ".join(name.replace("_", " ").split())
 
 
-def _name_sql(name: str, db) -> str:
+def _name_sql(name: str, db: Database) -> str:
     return name if _IDENT.fullmatch(name) else db.quote(name)
 
 
-def physical_table(db, table: LogicalTable) -> str:
+def physical_table(db: Database, table: LogicalTable) -> str:
     """The physical table as the engine names it: looked up in the catalogue (case aside, the
     model's schema where the database has it), else as written."""
     want, schema = table.table.lower(), (table.schema or "").lower()
@@ -96,7 +100,7 @@ def physical_table(db, table: LogicalTable) -> str:
     return db.table_sql(table.table)
 
 
-def logical_sql(sql: str, tables: list[LogicalTable], db) -> str:
+def logical_sql(sql: str, tables: list[LogicalTable], db: Database) -> str:
     """``sql`` written over ``__name`` logical tables, with each one it reads defined as a CTE
     over its physical table (``WITH __orders AS (SELECT expr AS name, … FROM orders) …``):
     how Cortex Analyst itself runs a verified query."""

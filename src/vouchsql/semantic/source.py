@@ -10,32 +10,36 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from ..errors import UserInputError
 
+if TYPE_CHECKING:
+    import yaml
 
-class Node(dict):
+
+class Node(dict[str, Any]):
     """A mapping that knows its line and the line of each key (1-based; 0 when unknown)."""
 
     line: int = 0
-    lines: dict
+    lines: dict[str, int]
 
     def line_of(self, key: str) -> int:
-        return getattr(self, "lines", {}).get(key, self.line)
+        return cast(int, getattr(self, "lines", {}).get(key, self.line))
 
 
-class Items(list):
+class Items(list[Any]):
     line: int = 0
 
 
-def _loader():
+def _loader() -> tuple[type[yaml.SafeLoader], ModuleType]:
     import yaml
 
     class Loader(yaml.SafeLoader):
         pass
 
-    def mapping(loader, node):
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Node:
         out = Node()
         out.line = node.start_mark.line + 1
         out.lines = {}
@@ -46,7 +50,7 @@ def _loader():
             out.lines[key] = key_node.start_mark.line + 1
         return out
 
-    def sequence(loader, node):
+    def sequence(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> Items:
         out = Items(loader.construct_object(child, deep=True) for child in node.value)
         out.line = node.start_mark.line + 1
         return out
@@ -101,12 +105,12 @@ class Where:
         at = f"{self.path}:{line}" if line else self.path
         return UserInputError(f"{at}: {field}: {message}")
 
-    def mapping(self, node: Any, field: str) -> dict:
+    def mapping(self, node: Any, field: str) -> dict[str, Any]:
         if not isinstance(node, dict):
             raise self.fail(node, field, f"expected a mapping, got {_kind(node)}")
         return node
 
-    def items(self, parent: dict, key: str, field: str) -> list:
+    def items(self, parent: dict[str, Any], key: str, field: str) -> list[Any]:
         value = parent.get(key)
         if value is None:
             return []
@@ -114,7 +118,13 @@ class Where:
             raise self.fail(parent, f"{field}.{key}" if field else key, "expected a list", key)
         return value
 
-    def text(self, parent: dict, key: str, field: str, *, required: bool = True) -> str | None:
+    @overload
+    def text(self, parent: dict[str, Any], key: str, field: str, *, required: Literal[True] = True) -> str: ...
+
+    @overload
+    def text(self, parent: dict[str, Any], key: str, field: str, *, required: bool) -> str | None: ...
+
+    def text(self, parent: dict[str, Any], key: str, field: str, *, required: bool = True) -> str | None:
         value = parent.get(key)
         name = f"{field}.{key}" if field else key
         if value is None or (isinstance(value, str) and not value.strip()):
@@ -125,7 +135,7 @@ class Where:
             raise self.fail(parent, name, f"expected text, got {_kind(value)}", key)
         return str(value).strip()
 
-    def words(self, parent: dict, key: str, field: str) -> tuple[str, ...]:
+    def words(self, parent: dict[str, Any], key: str, field: str) -> tuple[str, ...]:
         value = parent.get(key)
         if value is None:
             return ()
@@ -150,4 +160,4 @@ def _kind(value: Any) -> str:
 
 
 def line_of(node: Any) -> int:
-    return getattr(node, "line", 0)
+    return cast(int, getattr(node, "line", 0))

@@ -11,6 +11,7 @@ a calculated column's ``expression`` as a term; relationship columns are links, 
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 from .model import LogicalTable, Mapped, Runnable, spaced
 from .source import Where, line_of
@@ -19,13 +20,13 @@ _TOP = {"catalog", "schema", "models", "relationships", "metrics", "views", "dat
         "cumulativeMetrics"}
 
 
-def is_wren(data) -> bool:
+def is_wren(data: Any) -> bool:
     models = data.get("models") if isinstance(data, dict) else None
     return isinstance(models, list) and any(isinstance(m, dict) and ("tableReference" in m or "refSql" in m)
                                             for m in models)
 
 
-def read(data, where: Where) -> Mapped:
+def read(data: Any, where: Where) -> Mapped:
     out = Mapped(format="wren")
     where.mapping(data, "the MDL manifest")
     for key in data:
@@ -46,7 +47,7 @@ def read(data, where: Where) -> Mapped:
         physical = where.text(ref, "table", f"{field}.tableReference")
         schema = where.text(ref, "schema", f"{field}.tableReference", required=False)
         physical_of[name] = physical
-        props = m.get("properties") if isinstance(m.get("properties"), dict) else {}
+        props = cast("dict[str, Any]", m.get("properties")) if isinstance(m.get("properties"), dict) else {}
         if props.get("description"):
             out.notes.append(f"Table {physical} ('{name}'): {props['description']}")
         out.add_synonyms(physical, [spaced(name), *([str(props["displayName"])] if props.get("displayName") else [])])
@@ -60,7 +61,7 @@ def read(data, where: Where) -> Mapped:
             if c.get("relationship"):
                 continue  # a link to another model, read from the relationships
             expr = where.text(c, "expression", cfield, required=False)
-            cprops = c.get("properties") if isinstance(c.get("properties"), dict) else {}
+            cprops = cast("dict[str, Any]", c.get("properties")) if isinstance(c.get("properties"), dict) else {}
             if c.get("isCalculated") and expr:
                 if _crosses(expr, links):
                     # Wren follows the relationship to compute it; as a column of this one
@@ -136,7 +137,7 @@ def _over_logical(sql: str, tables: list[LogicalTable]) -> str | None:
     except sqlglot.errors.ParseError:
         return None
 
-    def rename(node):
+    def rename(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Table) and node.name.lower() in names and not node.args.get("db"):
             return exp.table_(f"__{names[node.name.lower()]}", alias=node.alias or None)
         if isinstance(node, exp.Column) and node.table.lower() in names:

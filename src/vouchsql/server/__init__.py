@@ -9,10 +9,14 @@ from __future__ import annotations
 
 __all__ = ["create_app", "ServerOptions"]
 
-from .names import DB_NAME, is_loopback  # noqa: F401 - part of this package's surface
+from .names import DB_NAME as DB_NAME, is_loopback as is_loopback  # part of this package's surface
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
-def __getattr__(name: str):  # lazy: importing vouchsql.server must not need FastAPI yet
+def __getattr__(name: str) -> Any:  # lazy: importing vouchsql.server must not need FastAPI yet
     if name in __all__:
         from . import app
 

@@ -32,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional, cast, overload
 
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, Request
@@ -42,14 +42,16 @@ from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..answer import Answer
 from ..db import Database, connect
+from ..db.base import Fetch
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
 from ..contract import CheckFields
 from ..settings import Config, load_config
-from .names import DB_NAME, is_loopback  # noqa: F401 - is_loopback: imported from here by callers
+from .names import DB_NAME, is_loopback as is_loopback  # is_loopback: imported from here by callers
 from .body import fit, hide_path as _hide_path
 
 log = logging.getLogger("vouchsql.server")
@@ -75,7 +77,7 @@ class ServerOptions:
     databases: dict[str, str]
     token: str | None = None
     model: str | None = None
-    examples: dict[str, list[dict]] = field(default_factory=dict)
+    examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     max_body: int = DEFAULT_MAX_BODY
     max_response: int = DEFAULT_MAX_RESPONSE
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
@@ -91,7 +93,7 @@ class ApiError(Exception):
         self.status, self.kind, self.message, self.extra = status, kind, message, extra
 
 
-def _error_body(kind: str, message: str, **extra: Any) -> dict:
+def _error_body(kind: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": {"kind": kind, "message": message, **extra}}
 
 
@@ -159,14 +161,15 @@ def _bound_by(db: Database, deadline: _Deadline, max_bytes: int | None = None) -
     ``db.base``), so this covers every engine."""
     run = db._run
 
-    def bounded(sql: str, max_rows: int, timeout: float, max_bytes_asked: int | None = None):
+    def bounded(sql: str, max_rows: int, timeout: float, max_bytes_asked: int | None = None) -> Fetch:
         left = deadline.left()
         if left <= 0:
             raise QueryTimeout(deadline.message())
         caps = [b for b in (max_bytes_asked, max_bytes) if b is not None]
         return run(sql, max_rows, min(timeout, left), min(caps) if caps else None)
 
-    db._run = bounded  # type: ignore[method-assign]
+    # assignment: its last parameter is named otherwise than _run's (every caller passes it by position)
+    db._run = bounded  # type: ignore[method-assign,assignment]
 
 
 class Databases:
@@ -181,7 +184,7 @@ class Databases:
         # Requests read the profile the server warmed (or the disk cache): never recompute
         # it per request even when the no_cache setting asked for a fresh one at start.
         self.config = config.with_overrides(no_cache=False) if config.no_cache else config
-        self.meta: dict[str, dict] = {}
+        self.meta: dict[str, dict[str, Any]] = {}
         self._profile_locks = {name: threading.Lock() for name in targets}
 
     @property
@@ -221,13 +224,13 @@ class Databases:
 # -- the ASGI guard: host, auth, content type, body size, headers ---------------------------
 
 class _Guard:
-    def __init__(self, app, options: ServerOptions) -> None:
+    def __init__(self, app: ASGIApp, options: ServerOptions) -> None:
         self.app = app
         self.options = options
         self.allowed_hosts = ({h.lower() for h in options.allowed_hosts}
                               if options.allowed_hosts is not None else None)
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path: str = scope.get("path", "")
@@ -279,7 +282,7 @@ class _Guard:
         if is_api:
             extra.append((b"cache-control", b"no-store"))
 
-        async def send_with_headers(message):
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = dict(message)
                 message["headers"] = list(message.get("headers", [])) + extra
@@ -288,11 +291,11 @@ class _Guard:
         await self.app(scope, receive, send_with_headers)
 
 
-def _replay(body: bytes, receive):
+def _replay(body: bytes, receive: Receive) -> Receive:
     """A ``receive`` that hands the app the already-read body, then defers to the server."""
     sent = False
 
-    async def replay():
+    async def replay() -> Message:
         nonlocal sent
         if not sent:
             sent = True
@@ -316,7 +319,8 @@ def _token_ok(header: str, token: str) -> bool:
     return hmac.compare_digest(given.strip().encode(), token.encode())
 
 
-async def _reply(scope, receive, send, status: int, kind: str, message: str, headers: dict | None = None) -> None:
+async def _reply(scope: Scope, receive: Receive, send: Send, status: int, kind: str, message: str,
+                 headers: dict[str, str] | None = None) -> None:
     response = JSONResponse(_error_body(kind, message), status_code=status, headers=headers)
     await response(scope, receive, send)
 
@@ -348,6 +352,13 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
     app.state.databases = dbs
     bearer = HTTPBearer(auto_error=False, description="VOUCH_TOKEN, when the server has one")
 
+    # What run_on returns: the JSON response, or (``raw``) what ``fn`` returned.
+    @overload
+    async def run_on(name: str, fn: Callable[[Database], Any], *, queries: int = 1,
+                     raw: Literal[False] = False) -> Response: ...
+    @overload
+    async def run_on(name: str, fn: Callable[[Database], Any], *, queries: int = 1, raw: Literal[True]) -> Any: ...
+
     async def run_on(name: str, fn: Callable[[Database], Any], *, queries: int = 1, raw: bool = False) -> Any:
         """Open ``name`` in a worker thread, run ``fn`` there within the request's limit and
         serialise what it returns there too, bounded in bytes (``raw``: return what ``fn``
@@ -356,7 +367,7 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
         target = dbs.target(name)  # 404 before any thread is used
         deadline = _Deadline(options.request_timeout)
 
-        def job():
+        def job() -> Any:
             if not slots.acquire(timeout=max(0.0, deadline.left())):
                 raise ApiError(503, "busy", f"the server is busy with {options.max_concurrent} requests; try again")
             try:
@@ -400,11 +411,11 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
 
     # -- errors ----------------------------------------------------------------------
     @app.exception_handler(ApiError)
-    async def _api_error(_request: Request, exc: ApiError):
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse(_error_body(exc.kind, exc.message, **exc.extra), status_code=exc.status)
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_request: Request, exc: RequestValidationError):
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
         for err in exc.errors():
             if err.get("type") == "json_invalid":
@@ -418,7 +429,7 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
         return JSONResponse(_error_body("bad_input", message, details=details), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_request: Request, exc: StarletteHTTPException):
+    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http")
         message = "no such endpoint; see /docs" if exc.status_code == 404 else str(exc.detail)
         return JSONResponse(_error_body(kind, message), status_code=exc.status_code,
@@ -426,20 +437,23 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
 
     # -- the page ------------------------------------------------------------------------
     @app.get("/", include_in_schema=False)
-    async def page():
+    async def page() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
-    @app.get("/health", tags=["service"], summary="liveness; needs no token")
-    async def health():
+    # response_model=None on the routes that return a dict: FastAPI would otherwise read the
+    # return annotation as a response model (validation, and a schema in the API docs).
+    @app.get("/health", tags=["service"], summary="liveness; needs no token", response_model=None)
+    async def health() -> dict[str, Any]:
         return {"status": "ok", "version": __version__}
 
     # -- the API ----------------------------------------------------------------------------
     router = APIRouter(prefix="/api", dependencies=[Depends(bearer)])  # documents the token; _Guard enforces it
 
-    @router.get("/info", tags=["service"], summary="databases, whether ask is available, and the limits")
-    async def info():
+    @router.get("/info", tags=["service"], summary="databases, whether ask is available, and the limits",
+                response_model=None)
+    async def info() -> dict[str, Any]:
         available, kind, reason = _ask_status(options.model)
         return {
             "version": __version__,
@@ -455,8 +469,9 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
     roles: dict[str, Any] = {}
 
     @router.get("/databases", tags=["databases"],
-                summary="the configured databases, by name, with a warning where the role can do more than read")
-    async def databases():
+                summary="the configured databases, by name, with a warning where the role can do more than read",
+                response_model=None)
+    async def databases() -> dict[str, Any]:
         for name in dbs.names:
             if name not in roles:
                 try:
@@ -464,7 +479,7 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
                 except ApiError:  # unavailable now: list it without its role, and read it next time
                     continue
 
-        def role_fields(name: str) -> dict:
+        def role_fields(name: str) -> dict[str, Any]:
             powers = roles.get(name)
             if powers is None:  # an embedded engine (read-only by construction), or not read yet
                 return {"role": None, "warning": None}
@@ -478,8 +493,8 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
             for name in dbs.names]}
 
     @router.get("/profile/{name}", tags=["databases"], summary="the schema-and-data profile of a configured database")
-    async def profile(name: str):
-        def work(db: Database):
+    async def profile(name: str) -> Response:
+        def work(db: Database) -> dict[str, Any]:
             data = db.profile().model_dump(mode="json")
             # The server-side path or URL is the server's business: clients know the name.
             data["target"] = name
@@ -488,8 +503,9 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
 
         return await run_on(name, work)
 
-    @router.get("/examples/{name}", tags=["databases"], summary="example questions and SQL for a database")
-    async def examples(name: str):
+    @router.get("/examples/{name}", tags=["databases"], summary="example questions and SQL for a database",
+                response_model=None)
+    async def examples(name: str) -> dict[str, Any]:
         dbs.target(name)
         return {"database": name, "examples": [_example(e) for e in options.examples.get(name, [])]}
 
@@ -497,13 +513,13 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
                  responses={200: {"model": Answer, "description": "the `vouch check --json` Answer"},
                             404: {"description": "unknown database"}, 413: {"description": "body too large"},
                             422: {"description": "invalid body"}, 504: {"description": "past the time limit"}})
-    async def check(body: CheckRequest):
+    async def check(body: CheckRequest) -> Response:
 
         problem = body.candidate_problem()
         if problem:
             raise ApiError(422, "bad_input", f"invalid request: {problem}")
 
-        def work(db: Database):
+        def work(db: Database) -> dict[str, Any]:
             return body.run(db, dbs.config.rule).model_dump(mode="json")
 
         # The candidates' results, the choices' results and their totals: one share each.
@@ -512,11 +528,11 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
     @router.post("/ask", tags=["answers"], summary="answer a question with the configured model",
                  responses={200: {"description": "the `vouch ask --json` Answer"},
                             503: {"description": "no model configured"}})
-    async def ask(body: AskRequest):
+    async def ask(body: AskRequest) -> Response:
         available, kind, reason = _ask_status(options.model)
         dbs.target(body.db)
         if not available:
-            raise ApiError(503, kind, reason)
+            raise ApiError(503, cast(str, kind), cast(str, reason))  # _ask_status names both when unavailable
         from .. import api
 
         kwargs: dict[str, Any] = {"model": options.model}
@@ -527,7 +543,7 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
         if body.prose:
             kwargs["prose"] = True
 
-        def work(db: Database):
+        def work(db: Database) -> Any:
             answer = api.ask(db, body.question, **kwargs)
             return answer.model_dump(mode="json") if hasattr(answer, "model_dump") else answer
 
@@ -536,11 +552,11 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
     @router.post("/refine", tags=["answers"], summary="phase 2: answer the request again with one interpretation picked",
                  responses={200: {"description": "the `vouch ask --json` Answer of the request plus the picked clause"},
                             503: {"description": "no model configured"}})
-    async def refine(body: RefineRequest):
+    async def refine(body: RefineRequest) -> Response:
         available, kind, reason = _ask_status(options.model)
         dbs.target(body.db)
         if not available:
-            raise ApiError(503, kind, reason)
+            raise ApiError(503, cast(str, kind), cast(str, reason))  # _ask_status names both when unavailable
         if body.pick > len(body.interpretations):
             raise ApiError(422, "bad_input", f"invalid request: pick {body.pick}: choose an interpretation from 1 "
                                              f"to {len(body.interpretations)}")
@@ -555,7 +571,7 @@ def create_app(options: ServerOptions, config: Config | None = None, *, warm: bo
         if body.hint:
             kwargs["hint"] = body.hint
 
-        def work(db: Database):
+        def work(db: Database) -> dict[str, Any]:
             return api.refine_request(body.question, pairs, body.pick, db=db, **kwargs).model_dump(mode="json")
 
         return await run_on(body.db, work, queries=(body.k or dbs.config.samples) + 4)
@@ -585,5 +601,5 @@ def _model_label(model: Any) -> str | None:
     return f"{provider}:{Path(name).name}" if provider.lower() == "replay" else model
 
 
-def _example(e: dict) -> dict:
+def _example(e: dict[str, Any]) -> dict[str, Any]:
     return {k: e.get(k) for k in ("title", "question", "sql", "alt_sql", "shows")}

@@ -22,7 +22,7 @@ def dumps(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-def _results(node: Any) -> Iterator[dict]:
+def _results(node: Any) -> Iterator[dict[str, Any]]:
     """Every result object (a dict with ``rows`` and ``truncated``) anywhere in ``node``."""
     if isinstance(node, dict):
         if isinstance(node.get("rows"), list) and "truncated" in node:

@@ -13,6 +13,9 @@ from .names import DB_NAME
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    import argparse
+    from typing import Any, Callable
+
     from rich.console import Console
 
     from ..db.privileges import RolePowers
@@ -24,7 +27,8 @@ MIN_TOKEN_CHARS = 16
 ALLOW_PRIVILEGED_FLAG = "--allow-privileged-role"
 
 
-def register(sub, common) -> None:
+def register(sub: argparse._SubParsersAction[Any],
+             common: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser]) -> None:
     """``common``: the settings parser, or a function that returns it (then the arguments are
     added when the command is used, see :mod:`vouchsql.cli_parsers`)."""
     add_command(sub, "serve", common, _serve_args,
@@ -34,7 +38,7 @@ def register(sub, common) -> None:
                             "never send paths. Off loopback a token is required: set VOUCH_TOKEN.")
 
 
-def _serve_args(p) -> None:
+def _serve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", action="append", default=[], metavar="NAME=PATH",
                    help="a database to serve under NAME (repeatable); a bare PATH is served under its file name")
     p.add_argument(ALLOW_PRIVILEGED_FLAG, action="store_true",
@@ -44,13 +48,13 @@ def _serve_args(p) -> None:
     p.set_defaults(handler=run_serve_command)
 
 
-def add_demo_options(parser) -> None:
+def add_demo_options(parser: argparse.ArgumentParser) -> None:
     """The ``vouch demo`` options for serving: ``--serve``, ``--host``, ``--port``, ``--model``."""
     parser.add_argument("--serve", action="store_true", help="serve the web page on the demo database with its examples")
     _add_listen_options(parser)
 
 
-def _add_listen_options(p) -> None:
+def _add_listen_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to listen on (default 127.0.0.1; any other needs VOUCH_TOKEN)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
@@ -124,7 +128,7 @@ def check_roles(databases: dict[str, str], config: Config, *,
 
 
 def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", port: int = 8000, *,
-          model: str | None = None, examples: dict[str, list[dict]] | None = None,
+          model: str | None = None, examples: dict[str, list[dict[str, Any]]] | None = None,
           request_timeout: float | None = None, allow_privileged_role: bool = False,
           max_response_bytes: int | None = None, console: Console | None = None) -> int:
     """Start the server and block until it stops. Returns an exit code."""
@@ -195,14 +199,14 @@ def serve_demo(config: Config, host: str = "127.0.0.1", port: int = 8000, *, mod
                  max_response_bytes=max_response_bytes, console=console)
 
 
-def run_serve_command(args, config: Config, console: Console) -> int:
+def run_serve_command(args: argparse.Namespace, config: Config, console: Console) -> int:
     return serve(parse_db_specs(args.db), config, args.host, args.port,
                  model=resolve_model(args.model, config), request_timeout=args.request_timeout,
                  allow_privileged_role=args.allow_privileged_role,
                  max_response_bytes=args.max_response_bytes, console=console)
 
 
-def run_demo_serve(args, config: Config, console: Console) -> int:
+def run_demo_serve(args: argparse.Namespace, config: Config, console: Console) -> int:
     """What ``vouch demo --serve`` runs (``args`` from a parser given ``add_demo_options``)."""
     return serve_demo(config, args.host, args.port, model=args.model, out=getattr(args, "out", None),
                       seed=getattr(args, "seed", None), request_timeout=args.request_timeout,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from contextlib import closing
 from functools import lru_cache
+from typing import cast
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -13,7 +14,7 @@ from sqlglot.dialects.dialect import Dialect
 _SHAPE_ARGS = ("group", "having", "order", "limit", "offset", "distinct", "qualify")
 
 
-def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+def conjuncts(node: exp.Expr | None) -> list[exp.Expression]:
     """The AND-ed parts of a condition (a WHERE, HAVING or ON clause, or an expression), with
     parentheses around a condition opened; a parenthesised subquery is one part."""
     if node is None:
@@ -24,7 +25,8 @@ def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
         return conjuncts(node.this)
     if isinstance(node, exp.And):
         return conjuncts(node.left) + conjuncts(node.right)
-    return [node]
+    # typed Expr (the base of sqlglot's traits); every node it builds is an Expression
+    return [cast(exp.Expression, node)]
 
 
 def conditions(select: exp.Select) -> list[exp.Expression]:
@@ -64,7 +66,7 @@ def driving_table(select: exp.Select) -> exp.Table | None:
 
 def join_equalities(where: exp.Expression | None) -> list[exp.Expression]:
     """The ``a.x = b.y`` conjuncts of a WHERE that join two different tables."""
-    out = []
+    out: list[exp.Expression] = []
     stack = [where.this] if where is not None else []
     while stack:
         node = stack.pop()
@@ -156,7 +158,7 @@ def column(table: "str | exp.Identifier | None", name: str, dialect: str | None 
     """``table.name`` for a stored column ``name``. ``table``: an identifier as the query
     writes it (kept, quotes and all), or a stored or normalised name (see :func:`stored_name`)."""
     if isinstance(table, exp.Identifier):
-        ref = table.copy()
+        ref: exp.Identifier | None = table.copy()
     else:
         ref = stored_name(table, dialect) if table else None
     return exp.Column(this=stored_name(name, dialect), table=ref)

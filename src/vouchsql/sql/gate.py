@@ -14,7 +14,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import Token, TokenType
+from sqlglot import Token, TokenType  # re-exported by sqlglot itself (sqlglot.tokens imports them)
 
 from ..errors import SQLRejected
 
@@ -53,7 +53,7 @@ SQLGLOT_DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgresql": "postg
                     "bigquery": "bigquery"}
 
 
-def statement_kind(node: exp.Expression) -> str:
+def statement_kind(node: exp.Expr) -> str:
     if isinstance(node, exp.Command):
         return str(node.this).upper()
     if isinstance(node, (exp.Create, exp.Drop, exp.Alter)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
@@ -79,7 +79,7 @@ def table_key(table: exp.Table, default_schema: str | None = None) -> str:
     return table.name
 
 
-def _quoted_mapping(profile: Profile, dialect: str, tables: list[str]) -> dict:
+def _quoted_mapping(profile: Profile, dialect: str, tables: list[str]) -> dict[str, Any]:
     """The schema of the tables a query reads, every name written quoted in ``dialect``: the
     profile holds the names as the engine stores them, so PostgreSQL's ``Track`` must not be
     folded to ``track`` as an unquoted name would be (a dialect that ignores case still folds a

@@ -9,16 +9,19 @@ recognisable edit of the shown SQL rather than sqlglot's fully qualified rewrite
 
 from __future__ import annotations
 
+from typing import Any, Iterator, TypeVar, cast, overload
+
 from sqlglot import exp
 
 from .edit import conjuncts, from_node  # noqa: F401 - one home for the tree helpers
 
 
-def twin(copy_root: exp.Expression, root: exp.Expression, node: exp.Expression) -> exp.Expression | None:
+def twin(copy_root: exp.Expression, root: exp.Expression, node: exp.Expr | None) -> exp.Expression | None:
     """The node of ``copy_root`` (a copy of ``root``) at ``node``'s place."""
     for a, b in zip(root.walk(), copy_root.walk()):
         if a is node:
-            return b
+            # every node sqlglot builds is an Expression (Expr is the base of its traits)
+            return cast(exp.Expression, b)
     return None
 
 
@@ -36,10 +39,23 @@ def selects(tree: exp.Expression) -> list[exp.Select]:
     return [s for s in tree.find_all(exp.Select)]
 
 
-def own_nodes(node: exp.Expression, kind) -> list[exp.Expression]:
+# string bounds: sqlglot before 30 has no Expr (its base class was Expression)
+_E = TypeVar("_E", bound="exp.Expr")
+_F = TypeVar("_F", bound="exp.Expr")
+
+
+@overload
+def own_nodes(node: exp.Expr, kind: type[_E]) -> list[_E]: ...
+
+
+@overload
+def own_nodes(node: exp.Expr, kind: tuple[type[_E], type[_F]]) -> list[_E | _F]: ...
+
+
+def own_nodes(node: exp.Expr, kind: type[exp.Expr] | tuple[type[exp.Expr], ...]) -> list[Any]:
     """Nodes of ``kind`` under ``node`` that belong to its own SELECT (not to subqueries)."""
-    out = []
-    stack = [node]
+    out: list[exp.Expr] = []
+    stack: list[exp.Expr] = [node]
     while stack:
         n = stack.pop()
         if isinstance(n, kind):
@@ -56,7 +72,8 @@ def and_all(parts: list[exp.Expression]) -> exp.Expression | None:
     """The parts AND-ed, an OR part in parentheses; ``None`` for no parts."""
     if not parts:
         return None
-    return exp.and_(*[exp.Paren(this=p) if isinstance(p, exp.Or) else p for p in parts])
+    # and_ is typed as a Condition; what it builds (an And, or the one part) is an Expression
+    return cast(exp.Expression, exp.and_(*[exp.Paren(this=p) if isinstance(p, exp.Or) else p for p in parts]))
 
 
 def set_where(select: exp.Select, parts: list[exp.Expression]) -> None:
@@ -180,14 +197,14 @@ def null_supplied(select: exp.Select) -> set[str]:
     return out
 
 
-def literal_value(node: exp.Expression) -> float | str | None:
+def literal_value(node: exp.Expr | None) -> float | str | None:
     """A literal's value: a number (also ``-5``) or a string; ``None`` for anything else."""
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
         v = literal_value(node.this)
         return -v if isinstance(v, float) else None
     if isinstance(node, exp.Literal):
         if node.is_string:
-            return node.this
+            return cast(str, node.this)  # a string literal's text
         try:
             return float(node.this)
         except ValueError:
@@ -200,8 +217,10 @@ def literal_comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Expres
     belongs to ``select`` itself (not to a subquery of it): ``=`` and ``<>`` either way round,
     each value of ``IN``/``NOT IN`` a list, and ``LIKE``. The literal is a string, a number or
     a negated number (:func:`literal_value` reads it)."""
-    out = []
-    for node in select.find_all(exp.EQ, exp.NEQ, exp.In, exp.Like):
+    out: list[tuple[exp.Column, exp.Expression, exp.Expression]] = []
+    # find_all types the nodes as their common base, Condition (not an Expression in sqlglot 30)
+    found = cast("Iterator[exp.EQ | exp.NEQ | exp.In | exp.Like]", select.find_all(exp.EQ, exp.NEQ, exp.In, exp.Like))
+    for node in found:
         if node.parent_select is not select:
             continue
         if isinstance(node, (exp.EQ, exp.NEQ)):

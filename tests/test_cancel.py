@@ -1,0 +1,61 @@
+"""``Database.cancel()`` from another thread stops the statement running now (``vouch mcp``
+cancels the query of a call that ran past the call's limit, so the engine is not held).
+
+The query here would run far past its own 60 s limit; the test asserts that it ends with the
+cancel's message, which only an interrupt of the running statement gives: had the interrupt
+not reached the engine, the query would end at its own limit with that limit's message.
+(Until this test, DuckDB's interrupt was shadowed by an attribute and did nothing.)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from vouchsql.db import connect
+from vouchsql.db.base import CANCELLED
+
+LONG = {
+    "sqlite": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n",
+    "duckdb": "SELECT count(*) FROM range(100000000000) AS r(i) WHERE i % 7 = 3",
+}
+
+
+def _database(engine: str, tmp_path):
+    if engine == "sqlite":
+        path = tmp_path / "one.sqlite"
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE t (a INTEGER)")
+        return connect(path)
+    duckdb = pytest.importorskip("duckdb")
+    path = tmp_path / "one.duckdb"
+    conn = duckdb.connect(str(path))
+    conn.execute("CREATE TABLE t (a INTEGER)")
+    conn.close()
+    return connect(path)
+
+
+@pytest.mark.parametrize("engine", sorted(LONG))
+def test_cancel_stops_the_running_statement(engine, tmp_path):
+    db = _database(engine, tmp_path)
+    try:
+        results = []
+        worker = threading.Thread(target=lambda: results.append(db.execute(LONG[engine], timeout=60)))
+        worker.start()
+        time.sleep(1.0)  # the statement is running by now (it cannot end on its own before 60 s)
+        db.cancel()
+        worker.join(120)
+        assert not worker.is_alive()
+        (result,) = results
+        assert result.error is not None
+        assert (result.error.kind, result.error.message) == ("timeout", CANCELLED)
+        # it was stopped while running, not refused before it started
+        assert result.elapsed_ms >= 500
+        # and every later statement on the connection is refused with the same message
+        later = db.execute("SELECT 1")
+        assert later.error is not None and later.error.message == CANCELLED
+    finally:
+        db.close()
