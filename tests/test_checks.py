@@ -8,6 +8,9 @@ may fire and the gate must pass.
 Evidence matching is partial: a dict matches when every expected key matches; a list matches
 element-wise with the same length; ``{"$gt": x}``, ``{"$ge": x}``, ``{"$lt": x}``, ``{"$le": x}``
 compare numbers; floats compare to 1e-9.
+
+A case's ``engines`` (how it differs on DuckDB, PostgreSQL, MariaDB or Spark) is read by
+tests/test_golden_engines.py only; here, on SQLite, it is ignored.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ FIXTURES = Path(__file__).parent / "fixtures" / "checks"
 NOTHING_FIRES = "nothing_fires"
 CHECK_NAMES = [c.name for c in CHECKS]
 DB_NAMES = {"demo", "chinook", "sakila", "northwind"}
+# "engines": the case on other engines, read by tests/test_golden_engines.py only (ignored here).
 CASE_KEYS = {"title", "db", "question", "sql", "answer_text", "hint", "judged_parts", "judged_claims", "settings",
-             "expect"}
+             "expect", "engines"}
 
 
 def _load(name: str) -> list[dict]:
@@ -144,6 +148,11 @@ def test_fixture_cases_are_well_formed():
             else:
                 assert set(case["expect"]) <= {"fired", "evidence", "detail_contains"}
                 assert isinstance(case["expect"]["fired"], bool)
+            for engine, entry in case.get("engines", {}).items():
+                if "expect" in entry:
+                    assert name != NOTHING_FIRES and set(entry["expect"]) <= {"fired", "evidence", "detail_contains"}, \
+                        f"{name}: {case['title']}: {engine}"
+                    assert isinstance(entry["expect"]["fired"], bool), f"{name}: {case['title']}: {engine}"
     assert total >= 45
 
 

@@ -9,6 +9,8 @@ default). An expected choice may give ``differs`` (default true), ``settled_by``
 null), ``alt_row_count``, ``alt_result`` (the rows, in any order), ``alt_contains`` (rows the
 alternative must hold), ``sql_contains`` and ``description_contains`` (substrings).
 ``max_queries`` bounds the queries the detector ran (0: the profile ruled the choice out).
+``engines`` (how the case differs on DuckDB, PostgreSQL or MariaDB) is read by
+tests/test_golden_engines.py only; here, on SQLite, it is ignored.
 
 Every choice a detector returns is checked by running its alternative SQL again: it must run,
 give the stored result, and ``differs`` must say whether that result matches the shown one.
@@ -32,7 +34,8 @@ from vouchsql.choices.lexicon import Lexicon, mentions
 FIXTURES = Path(__file__).parent / "fixtures" / "choices"
 TYPES = [d.type for d in CHOICES]
 DETECTORS = {d.type: d for d in CHOICES}
-CASE_KEYS = {"title", "db", "question", "sql", "expect", "expect_none", "read", "max_queries"}
+# "engines": the case on other engines, read by tests/test_golden_engines.py only (ignored here).
+CASE_KEYS = {"title", "db", "question", "sql", "expect", "expect_none", "read", "max_queries", "engines"}
 EXPECT_KEYS = {"type", "differs", "settled_by", "alt_row_count", "alt_result", "alt_contains", "sql_contains",
                "description_contains"}
 
@@ -90,6 +93,9 @@ def test_fixture_files_cover_every_detector():
             assert c["db"] in {"demo", "chinook", "sakila", "northwind"}
             for e in c.get("expect", []):
                 assert set(e) <= EXPECT_KEYS, (c["title"], set(e) - EXPECT_KEYS)
+            for engine, entry in c.get("engines", {}).items():
+                for e in entry.get("expect", []):
+                    assert set(e) <= EXPECT_KEYS, (c["title"], engine, set(e) - EXPECT_KEYS)
 
 
 @pytest.mark.parametrize("kind, case", list(_cases()))

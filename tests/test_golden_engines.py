@@ -10,9 +10,28 @@ spelling) and run through the public ``vouchsql.check`` / the detectors, as
 tests/test_checks.py and tests/test_choices.py run them on SQLite.
 
 An engine whose server (or the duckdb package) is missing is skipped with the reason. A case
-that legitimately differs on one engine is listed in ``EXPECTED`` below with the reason:
-it runs as a strict xfail there (so it fails loudly once it passes), or with the per-engine
-expectation in ``OVERRIDES``. Nothing is skipped wholesale.
+that legitimately differs on one engine says so itself, in the fixture, under ``"engines"``::
+
+    "engines": {"duckdb": {"fails": "group_by_key"},
+                "postgresql": {"expect": {"fired": false, "evidence": {"tables": ["Track"]}}}}
+
+``"fails"`` names a reason of tests/fixtures/engine_reasons.json (key -> the reason's text,
+written once there): the case runs as a strict xfail on that engine (so it fails loudly once it
+passes), with the reason ``"<engine>: <text>"``. ``"expect"`` replaces the case's ``expect`` on
+that engine (a check case's object, a choice case's list). An engine that does not run the
+case's suite, a reason key that is not defined, an unknown key or an entry with both is an
+error when this module is collected. Nothing is skipped wholesale. The other readers of the
+fixtures (tests/test_checks.py, tests/test_choices.py, tests/test_determinism.py) run on SQLite
+and ignore ``"engines"``.
+
+Why the expects differ: table names are case-sensitive on PostgreSQL (quoted) and MariaDB
+(``lower_case_table_names = 0``), so a user there writes the table's own spelling and that is
+the name missing_table lists; the servers' copies live in a schema (a database on MariaDB) not
+named main, so ``main.customers`` names a table they do not have; Northwind's dates are text in
+SQLite (``'1997-12-31 00:00:00.000'`` sorts after ``'1997-12-31'``) and timestamps on the
+copies, where midnight equals the date-only bound; a padded ``CHAR(20)`` equals ``'English'`` on
+PostgreSQL and MariaDB (whose default collation also ignores case), so unmatched_literal stays
+silent; and ``ORDER BY n LIMIT 1`` among tied empty playlists keeps any one row on the servers.
 
 Comparing results across engines, a timestamp's ISO ``T`` is read as SQLite's space
 (``2006-02-14T15:16:03`` = ``2006-02-14 15:16:03``): the engines hand back datetime objects
@@ -49,174 +68,48 @@ DB_NAMES = ("chinook", "sakila", "northwind", "demo")
 DETECTORS = {d.type: d for d in CHOICES}
 
 # -- the expected differences ---------------------------------------------------------------
-# (engine, "checks"|"choices", fixture file, case title) -> why the case differs there.
-EXPECTED: dict[tuple[str, str, str, str], str] = {}
-
-# DuckDB does not derive functional dependence from a key: a column beside GROUP BY t.key
-# (SELECT s.name … GROUP BY s.store_id) is refused ("must appear in the GROUP BY clause"),
-# where SQLite, PostgreSQL (from the primary key) and MariaDB accept it.
-_DUCKDB_GROUP_BY = "DuckDB refuses a column that is neither grouped nor aggregated, even beside the table's key"
-_DUCKDB_GROUP_BY_ALT = _DUCKDB_GROUP_BY + " (the alternative groups by the key with the names beside it)"
-for _suite, _name, _titles in [
-    ("choices", "counting_unit", ["chinook: COUNT(DISTINCT k) grouped by k is never offered (GROUP BY a USING key)"]),
-    ("choices", "missing_values", ["demo: NULLs made by a LEFT JOIN are the population scope's, not missing values"]),
-    ("choices", "population_scope", [
-        "demo: Harbor Point has no orders and vanishes from the inner join",
-        "demo: the fewest orders is Harbor Point's zero",
-        "demo: a filter on the joined table moves into its ON",
-        "demo: a two-table join written from the related side is turned around",
-        "chinook: four playlists have no tracks",
-        "northwind: four customers never ordered",
-        "sakila: every actor has films: the key overlap rules it out (nothing runs)",
-        "northwind: every employee has orders (nothing runs)",
-        "demo: a LEFT JOIN already keeps every store",
-        "demo: 'that have' settles it",
-        "demo: 'with no' settles it",
-        "chinook: 'use an inner join' settles it",
-        "chinook: 'only \u2026 with' settles it",
-        "chinook: the five playlists with the most tracks: an empty playlist would rank last",
-        "chinook: the most purchased tracks of a year, unlimited: tracks never bought are no reading",
-        "chinook: the playlists with the fewest tracks: the empty ones are the answer",
-        "chinook: each sales agent: the join keeps exactly the employees titled as agents",
-        "chinook: a named value that is not what the join keeps leaves the choice open"]),
-    ("choices", "ties", [
-        "sakila: a bare column beside MAX() returns one arbitrary tied row",
-        "demo: two customers tie for the most orders (aggregate key: HAVING)",
-        "northwind: no employee ties the one with the most orders",
-        "chinook: LIMIT 4, 1 (OFFSET 4) picks one of two albums tied for the 5th most tracks",
-        "chinook: 'over all' is not the settling word 'all': the tie at the cut-off is reported",
-        "chinook: 'all' as its own word still settles the same tie"]),
-    ("checks", "nothing_fires", [
-        "chinook: tracks per album", "chinook: albums per artist", "sakila: films per category",
-        "northwind: products per category", "northwind: orders per shipper",
-        "chinook: customers per employee with a LEFT JOIN, zero included",
-        "chinook: the album with the most tracks, joined with USING", "chinook: total sales of each sales agent"]),
-    ("checks", "join_drop", ["chinook: the 5 most purchased tracks: an unpurchased track ranks last"]),
-    ("checks", "question_filters", ["no fire: a named value every row the SQL reads already holds "
-                                    "(every support rep is a 'Sales Support Agent')"]),
-]:
-    for _title in _titles:
-        EXPECTED[("duckdb", _suite, _name, _title)] = _DUCKDB_GROUP_BY
-for _title in ["demo: 'highest order value' names one order as the unit: settled",
-               "chinook: ranking a customer by one invoice (the same customer either way)"]:
-    EXPECTED[("duckdb", "choices", "aggregation_level", _title)] = _DUCKDB_GROUP_BY_ALT
-
-# Northwind's OrderDate is a timestamp on the copies (text in SQLite): LIKE '1997%' on a
-# timestamp is refused by DuckDB and PostgreSQL (MariaDB converts it to text).
-for _engine in ("duckdb", "postgresql"):
-    for _title in ["northwind: COUNT(CustomerID) on orders counts orders, not customers",
-                   "northwind: 'how many customers' answered by counting orders"]:
-        EXPECTED[(_engine, "choices", "counting_unit", _title)] = \
-            "LIKE on a timestamp column (OrderDate) is refused; SQLite stores the date as text"
-    # o.CustomerID (text) = d.OrderID (integer): SQLite compares them, the engine refuses.
-    EXPECTED[(_engine, "checks", "join_drop", "northwind: a ranking whose LIMIT is not filled explains nothing "
-              "(a join on the wrong key keeps no order)")] = \
-        "the shown SQL joins a text key to an integer key, which the engine refuses; the probe cannot run"
-EXPECTED[("postgresql", "choices", "missing_values", "demo: revenue by customer region has a NULL region")] = \
-    "PostgreSQL has no round(double precision, integer): the shown SQL does not run on a REAL column"
-EXPECTED[("postgresql", "choices", "ties", "sakila: a bare column beside MAX() returns one arbitrary tied row")] = \
-    "PostgreSQL refuses the bare column beside MAX() that the case is about"
-EXPECTED[("postgresql", "checks", "nothing_fires", "northwind: discontinued products")] = \
-    "Discontinued is text in northwind; PostgreSQL refuses text = integer, which SQLite compares"
-EXPECTED[("mariadb", "choices", "ties", "sakila: a LIMIT inside a subquery cuts through the tie too")] = \
-    "MariaDB does not support LIMIT in an IN subquery (error 1235)"
-
-# Spark's session catalogue folds table names to lower case (Track is track), so evidence that
-# names a table says track.Name where the goldens say Track.Name.
-_SPARK_LOWER = "Spark's catalogue folds table names to lower case: the evidence names track, not Track"
-for _name, _titles in [
-    ("join_key_meaning", ["chinook: Customer.CustomerId = Invoice.InvoiceId fires though every customer id is an invoice id",
-                          "chinook: Employee.EmployeeId = Customer.CustomerId fires and names the support rep key",
-                          "chinook: Invoice.CustomerId = InvoiceLine.InvoiceLineId fires (a foreign key against another "
-                          "table's key)"]),
-    ("merged_entities", ["top tracks grouped by name: the shown rows merge tracks that share a name",
-                         "playlists grouped by name: two 'Music' playlists become one row"]),
-    ("question_filters", ["a named country with no filter on it fires"]),
-]:
-    for _title in _titles:
-        EXPECTED[("spark", "checks", _name, _title)] = _SPARK_LOWER
-# The rest of the full run (VOUCH_SPARK_GOLDEN=all): the same folding, Northwind's table with a
-# space (Order_Details on Spark), the text = integer join the servers refuse too, no schema main.
-_RENAMED = "Spark's table names hold letters, digits and _ only: Northwind's Order Details is Order_Details"
-_TEXT_INT = "the shown SQL joins a text key to an integer key, which Spark refuses; the probe cannot run"
-_NO_MAIN = "Spark has no schema main (SQLite's name for its one database), so main.customers is missing"
-for _name, _title, _why in [
-    ('bad_join', 'chinook: Track.AlbumId = Album.AlbumId does not fire', _SPARK_LOWER),
-    ('join_drop', 'chinook: only 3 of 8 employees are support reps', _SPARK_LOWER),
-    ('join_drop', 'chinook: the invoices of each sales agent: the joins keep exactly the employees titled as agents', _SPARK_LOWER),
-    ('join_drop', 'chinook: a named value the kept rows do not match still fires (sales managers are not the support reps)', _SPARK_LOWER),
-    ('join_drop', 'chinook: a filter on the driving table scopes the rows the share is of', _SPARK_LOWER),
-    ('join_drop', 'chinook: a WHERE on the joined invoices scopes the tracks to those bought there', _SPARK_LOWER),
-    ('join_drop', 'chinook: the least purchased tracks: the dropped unpurchased tracks are the answer', _SPARK_LOWER),
-    ('join_drop', 'northwind: a ranking whose LIMIT is not filled explains nothing (a join on the wrong key keeps no order)', _TEXT_INT),
-    ('join_fanout', "chinook: LEFT JOIN with COUNT of the optional side's key repeats nothing (NULL rows carry no key)", _SPARK_LOWER),
-    ('join_fanout', 'chinook: LEFT JOIN through invoices repeats each customer once per invoice', _SPARK_LOWER),
-    ('join_fanout', 'chinook: the question counts tracks, the rows of the joined Track table', _SPARK_LOWER),
-    ('join_fanout', "chinook: 'how many customers' per country counted with COUNT(*) over their invoices", _SPARK_LOWER),
-    ('join_fanout', 'chinook: COUNT(c.CustomerId) grouped by country over invoices counts invoices', _SPARK_LOWER),
-    ('join_fanout', "northwind: SUM of an order's freight over its order lines, per customer", _SPARK_LOWER),
-    ('join_key_meaning', 'chinook: the wrong pair is found in WHERE form among right ones', _SPARK_LOWER),
-    ('join_key_meaning', 'northwind: Suppliers.SupplierID = Products.ProductID fires', _SPARK_LOWER),
-    ('join_key_meaning', 'chinook: the self-join Employee.ReportsTo = Employee.EmployeeId follows the declared key', _SPARK_LOWER),
-    ('join_key_meaning', 'chinook: Customer.SupportRepId = Employee.EmployeeId follows the declared key', _SPARK_LOWER),
-    ('join_key_meaning', 'chinook: two foreign keys to one table (InvoiceLine.TrackId = PlaylistTrack.TrackId) follow one key', _SPARK_LOWER),
-    ('join_key_meaning', "northwind: both columns of Order Details' composite key follow their keys", _RENAMED),
-    ('join_key_meaning', 'northwind: Orders.ShipVia = Shippers.ShipperID follows the declared key', _SPARK_LOWER),
-    ('missing_table', 'northwind: a quoted table name with a space does not fire', _RENAMED),
-    ('missing_table', 'a schema-qualified name (main.customers) does not fire', _NO_MAIN),
-    ('question_shape', "entity: 'shippers' answered from Suppliers", _SPARK_LOWER),
-]:
-    EXPECTED.setdefault(("spark", "checks", _name, _title), _why)
-# Spark, like DuckDB, derives no functional dependence from a key (MISSING_AGGREGATION).
-for (_engine, _suite, _name, _title), _why in list(EXPECTED.items()):
-    if _engine == "duckdb" and _suite == "checks" and _why == _DUCKDB_GROUP_BY:
-        EXPECTED[("spark", _suite, _name, _title)] = _why.replace("DuckDB", "Spark")
-
-# (engine, suite, file, title) -> the case's "expect" on that engine (replacing SQLite's).
-# Table names are case-sensitive on PostgreSQL (quoted) and MariaDB (lower_case_table_names
-# = 0): a user there writes the table's own spelling, so that is the name the check lists.
-OVERRIDES: dict[tuple[str, str, str, str], object] = {
-    ("postgresql", "checks", "missing_table", "chinook: a lower-case name of a capitalised table does not fire"):
-        {"fired": False, "evidence": {"tables": ["Track"]}},
-    ("mariadb", "checks", "missing_table", "chinook: a lower-case name of a capitalised table does not fire"):
-        {"fired": False, "evidence": {"tables": ["Track"]}},
-    ("mariadb", "checks", "missing_table", "mixed-case names of real tables do not fire"):
-        {"fired": False, "evidence": {"tables": ["customers", "orders"]}},
-}
-# SQLite's and DuckDB's default schema is main; the servers' copies live in a schema (a
-# database on MariaDB) of another name and there is no schema main, so main.customers names a
-# table these databases do not have (the query fails there too).
-for _engine in ("postgresql", "mariadb"):
-    OVERRIDES[(_engine, "checks", "missing_table", "a schema-qualified name (main.customers) does not fire")] = \
-        {"fired": True, "evidence": {"tables": ["main.customers"]}}
-# ORDER BY n LIMIT 1 among the tied empty playlists: SQLite keeps 'Movies' (rowid order); the
-# servers keep any of them ('Audiobooks' on PostgreSQL, either on MariaDB from run to run), so
-# only the one row is asked for.
-# Northwind's dates are text in SQLite ('1997-12-31 00:00:00.000' sorts after '1997-12-31') and
-# timestamps on the copies, where midnight equals the date-only bound: no row on the wrong side.
-for _engine in ENGINES:
-    OVERRIDES[(_engine, "checks", "date_only_bound", "northwind: orders of 1997 with BETWEEN '1997-01-01' AND "
-               "'1997-12-31' leave out 31 December's (text dates)")] = {"fired": False, "evidence": {"bounds": []}}
-    OVERRIDES[(_engine, "checks", "date_only_bound", "northwind: the lost rows of 31 December do not reach the "
-               "top 3: the same answer, silent")] = {"fired": False, "evidence": {"bounds": [], "same_answer": []}}
-# A padded CHAR(20) equals 'English' on PostgreSQL (char(n) compares without trailing spaces) and
-# on MariaDB (PAD SPACE), whose default collation also ignores case: the filter keeps its rows
-# there, and unmatched_literal rightly stays silent.
-for _engine, _titles in [("postgresql", ["sakila: a CHAR(20) name stored padded is never equal to 'English' on SQLite"]),
-                         ("mariadb", ["sakila: a CHAR(20) name stored padded is never equal to 'English' on SQLite",
-                                      "chinook: 'rock' in lower case where the genre is 'Rock'",
-                                      "chinook: IN ('usa') where the country is 'USA', the literal on the right of IN"])]:
-    for _title in _titles:
-        OVERRIDES[(_engine, "checks", "unmatched_literal", _title)] = {"fired": False, "evidence": {"literals": []}}
-for _engine in ("postgresql", "mariadb"):
-    OVERRIDES[(_engine, "choices", "population_scope",
-               "chinook: the playlists with the fewest tracks: the empty ones are the answer")] = \
-        {"expect": [{"alt_row_count": 1}]}
+# Each case's "engines" (see the module docstring); the reasons' texts by key.
+REASONS: dict[str, str] = json.loads((FIXTURES / "engine_reasons.json").read_text(encoding="utf-8"))
+ENGINE_ENTRY_KEYS = {"fails", "expect"}
 
 
-def _xfails(engine: str, suite: str, name: str, title: str):
-    reason = EXPECTED.get((engine, suite, name, title))
-    return [pytest.mark.xfail(strict=True, reason=f"{engine}: {reason}")] if reason else []
+class FixtureError(ValueError):
+    """A golden case's "engines" names an engine, a reason or a key this module does not know."""
+
+
+def _check_engines(suite: str, name: str, case: dict) -> None:
+    """Raise :class:`FixtureError` unless ``case["engines"]`` (when present) is well formed."""
+    where = f"tests/fixtures/{suite}/{name}.json: {case.get('title')!r}: \"engines\""
+    engines = case.get("engines")
+    if engines is None:
+        return
+    if not isinstance(engines, dict) or not engines:
+        raise FixtureError(f"{where} must be a non-empty object (engine -> entry), got {engines!r}")
+    for engine, entry in engines.items():
+        if engine not in SUITE_ENGINES[suite]:
+            raise FixtureError(f"{where}: unknown engine {engine!r}: the {suite} cases run on "
+                               f"{', '.join(SUITE_ENGINES[suite])}")
+        if not isinstance(entry, dict) or not entry:
+            raise FixtureError(f"{where}: {engine}: the entry must be a non-empty object, got {entry!r}")
+        unknown = set(entry) - ENGINE_ENTRY_KEYS
+        if unknown:
+            raise FixtureError(f"{where}: {engine}: unknown key(s) {sorted(unknown)} (known: fails, expect)")
+        if len(entry) > 1:
+            raise FixtureError(f"{where}: {engine}: give either \"fails\" or \"expect\", not both")
+        if "fails" in entry and (not isinstance(entry["fails"], str) or entry["fails"] not in REASONS):
+            raise FixtureError(f"{where}: {engine}: unknown reason {entry['fails']!r}: not a key of "
+                               f"tests/fixtures/engine_reasons.json ({', '.join(sorted(REASONS))})")
+
+
+def _xfails(engine: str, case: dict):
+    entry = case.get("engines", {}).get(engine, {})
+    return [pytest.mark.xfail(strict=True, reason=f"{engine}: {REASONS[entry['fails']]}")] if "fails" in entry else []
+
+
+def _on_engine(engine: str, case: dict) -> dict:
+    """The case as it is expected on ``engine``: its own "expect" there, when it gives one."""
+    entry = case.get("engines", {}).get(engine, {})
+    return {**case, "expect": entry["expect"]} if "expect" in entry else case
 
 
 # -- the copies -----------------------------------------------------------------------------
@@ -353,8 +246,11 @@ def copies(request, engine) -> Copies:
 # -- the cases ------------------------------------------------------------------------------
 
 def _load(suite: str) -> list[tuple[str, dict]]:
-    return [(path.stem, case) for path in sorted((FIXTURES / suite).glob("*.json"))
-            for case in json.loads(path.read_text(encoding="utf-8"))]
+    cases = [(path.stem, case) for path in sorted((FIXTURES / suite).glob("*.json"))
+             for case in json.loads(path.read_text(encoding="utf-8"))]
+    for name, case in cases:
+        _check_engines(suite, name, case)
+    return cases
 
 
 # On Spark, the first SPARK_CASES_PER_FILE cases of each check file run by default (a local
@@ -375,7 +271,7 @@ def _params(suite: str):
             if engine == "spark" and not _spark_selected(name, seen[name] - 1):
                 continue
             yield pytest.param(engine, name, case, id=f"{engine}: {name}: {case['title']}",
-                               marks=_xfails(engine, suite, name, case["title"]))
+                               marks=_xfails(engine, case))
 
 
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)$")
@@ -416,9 +312,7 @@ def _matches(choice, want: dict, dialect: str) -> bool:
 
 @pytest.mark.parametrize("engine, kind, case", list(_params("choices")))
 def test_choice_golden(copies, engine, kind, case):
-    override = OVERRIDES.get((engine, "choices", kind, case["title"]))
-    if override is not None:
-        case = {**case, **override}
+    case = _on_engine(engine, case)
     db = copies.db(case["db"])
     detector = DETECTORS[kind]
     sql = copies.sql(case["db"], case["sql"])
@@ -455,9 +349,7 @@ def test_choice_golden(copies, engine, kind, case):
 
 @pytest.mark.parametrize("engine, check_name, case", list(_params("checks")))
 def test_check_golden(copies, engine, check_name, case):
-    override = OVERRIDES.get((engine, "checks", check_name, case["title"]))
-    if override is not None:
-        case = {**case, "expect": override}
+    case = _on_engine(engine, case)
     sqls = [copies.sql(case["db"], s) for s in case["sql"]]
     settings = case.get("settings", {})
     target = copies.targets[case["db"]] if settings else copies.db(case["db"])
@@ -514,7 +406,19 @@ def test_identifiers_keep_their_case():
 
 
 def test_every_expected_difference_names_a_golden_case():
-    cases = {(suite, name, case["title"]) for suite in ("checks", "choices") for name, case in _load(suite)}
-    for key in list(EXPECTED) + list(OVERRIDES):
-        assert key[0] in ENGINES and key[1:] in cases, key
-        assert not (key in EXPECTED and key in OVERRIDES), key
+    """Every case's "engines" is well formed (checked as the module is collected, again here)
+    and every reason of tests/fixtures/engine_reasons.json is named by some case."""
+    used = set()
+    for suite in ("checks", "choices"):
+        for _name, case in _load(suite):
+            used |= {e["fails"] for e in case.get("engines", {}).values() if "fails" in e}
+    assert used == set(REASONS), f"reasons no case names: {sorted(set(REASONS) - used)}"
+    for engines, error in [({"sqlserver": {"fails": "group_by_key"}}, "unknown engine 'sqlserver'"),
+                           ({"spark": {"fails": "group_by_key"}}, "unknown engine 'spark'"),
+                           ({"duckdb": {"fails": "no_such_reason"}}, "unknown reason 'no_such_reason'"),
+                           ({"duckdb": {"xfail": "group_by_key"}}, "unknown key(s) ['xfail']"),
+                           ({"duckdb": {"fails": "group_by_key", "expect": []}}, "not both"),
+                           ({"duckdb": {}}, "non-empty object"),
+                           ([], "non-empty object")]:
+        with pytest.raises(FixtureError, match=re.escape(error)):
+            _check_engines("choices", "ties", {"title": "t", "engines": engines})

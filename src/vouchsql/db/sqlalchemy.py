@@ -298,6 +298,9 @@ class SQLAlchemyDatabase(Database):
         return []
 
     def _translate(self, exc: Exception, past_limit: bool, timeout: float) -> VouchError:
+        if getattr(self, "_cancelled", False):
+            # cancel() stopped it (MariaDB's KILL QUERY reads "Query execution was interrupted")
+            return self._stopped(timeout)
         text = "" if isinstance(exc, QueryTimeout) else _first_line(exc)
         low = text.lower()
         if isinstance(exc, QueryTimeout) or past_limit or "timeout" in low or "canceling statement" in low \
