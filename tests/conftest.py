@@ -19,6 +19,9 @@ import pytest
 import vouchsql.choices
 from fakes import no_network  # noqa: F401 - autouse for every test: no vendor keys, no sockets off loopback
 
+# The session stops Spark and exits within a bound once the tests are done (tests/exit_guard.py).
+pytest_plugins = ["exit_guard"]
+
 # The public sample databases live beside the checkout, never inside it.
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 

@@ -91,6 +91,16 @@ def session():
         return spark
 
 
+def stop() -> None:
+    """Stop the session if this process started one, and its JVM with it (the end of the test
+    session: nothing of Spark's is left to block the interpreter's exit)."""
+    with _LOCK:
+        spark = _STATE.pop("spark", None)
+        _STATE.pop("copies", None)
+    if spark is not None:
+        spark.stop()
+
+
 def connect_url() -> str:
     session()
     return f"sc://127.0.0.1:{_STATE['port']}"
