@@ -12,7 +12,7 @@ mapped the same way. Views are copied as tables (their rows, not their SQL).
 
 Then, for every case of the shipped request sets, the generated request sets, the planted
 cases and ``../shared/cases/external_dev.jsonl``, it ranks the tables with
-:func:`vouchsql.llm.retrieval.rank_tables` and reports recall@k (k = 5, 10, 20, and 40: what the default budget shows): the share of
+:func:`vouchsql.prompting.retrieval.rank_tables` and reports recall@k (k = 5, 10, 20, and 40: what the default budget shows): the share of
 cases whose reference SQL's tables (every table it reads, by sqlglot) are all among the first
 k, per source and overall, and the time to build the index and to rank. A request set counts
 once: its open question, against the tables of both its SQL statements.
@@ -325,7 +325,7 @@ def cases() -> list[dict]:
 
 def measure(path: Path, mapping: dict, show_misses: bool = False) -> dict:
     import vouchsql
-    from vouchsql.llm import retrieval
+    from vouchsql.prompting import retrieval
 
     with tempfile.TemporaryDirectory() as cache, vouchsql.connect(path, cache_dir=cache) as db:
         t0 = time.perf_counter()

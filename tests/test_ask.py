@@ -11,7 +11,7 @@ import pytest
 import vouchsql
 from fakes import ask_cache, demo_profile  # noqa: F401 - fixtures
 from fakes.servers import Script, ScriptedServer, assess_reply, sample_reply
-from vouchsql.llm.context import template_text
+from vouchsql.prompting.context import template_text
 from vouchsql.pipeline.asking import VOLATILE_FIELDS, append_clause, comparable
 from vouchsql.db.base import Database
 from vouchsql.errors import UserInputError, VouchError

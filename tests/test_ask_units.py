@@ -9,7 +9,7 @@ import json
 import pytest
 
 import vouchsql
-from vouchsql.llm.context import schema_text
+from vouchsql.prompting.context import schema_text
 from vouchsql.pipeline.asking import clean_sql, validate_sample
 from vouchsql.definitions import Definitions, Rule, definitions_from_dict, load_definitions, use_definitions
 from vouchsql.errors import UserInputError
@@ -92,7 +92,7 @@ def test_rules_break_on_tables_read_and_not_read():
 
 
 def test_definitions_text_lists_definitions_notes_rules_words_and_verified_queries():
-    from vouchsql.llm.context import definitions_text
+    from vouchsql.prompting.context import definitions_text
     from vouchsql.semantic import VerifiedQuery
 
     d = Definitions(definitions={"usage": "weight issued"}, rules=(USAGE,), notes=("Quantities are signed.",),

@@ -1,4 +1,4 @@
-"""Schema retrieval for ``ask`` (:mod:`vouchsql.llm.retrieval`) on a real SQLite file of a few
+"""Schema retrieval for ``ask`` (:mod:`vouchsql.prompting.retrieval`) on a real SQLite file of a few
 hundred tables made here: a shop, a music catalogue, a school and the routing rules' tables
 among generated staging, audit and ledger tables. The right tables come first, join
 neighbours are brought in, routing rules come first and forbidden tables never show, the
@@ -18,9 +18,9 @@ import vouchsql
 from fakes import ask_cache, demo_profile  # noqa: F401 - fixtures
 from fakes.servers import Script, ScriptedServer
 from vouchsql.definitions import definitions_from_dict
-from vouchsql.llm import retrieval
-from vouchsql.llm.context import schema_text
-from vouchsql.llm.retrieval import estimate_tokens, rank_tables, schema_for_prompt, schema_index
+from vouchsql.prompting import retrieval
+from vouchsql.prompting.context import schema_text
+from vouchsql.prompting.retrieval import estimate_tokens, rank_tables, schema_for_prompt, schema_index
 
 CORE = """
 CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT, country TEXT);
@@ -271,7 +271,7 @@ def test_the_ranking_is_the_same_in_every_process(tmp_path):
         "import sys\n"
         f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         "from test_retrieval import SHOP, SHOP_VALUES\n"
-        "from vouchsql.llm import retrieval\n"
+        "from vouchsql.prompting import retrieval\n"
         "index = retrieval.SchemaIndex(SHOP, SHOP_VALUES)\n"
         "for q in ['How many customers rented a Horror film?', 'How many posts has each user written?']:\n"
         "    print(retrieval.rank_tables(index, q).order[:20])\n")

@@ -156,7 +156,7 @@ class Usage(BaseModel):
 
 
 class PromptSchema(BaseModel):
-    """Which tables ``ask``'s prompts held (:mod:`vouchsql.llm.retrieval`). ``full``: the
+    """Which tables ``ask``'s prompts held (:mod:`vouchsql.prompting.retrieval`). ``full``: the
     whole schema, as it fit the ``schema_tokens`` budget; else ``tables`` were shown with
     their profile, most relevant first, ``listed`` by name only, and ``omitted`` more not at
     all (``dropped`` among them: tables an applying routing rule forbids). ``why`` says why

@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 
 from ..errors import ModelError
 from ..llm import LLM, BadOutput, Request, llm_from_config, load_prompt
-from ..llm import data_text as data
-from ..llm.context import definitions_text, schema_text
+from ..prompting import data_text as data
+from ..prompting.context import definitions_text, schema_text
 from ..llm.jsonparse import require
 
 if TYPE_CHECKING:

@@ -117,7 +117,7 @@ def _paraphrase(llm: LLM, question: str, clause: str, choice_type: str) -> tuple
     from ..choices import CHOICES
     from ..errors import ModelError
     from ..llm import BadOutput, Request, load_prompt
-    from ..llm import data_text as data
+    from ..prompting import data_text as data
 
     def read(d: dict[str, Any]) -> str:
         text = str(d.get("request") or "").strip()

@@ -164,7 +164,7 @@ def schema_text(db: Database, withhold: Iterable[str] = ()) -> str:
 def vouch_schema_text(db: Database, withhold: Iterable[str] = ()) -> str:
     """The schema as ``vouch ask`` shows it to its assess step: with the data profile (row
     counts, null shares, distinct counts, example values, stand-in codes), less ``withhold``."""
-    from ..llm.context import schema_text as ask_schema_text
+    from ..prompting.context import schema_text as ask_schema_text
 
     profile = db.profile()
     drop_tables, drop_cols = _withheld(profile.tables, withhold)

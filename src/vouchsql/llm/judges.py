@@ -10,7 +10,7 @@ from typing import Any
 
 from ..answer import Result
 from . import LLM, BadOutput, Request, load_prompt
-from . import data_text as data
+from ..prompting import data_text as data
 from .jsonparse import require
 
 
@@ -54,7 +54,7 @@ def judge_claims(llm: LLM, question: str, text: str, result: Result,
     """The answer text's claims its result does not support, each with whether it is about
     the answer (True) or commentary (False); empty when the rows support every claim. One call
     (stage ``judge``); the ``claim_judge`` check carries them to the rules."""
-    from .context import result_text, rows_caption
+    from ..prompting.context import result_text, rows_caption
 
     messages = load_prompt("judge_claims").messages(question=question, text=data.string(text, data.LONG_LIMIT),
                                                     row_count=rows_caption(result),

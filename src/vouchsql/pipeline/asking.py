@@ -51,10 +51,10 @@ from ..db import Database, connect
 from ..definitions import Definitions, definitions_in_effect, load_definitions, use_definitions
 from ..errors import ModelError, UserInputError
 from ..llm import LLM, BadOutput, Model, ReplayMiss, Request, llm_from_config, load_prompt, prompt_hashes
-from ..llm import data_text as data
-from ..llm.context import definitions_text, result_text, rows_caption, template_text
+from ..prompting import data_text as data
+from ..prompting.context import definitions_text, result_text, rows_caption, template_text
 from ..llm.jsonparse import require
-from ..llm.retrieval import SchemaContext, schema_for_prompt
+from ..prompting.retrieval import SchemaContext, schema_for_prompt
 from ..llm.judges import judge_claims, judge_completeness
 from ..premise import Assessment, flaw_name, validate_assessment
 from ..score import RULES
@@ -525,7 +525,7 @@ class _Run:
     # -- context for the prompts -------------------------------------------------------------
     def schema_text(self) -> str:
         """The whole schema with its profile where it fits ``schema_tokens``; else the tables
-        retrieved for the question (:mod:`vouchsql.llm.retrieval`). One text for every
+        retrieved for the question (:mod:`vouchsql.prompting.retrieval`). One text for every
         prompt of the run: the interpretations of one question share its tables."""
         if self._schema is None:
             self._schema = schema_for_prompt(self.db, self._query, budget=self.schema_tokens, hint=self.hint,
