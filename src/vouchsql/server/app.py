@@ -154,22 +154,21 @@ class _Deadline:
                 f"(start the server with a larger --request-timeout)")
 
 
-def _bound_by(db: Database, deadline: _Deadline, max_bytes: int | None = None) -> None:
+def _bound_by(db: Database, deadline: _Deadline, byte_cap: int | None = None) -> None:
     """Every query this connection runs from now on gets at most what is left of the
-    request's time, and none starts once it is spent; with ``max_bytes``, none holds more
+    request's time, and none starts once it is spent; with ``byte_cap``, none holds more
     bytes than that. ``_run`` is the one method every engine executes through (see
     ``db.base``), so this covers every engine."""
     run = db._run
 
-    def bounded(sql: str, max_rows: int, timeout: float, max_bytes_asked: int | None = None) -> Fetch:
+    def bounded(sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
         left = deadline.left()
         if left <= 0:
             raise QueryTimeout(deadline.message())
-        caps = [b for b in (max_bytes_asked, max_bytes) if b is not None]
+        caps = [b for b in (max_bytes, byte_cap) if b is not None]
         return run(sql, max_rows, min(timeout, left), min(caps) if caps else None)
 
-    # assignment: its last parameter is named otherwise than _run's (every caller passes it by position)
-    db._run = bounded  # type: ignore[method-assign,assignment]
+    db._run = bounded  # type: ignore[method-assign]  # the per-request bound, on this connection only
 
 
 class Databases:
