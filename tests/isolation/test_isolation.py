@@ -119,9 +119,10 @@ def test_legitimate_reads_change_nothing(lab, engine):
 def test_resource_case_within_time_and_memory(lab, engine, case):
     record = lab.resources(engine)[case.id]
     assert record.get("raised") is None, record
-    # A case that escapes the time limit runs for minutes (each is built to); 3 s of grace over
-    # the 1 s limit covers fetching a capped cell on a loaded machine (2.16 s was seen once
-    # while another suite ran beside this one) without letting such a case through.
+    # 3 s of grace over the 1 s limit: a capped cell's fetch after the server built the value
+    # (r-bytea-huge-01 builds 200 MB in about 1 s on its own) took 2.16 s once while another
+    # suite ran beside this one. A case the limit fails to stop still shows here as one that
+    # runs past 4 s.
     limit = lab.world(engine).timeout + 3.0
     assert record["wall_s"] <= limit, f"{case.key}: {record['wall_s']} s, limit {limit} s ({record})"
     bound = runner.rss_bound(RESOURCE_MAX_RESULT_BYTES)
