@@ -52,7 +52,7 @@ def test_cancel_stops_the_running_statement(engine, request, tmp_path):
         results = []
         worker = threading.Thread(target=lambda: results.append(db.execute(LONG[engine], timeout=60)))
         worker.start()
-        time.sleep(1.0)  # the statement is running by now (it cannot end on its own before 60 s)
+        time.sleep(2.0)  # the statement is running by now (it cannot end on its own before 60 s)
         db.cancel()
         worker.join(120)
         assert not worker.is_alive()
