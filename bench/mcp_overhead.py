@@ -92,7 +92,7 @@ async def run(args) -> None:
     def direct(question, sqls):
         return vouchsql.check(db, question, sqls, cache_dir=cache)
 
-    async def measure(call, floor_call) -> list:
+    async def measure(call, floor_call) -> tuple[list, list]:
         floor = []
         for i in range(args.warmup + args.repeat):
             t = time.perf_counter()
@@ -116,7 +116,7 @@ async def run(args) -> None:
                     added.append(m - d)
             rows.append((label, statistics.median(d_times), statistics.median(m_times),
                          statistics.median(added), min(added), a.verdict.gate))
-        return [rows, floor]
+        return rows, floor
 
     started = time.perf_counter()
     if args.http:

@@ -28,14 +28,14 @@ if TYPE_CHECKING:
     from .stats import TableStatistics
     from .trust import TrustReport
 
-
-
+# What a statement stopped by Database.cancel() reports (the call it belonged to ran past its limit).
 CANCELLED = "the call this query belonged to was stopped at its time limit"
 
 
 def timeout_message(timeout: float) -> str:
     return (f"the query ran past the {timeout:g} s time limit and was stopped "
             f"(raise it with --timeout or VOUCH_TIMEOUT)")
+
 
 class Fetch(NamedTuple):
     """What an engine's ``_run`` returns: the columns, at most ``max_rows`` rows, and why the
