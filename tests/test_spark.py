@@ -14,6 +14,7 @@ Java is absent) and its Spark Connect server for the ``sc://`` path.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from pathlib import Path
 
@@ -207,6 +208,33 @@ def test_time_limit_cancels_the_job(spark, world):
         db.close()
     assert result.error is not None and result.error.kind == "timeout", result
     assert elapsed < 2 + 5, elapsed
+    deadline = time.monotonic() + 10
+    while _active_jobs(spark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _active_jobs(spark) == []
+
+
+def test_cancel_stops_the_running_job(spark, world):
+    # Database.cancel() from another thread (vouch mcp, a call past its limit) cancels the job
+    # by its tag; without it the job would run to its own 60 s limit and say so.
+    from vouchsql.db.base import CANCELLED
+
+    db = vouchsql.connect(world.target, timeout=60)
+    try:
+        results = []
+        worker = threading.Thread(target=lambda: results.append(
+            db.execute("SELECT COUNT(*) FROM range(0, 50000000000) WHERE hash(id) % 7 = 3")))
+        worker.start()
+        time.sleep(3.0)  # the job is running by now
+        db.cancel()
+        worker.join(120)
+        assert not worker.is_alive()
+        (result,) = results
+        assert result.error is not None
+        assert (result.error.kind, result.error.message) == ("timeout", CANCELLED)
+        assert result.elapsed_ms >= 1000  # stopped while running, not refused before it started
+    finally:
+        db.close()
     deadline = time.monotonic() + 10
     while _active_jobs(spark) and time.monotonic() < deadline:
         time.sleep(0.2)

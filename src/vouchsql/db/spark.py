@@ -178,6 +178,7 @@ def _quote_part(name: str) -> str:
 class SparkDatabase(Database):
     engine = "spark"
     dialect = "spark"
+    _running: tuple[str, threading.Event] | None = None  # the tag of the query running now
 
     def __init__(self, target: str, config: Config, *, session: Any = None) -> None:
         SparkSession = _import_pyspark()
@@ -396,25 +397,38 @@ class SparkDatabase(Database):
         try:
             self._add_tag(tag)
             tagged = True
+            self._running = (tag, cancelled)  # what cancel() stops, from another thread
             timer.start()
             df = self._checked_frame(wrapped)
             columns = list(df.columns)
             rows, truncated = self._fetch(df, max_rows, max_bytes, start + timeout)
         except QueryTimeout:
-            raise QueryTimeout(_timeout_message(timeout)) from None
+            raise self._stopped(timeout) from None
         except VouchError:
             raise
         except self._errors as exc:
             if cancelled.is_set() or time.monotonic() - start >= timeout:
-                raise QueryTimeout(_timeout_message(timeout)) from None
+                raise self._stopped(timeout) from None
             raise self._translate(exc) from None
         finally:
+            self._running = None
             timer.cancel()
             if tagged:
                 self._remove_tag(tag)
         if cancelled.is_set():
-            raise QueryTimeout(_timeout_message(timeout))
+            raise self._stopped(timeout)
         return Fetch(columns, rows, truncated)
+
+    def _interrupt(self) -> None:
+        # cancel(): the running query's jobs are cancelled by their tag, as its own time limit does
+        if self._running is not None:
+            self._cancel(*self._running)
+
+    def _stopped(self, timeout: float) -> QueryTimeout:
+        # Spark's own time limit says the job was cancelled; cancel() says what base.py says
+        if getattr(self, "_cancelled", False):
+            return super()._stopped(timeout)
+        return QueryTimeout(_timeout_message(timeout))
 
     def _checked_frame(self, wrapped: str) -> Any:  # a DataFrame, local or Spark Connect's
         """The wrapped query as a DataFrame whose analyzed plan passed :meth:`check_plan`.
