@@ -10,7 +10,13 @@ by bytes, many list cells, text built in SQL — through ``POST /api/check`` of 
 peak above the base as a multiple of the cap. The engines are SQLite (Chinook), a DuckDB
 file and a folder of CSV files (built from Chinook here).
 
-    python bench/memory.py [--max-result-bytes 33554432] [--engines sqlite,duckdb,csv] [--json FILE]
+The bound has two parts, so one cap cannot tell them apart: with several caps (``--caps``,
+in MiB) each engine's peak above the base is fitted as ``fixed + slope × cap`` (least
+squares), the slope being what each further byte of cap costs. The heavy statements scale
+with the cap, so every cap sees its results cut by bytes, never refused: DuckDB's text is
+half the largest value its guarding macros allow (``max_result_bytes`` / 2,048).
+
+    python bench/memory.py [--caps 8,16,32,64] [--engines sqlite,duckdb,csv] [--json FILE]
 """
 
 from __future__ import annotations
@@ -27,19 +33,25 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHINOOK = ROOT.parent / "shared" / "datasets" / "chinook.sqlite"
-HEAVY = {
-    "sqlite": [
-        ("wide rows", "SELECT t.Name, hex(randomblob(20000)) AS blob FROM Track t, Genre g"),
-        ("text per row", "SELECT group_concat(Name || Composer, ',') AS s FROM Track, MediaType"),
+MiB = 2**20
+
+
+def heavy(engine: str, cap: int) -> list[tuple[str, str]]:
+    """The heavy statements for one engine at one cap."""
+    if engine == "sqlite":
+        width = max(1024, cap // 2048)
+        return [
+            ("wide rows", f"SELECT t.Name, hex(randomblob({width // 2})) AS blob FROM Track t, Genre g"),
+            ("text per row", "SELECT g.Name, group_concat(t.Name || coalesce(t.Composer, ''), ',') AS s "
+                             "FROM Track t, MediaType m, Genre g GROUP BY g.Name"),
+            ("many rows", "SELECT a.TrackId, b.TrackId FROM Track a, Track b"),
+        ]
+    width = max(512, cap // 2048 // 2)
+    return [
+        ("wide rows", f"SELECT t.Name, repeat('x', {width}) AS pad FROM Track t, Genre g"),
+        ("list cells", f"SELECT t.TrackId, list_transform(range({width // 10}), lambda i: t.Name) AS l FROM Track t"),
         ("many rows", "SELECT a.TrackId, b.TrackId FROM Track a, Track b"),
-    ],
-    "duckdb": [
-        ("wide rows", "SELECT t.Name, repeat('x', 15000) AS pad FROM Track t, Genre g"),
-        ("list cells", "SELECT t.TrackId, list_transform(range(1500), lambda i: t.Name) AS l FROM Track t"),
-        ("many rows", "SELECT a.TrackId, b.TrackId FROM Track a, Track b"),
-    ],
-}
-HEAVY["csv"] = HEAVY["duckdb"]
+    ]
 
 
 def _child(engine: str, target: str, cap: int) -> dict:
@@ -70,10 +82,10 @@ def _child(engine: str, target: str, cap: int) -> dict:
         post("SELECT 1 AS one")
         base = peak()
         single = {}
-        for label, sql in HEAVY[engine]:
+        for label, sql in heavy(engine, cap):
             single[label] = post(sql)
         after_single = peak()
-        statements = [sql for _, sql in HEAVY[engine]] * 2
+        statements = [sql for _, sql in heavy(engine, cap)] * 2
         lock = threading.Lock()
         outcomes = []
         with ThreadPoolExecutor(6) as pool:
@@ -109,9 +121,20 @@ def _targets(workdir: Path) -> dict[str, str]:
     return {"sqlite": str(CHINOOK), "duckdb": str(workdir / "chinook.duckdb"), "csv": str(csv_dir)}
 
 
+def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """(fixed MiB, slope × cap) of a least-squares line through (cap, peak above base)."""
+    import numpy as np
+
+    caps = np.array([c for c, _ in points], dtype=float)
+    peaks = np.array([p for _, p in points], dtype=float)
+    slope, fixed = np.polyfit(caps, peaks, 1)
+    return float(fixed) / MiB, float(slope)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--max-result-bytes", type=int, default=33_554_432)
+    parser.add_argument("--caps", default="8,16,32,64",
+                        help="max_result_bytes values in MiB, comma-separated (default 8,16,32,64)")
     parser.add_argument("--engines", default="sqlite,duckdb,csv")
     parser.add_argument("--json", help="write the records here")
     parser.add_argument("--child", nargs=3, metavar=("ENGINE", "TARGET", "CAP"), help=argparse.SUPPRESS)
@@ -120,25 +143,39 @@ def main() -> int:
         engine, target, cap = args.child
         print(json.dumps(_child(engine, target, int(cap))))
         return 0
+    try:
+        caps = [int(float(c) * MiB) for c in args.caps.split(",")]
+    except ValueError:
+        parser.error(f"--caps takes MiB values separated by commas, e.g. 8,32; got {args.caps!r}")
     records = []
     with tempfile.TemporaryDirectory() as tmp:
         targets = _targets(Path(tmp))
         for engine in args.engines.split(","):
-            proc = subprocess.run([sys.executable, __file__, "--child", engine, targets[engine],
-                                   str(args.max_result_bytes)], capture_output=True, text=True,
-                                  env={**os.environ, "MALLOC_ARENA_MAX": "2"})
-            if proc.returncode != 0:
-                print(f"{engine}: the child failed:\n{proc.stderr[-2000:]}")
-                return 1
-            records.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            for cap in caps:
+                proc = subprocess.run([sys.executable, __file__, "--child", engine, targets[engine], str(cap)],
+                                      capture_output=True, text=True, env={**os.environ, "MALLOC_ARENA_MAX": "2"})
+                if proc.returncode != 0:
+                    print(f"{engine}: the child failed:\n{proc.stderr[-2000:]}")
+                    return 1
+                records.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"max_result_bytes {args.max_result_bytes:,}")
-    print(f"{'engine':8} {'base MiB':>9} {'one at a time':>14} {'six at once':>12}   (peak above base, × the cap)")
+          f"caps {args.caps} MiB")
+    print(f"{'engine':8} {'cap MiB':>8} {'base MiB':>9} {'one at a time':>14} {'six at once':>12}"
+          f"   (peak above base, × the cap)")
     for r in records:
-        print(f"{r['engine']:8} {r['base_mib']:9.0f} {r['one_at_a_time_over_base_x_cap']:14.2f} "
+        print(f"{r['engine']:8} {r['cap'] / MiB:8.0f} {r['base_mib']:9.0f} {r['one_at_a_time_over_base_x_cap']:14.2f} "
               f"{r['six_at_once_over_base_x_cap']:12.2f}")
         for label, out in r["single"].items():
             print(f"    {label:14} {out}")
+    if len(caps) > 1:
+        print(f"\n{'engine':8} {'one: fixed MiB':>15} {'+ slope × cap':>14} {'six: fixed MiB':>15} {'+ slope × cap':>14}")
+        for engine in args.engines.split(","):
+            mine = [r for r in records if r["engine"] == engine]
+            one = fit([(r["cap"], r["one_at_a_time_over_base_x_cap"] * r["cap"]) for r in mine])
+            six = fit([(r["cap"], r["six_at_once_over_base_x_cap"] * r["cap"]) for r in mine])
+            print(f"{engine:8} {one[0]:15.0f} {one[1]:14.2f} {six[0]:15.0f} {six[1]:14.2f}")
+            for r in mine:
+                r["fit_one"], r["fit_six"] = one, six
     if args.json:
         Path(args.json).write_text(json.dumps(records, indent=2))
     return 0
