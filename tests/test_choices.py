@@ -214,7 +214,7 @@ def test_budget_spent_runs_nothing(databases):
 
 
 def test_the_budget_is_counted_in_rows_read_by_the_profile(databases):
-    from vouchsql.choices.base import BUDGET_FACTOR, MIN_BUDGET_ROWS, rows_read
+    from vouchsql.probe import BUDGET_FACTOR, MIN_BUDGET_ROWS, rows_read
 
     db = databases("chinook")
     profile = db.profile()

@@ -50,6 +50,14 @@ class SQLRejected(VouchError):
     exit_code = 2
 
 
+class ProbeSkipped(VouchError):
+    """A fact a check or a choice detector did not measure (vouchsql.probe): its query was
+    not started because the probe's budget could not cover it, or there is no database and
+    the fixture does not give it. The finding that needed it is "not measured"."""
+
+    kind = "not_measured"
+
+
 class ExecutionError(VouchError):
     kind = "execution"
     exit_code = 1

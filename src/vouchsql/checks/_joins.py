@@ -125,7 +125,7 @@ def driving_alias(select: exp.Select) -> str | None:
 
 def run_counts(ctx: CheckContext, probe: exp.Select) -> tuple[Any, ...] | None:
     try:
-        rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), timeout=ctx.db.config.timeout, from_tree=True)
+        rows = ctx.probe.rows(probe)
     except VouchError:
         return None
     return tuple(rows[0]) if rows else None

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ..answer import CheckResult
-from ..db.profile import key_overlap
 from . import evidence as ev
 from ..rules import RHO_MIN
 from .base import CheckContext, report, unparsed
@@ -16,7 +15,6 @@ def join_overlaps(ctx: CheckContext) -> list[dict[str, Any]]:
     """ρ for every distinct equi-join pair of the shown SQL, from the profile or measured."""
     if "join_overlaps" in ctx.cache:
         return cast("list[dict[str, Any]]", ctx.cache["join_overlaps"])  # as stored below
-    tables = ctx.profile  # key_overlap measures the two tables as it needs them
     out: list[dict[str, Any]] = []
     seen: set[frozenset[tuple[str, str]]] = set()
     for j in ctx.inspection.joins if ctx.inspection else []:
@@ -25,7 +23,7 @@ def join_overlaps(ctx: CheckContext) -> list[dict[str, Any]]:
             continue
         seen.add(key)
         pair = ctx.profile.join_pair(j.left.table, j.left.column, j.right.table, j.right.column) \
-            or key_overlap(ctx.db, tables, j.left.table, j.left.column, j.right.table, j.right.column)
+            or ctx.probe.overlap(j.left.table, j.left.column, j.right.table, j.right.column)
         out.append({"left": str(j.left), "right": str(j.right), "form": j.form,
                     "rho": None if pair is None else pair.rho,
                     "overlap": None if pair is None else pair.overlap,

@@ -3,8 +3,10 @@
 A check is a small object with a ``name``, a ``kind`` (``veto``, ``cap`` or ``signal``), an
 ``Evidence`` model (:mod:`.evidence`), the score ``feeds`` it measures (``grounded``,
 ``schema``, ``complete``, ``retrieve``; most checks feed none) and ``run(ctx) -> CheckResult``. It reads the context and
-may run read-only SQL through ``ctx.db``; it never changes anything and never raises for a
-bad answer (it reports).
+asks the data for facts only through ``ctx.probe`` (:mod:`vouchsql.probe`: one time limit,
+one deterministic budget for all the checks of one answer); it never changes anything and
+never raises for a bad answer (it reports). ``ctx.db`` is there for what is not a query: the
+dialect, the settings, how the engine writes a table's name.
 """
 
 from __future__ import annotations
@@ -17,12 +19,19 @@ from sqlglot import exp
 from ..answer import Candidate, CheckResult, Result
 from ..db.base import Database
 from ..db.profile import Profile
+from ..probe import Budget, Probe
 from ..sql.inspect import Inspection
 from .evidence import Evidence
 
 # The terms of IES eq. 1 a check can measure; the rules read only these. COMPLETE and
 # RETRIEVE come from the question–SQL alignment, or COMPLETE from a judge model.
 TERMS = ("grounded", "schema", "complete", "retrieve")
+
+# What the checks of one answer may spend on probes, all together: rows read as for the
+# choice detectors (8 × the shown query's, at least a million) in at most 60 queries. On the
+# development data (`vouch eval predictions` over the 4,820 Spider answers) no answer's checks
+# ran more than 11.
+CHECK_BUDGET = Budget(queries=60)
 
 
 @dataclass
@@ -41,6 +50,11 @@ class CheckContext:
     # A judge model's unsupported claims: [(claim, about the answer?)…], or None (no judge asked)
     judged_claims: list[tuple[str, bool]] | None = None
     cache: dict[str | tuple[Any, ...], Any] = field(default_factory=dict)  # shared by checks within one run
+    budget: Budget | None = None  # None: CHECK_BUDGET
+    probe: Probe = field(init=False)  # built from db, profile, tree and budget
+
+    def __post_init__(self) -> None:
+        self.probe = Probe(self.db, self.profile, budget=self.budget or CHECK_BUDGET, shown=self.tree)
 
     @property
     def result(self) -> Result:

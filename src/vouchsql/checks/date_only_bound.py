@@ -187,7 +187,7 @@ class DateOnlyBound:
         assert select is not None  # part is a condition of a SELECT's WHERE or ON
         probe = reshape(select, [count_star()])
         try:
-            rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=1, from_tree=True)
+            rows = ctx.probe.rows(probe, max_rows=1)
         except VouchError:
             return None
         return int(rows[0][0] or 0) if rows else 0
@@ -200,7 +200,7 @@ class DateOnlyBound:
         if shown is None or shown.error is not None:
             return None
         tree, _ = _replaced(ctx, part, fix)
-        fixed = ctx.db.execute(tree.sql(dialect=ctx.db.dialect), from_tree=True)
+        fixed = ctx.probe.run(tree)
         if fixed.error is not None:
             return None
         match = results_match(shown, fixed)

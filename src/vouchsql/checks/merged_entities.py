@@ -70,7 +70,7 @@ def _merged(ctx: CheckContext, select: exp.Select, col: exp.Column, key: str) ->
     old = probe.args.get("having")
     probe.set("having", exp.Having(this=exp.and_(old.this, having) if old is not None else having))
     try:
-        rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=_PROBE_ROWS, from_tree=True)
+        rows = ctx.probe.rows(probe, max_rows=_PROBE_ROWS)
     except VouchError:
         return None
     return [r[0] for r in rows]

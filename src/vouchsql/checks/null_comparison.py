@@ -73,7 +73,7 @@ def _returns_null(ctx: CheckContext, select: exp.Select) -> bool | None:
     probe = (exp.select(exp.Literal.number(1)).from_(exp.Subquery(this=inner, alias=exp.TableAlias(
         this=exp.to_identifier("vouch_s")))).where(exp.column("vouch_v", "vouch_s").is_(exp.null())).limit(1))
     try:
-        rows = ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=1, from_tree=True)
+        rows = ctx.probe.rows(probe, max_rows=1)
     except VouchError:
         return None
     return bool(rows)

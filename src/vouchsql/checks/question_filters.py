@@ -39,7 +39,7 @@ from ..sql.inspect import table_key
 from ..sql.scope import Ref, Scope
 from ..sql.tree import literal_comparisons, selects
 from ..question.filters import STOP, Mention, NumberFilter, QuestionFilters as FiltersRead, read_filters
-from ..question.values import Match, value_index
+from ..question.values import Match
 from ..question.words import fold, singular, squash
 from ..words import words_of
 from . import evidence as ev
@@ -167,7 +167,7 @@ def _rows_with(ctx: CheckContext,
     if not added:
         return None
     try:
-        return ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=len(result.rows) + 1, from_tree=True)
+        return ctx.probe.rows(probe, max_rows=len(result.rows) + 1)
     except VouchError:
         return None
 
@@ -231,7 +231,7 @@ def _key_rows_hold(ctx: CheckContext, raw: set[tuple[str, str, str]], on_key: ex
         probe = (exp.select(exp.Literal.number(1)).from_(exp.to_table(tp.qualified, dialect=ctx.db.dialect))
                  .where(cond).limit(1))
         try:
-            if ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=1, from_tree=True):
+            if ctx.probe.rows(probe, max_rows=1):
                 return True
         except VouchError:
             return None
@@ -394,7 +394,7 @@ class QuestionFilters:
             if _is_schema_words(m.text, names) or fold(m.text) in outputs:
                 continue
             if index is None:
-                index = value_index(ctx.db, ctx.profile, ctx.question)
+                index = ctx.probe.values(ctx.question)
             matches = index.lookup(m.text, quoted=m.quoted)
             if not matches:
                 continue
@@ -487,7 +487,7 @@ class QuestionFilters:
                     sqls.append(_sql(node))
         if not filtered:
             return
-        index = value_index(ctx.db, ctx.profile, ctx.question)
+        index = ctx.probe.values(ctx.question)
         held: dict[tuple[str, str], set[str]] = {k: set() for k in filtered}
         for value, hits in index.exact.items():
             for t, c, _ in hits:

@@ -606,7 +606,7 @@ def _different_counted(shape: Shape, sql: _Sql, ctx: CheckContext) -> list[dict[
         counted = twin(probe, outer, count)
         assert counted is not None  # count is in outer, so its copy has a twin
         counted.replace(count_distinct(target.copy()))
-        got = ctx.db.execute(probe.sql(dialect=ctx.db.dialect), from_tree=True)
+        got = ctx.probe.run(probe)
         if got.error is not None or ctx.result.error is not None:
             continue
         if not results_match(ctx.result, got).matched:
@@ -728,7 +728,7 @@ def _counted_twice(ctx: CheckContext, s: exp.Select, scope: Scope, counted: tupl
     if s.args.get("with_") is not None:  # the query's CTEs, which the probe's FROM may read
         outer.set("with_", s.args["with_"].copy())
     try:
-        return bool(ctx.db.query(outer.sql(dialect=ctx.db.dialect), max_rows=1, from_tree=True))
+        return bool(ctx.probe.rows(outer, max_rows=1))
     except VouchError:
         return False
 

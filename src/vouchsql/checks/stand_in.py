@@ -47,7 +47,7 @@ def _code_rows(ctx: CheckContext, output_index: int, source: str, code: float) -
     if isinstance(argument, exp.Expression) and not isinstance(argument, exp.Star):
         probe = probe.where(exp.Not(this=exp.Is(this=argument.copy(), expression=exp.Null())), copy=False)
     try:
-        return int(ctx.db.query(probe.sql(dialect=ctx.db.dialect), timeout=ctx.db.config.timeout, from_tree=True)[0][0])
+        return int(ctx.probe.rows(probe)[0][0])
     except VouchError:
         return None
 

@@ -159,6 +159,6 @@ def _group_rows(ctx: CheckContext, select: exp.Select, group: set[str], tables: 
         probe = probe.where(exp.and_(*own))
     probe = probe.limit(2)
     try:
-        return len(ctx.db.query(probe.sql(dialect=ctx.db.dialect), max_rows=2, from_tree=True))
+        return len(ctx.probe.rows(probe, max_rows=2))
     except VouchError:
         return None

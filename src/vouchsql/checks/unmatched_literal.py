@@ -182,7 +182,7 @@ class UnmatchedLiteral:
         target = twin(tree, ctx.tree, node)
         assert target is not None  # node is in ctx.tree, so its copy has a twin
         target.replace(exp.Literal.string(value))
-        other = ctx.db.execute(tree.sql(dialect=ctx.db.dialect), from_tree=True)
+        other = ctx.probe.run(tree)
         # a cut-off answer cannot say whether the value changes it: not measured, not "the same"
         if other.error is not None or shown.error is not None or shown.truncated or other.truncated:
             return None
@@ -216,12 +216,11 @@ class UnmatchedLiteral:
                     .group_by(column.copy()).order_by(exp.Ordered(this=count_star(), desc=True))
                     .limit(HELD_VALUES))
         try:
-            if ctx.db.query(exact.sql(dialect=dialect), max_rows=1, from_tree=True):
+            if ctx.probe.rows(exact, max_rows=1):
                 return True
-            held = [(v, n) for v, n in ctx.db.query(folded.sql(dialect=dialect), max_rows=1, from_tree=True) if n]
-            # a scan of the whole column: bounded by the query timeout, not the profile's
-            held += ctx.db.query(frequent.sql(dialect=dialect), max_rows=HELD_VALUES, from_tree=True,
-                                 timeout=ctx.db.config.timeout)
+            held = [(v, n) for v, n in ctx.probe.rows(folded, max_rows=1) if n]
+            # a scan of the whole column, like every probe bounded by the query timeout
+            held += ctx.probe.rows(frequent, max_rows=HELD_VALUES)
         except VouchError:
             return None
         return [(v if isinstance(v, str) else str(v), int(n or 0)) for v, n in held if v is not None]

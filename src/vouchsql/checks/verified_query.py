@@ -20,7 +20,6 @@ from ..answer import CheckResult, Result
 from ..definitions import definitions_in_effect
 from ..errors import UserInputError
 from ..question.reading import likeness, read_question
-from ..question.values import value_index
 from ..semantic import logical_sql
 from . import evidence as ev
 from .base import CheckContext, report
@@ -41,7 +40,7 @@ class VerifiedQuery:
             return report(self, False, f"not measured: {exc.message}")
         if defs is None or not defs.verified:
             return report(self, False, "not measured: no verified queries in the definitions")
-        index = value_index(ctx.db, ctx.profile, ctx.question)
+        index = ctx.probe.values(ctx.question)
         reading = read_question(ctx.question, ctx.profile, index, defs)
         best = None
         for v in defs.verified:
@@ -55,7 +54,7 @@ class VerifiedQuery:
         said: dict[str, Any] = dict(name=v.name, question=v.question, sql=v.sql, source=v.source or None, strength=alike.strength,
                     differ=list(alike.differ), reading=reading.describe())
         sql = logical_sql(v.sql, list(defs.logical_tables), ctx.db) if v.logical else v.sql
-        verified = ctx.db.execute(sql)
+        verified = ctx.probe.run(sql)
         if verified.error is not None:
             return report(self, False, f"not measured: verified query {v.name} no longer runs "
                           f"({verified.error.message})", error=verified.error.message, **said)

@@ -22,7 +22,8 @@ from ..db.profile import Profile
 from ..errors import VouchError
 from ..sql.inspect import Inspection
 from .aggregation_level import AggregationLevel
-from .base import Budget, ChoiceContext, Detector, Site
+from ..probe import Budget
+from .base import ChoiceContext, Detector, Site
 from .counting_unit import CountingUnit
 from .lexicon import Lexicon
 from .missing_values import MissingValues

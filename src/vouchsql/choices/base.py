@@ -19,13 +19,9 @@ keeps the budget. A detector never runs its alternative itself and never raises 
 Detection is meant to be cheap (about the cost of running the shown query a few times more):
 a detector first rules a choice out from the profile (no NULLs in a column, every entity has
 related rows, nothing cut by the LIMIT) and, where a filter decides it, with one COUNT over
-the boundary rows, before an alternative runs.
-
-The budget is counted in queries and in rows read, never in time, so the same input gives
-the same choices on any machine under any load. A query's cost is the rows of the tables it
-reads, from the profile (a table read twice counts twice); the detectors may read
-``BUDGET_FACTOR`` times what the shown query reads (at least ``MIN_BUDGET_ROWS``) in at most
-``MAX_QUERIES`` queries. A query the budget cannot cover is not started.
+the boundary rows, before an alternative runs. Every query goes through the context's
+:class:`~vouchsql.probe.Probe`, which keeps the budget (queries and rows read, never time:
+see :mod:`vouchsql.probe`); a query the budget cannot cover is not started.
 """
 
 from __future__ import annotations
@@ -39,32 +35,10 @@ from ..agreement import results_match
 from ..answer import Choice, Result
 from ..db.base import Database
 from ..db.profile import Profile
-from ..errors import VouchError
-from ..sql.inspect import Inspection, table_key
+from ..probe import Budget, Probe
+from ..sql.inspect import Inspection
 from ..words import show
 from .lexicon import Lexicon
-
-BUDGET_FACTOR = 8
-MIN_BUDGET_ROWS = 1_000_000
-MAX_QUERIES = 40
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What the detectors may spend: rows read (``None``: derived from the shown query) and queries."""
-    rows: int | None = None
-    queries: int = MAX_QUERIES
-
-
-def rows_read(tree: exp.Expression, profile: Profile) -> int:
-    """The rows of every table ``tree`` reads, by the profile: the deterministic cost of a query.
-    Names the profile does not know (a CTE's, a derived table's) cost nothing themselves; the
-    tables inside them are counted where they are read."""
-    total = 0
-    for table in tree.find_all(exp.Table):
-        known = profile.table(table_key(table, profile.default_schema)) if table.name else None
-        total += known.row_count if known is not None else 0
-    return total
 
 
 @dataclass
@@ -122,10 +96,10 @@ class SelfRunning(Protocol):
 
 @dataclass
 class ChoiceContext:
-    """What the detectors read (the question, the shown SQL and result, the profile) and what
-    the runner spends. ``db`` is ``None`` in the SQL-to-SQL goldens: then ``dialect_name``
-    names the dialect and ``facts`` answers the detectors' named facts (a count, or the rows
-    of a probe), so finding sites and rewriting run without a database."""
+    """What the detectors read (the question, the shown SQL and result, the profile) and the
+    probe every query goes through. ``db`` is ``None`` in the SQL-to-SQL goldens: then
+    ``dialect_name`` names the dialect and ``facts`` answers the detectors' named facts (a
+    count, or the rows of a probe), so finding sites and rewriting run without a database."""
     question: str
     db: Database | None
     profile: Profile
@@ -135,33 +109,35 @@ class ChoiceContext:
     inspection: Inspection | None = None
     all_choices: bool = False
     budget: Budget = field(default_factory=Budget)
-    budget_rows: int = 0  # set from ``budget`` (and the shown query's cost when it gives none)
-    spent_rows: int = 0
-    queries: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
     dialect_name: str | None = None
     facts: dict[str, Any] | None = None
+    prober: Probe = field(init=False)
 
     def __post_init__(self) -> None:
-        self.budget_rows = self.budget.rows if self.budget.rows is not None else max(
-            BUDGET_FACTOR * rows_read(self.tree, self.profile), MIN_BUDGET_ROWS)
+        self.prober = Probe(self.db, self.profile, budget=self.budget, shown=self.tree,
+                            dialect=self.dialect_name, facts=self.facts)
 
     @property
     def dialect(self) -> str:
-        return self.dialect_name or (self.db.dialect if self.db is not None else "sqlite")
+        return self.prober.dialect
+
+    # The ledger, as the runner and the benchmarks read it.
+    @property
+    def budget_rows(self) -> int:
+        return self.prober.budget_rows
+
+    @property
+    def queries(self) -> int:
+        return self.prober.queries
+
+    @property
+    def spent_rows(self) -> int:
+        return self.prober.spent_rows
 
     @property
     def over_budget(self) -> bool:
-        return self.queries >= self.budget.queries or self.spent_rows >= self.budget_rows
-
-    def _afford(self, tree: exp.Expression | None) -> bool:
-        """Charge one query reading ``tree``'s tables, when the budget covers it."""
-        cost = rows_read(tree, self.profile) if tree is not None else 0
-        if self.queries >= self.budget.queries or self.spent_rows + cost > self.budget_rows:
-            return False
-        self.queries += 1
-        self.spent_rows += cost
-        return True
+        return self.prober.over_budget
 
     def to_sql(self, tree: exp.Expression) -> str:
         return tree.sql(dialect=self.dialect)
@@ -172,54 +148,23 @@ class ChoiceContext:
         return Site(form=form, node=node, select=select, data=data, compare=compare, settled_by=settled_by,
                     dialect=self.dialect)
 
-    # -- execution (the runner's; a detector asks for facts) ------------------------------
+    # -- facts (a detector asks for them; the runner runs the alternatives) -----------------
     def run(self, tree: exp.Expression | str) -> Result | None:
         """Run a query read-only. ``None`` when the budget cannot cover it or it failed."""
         if self.db is None:
             return None
-        if isinstance(tree, str):
-            try:
-                parsed = self.db.parse(tree)
-            except VouchError:
-                return None
-            if not self._afford(parsed):
-                return None
-            result = self.db.execute(tree)
-        else:
-            if not self._afford(tree):
-                return None
-            result = self.db.execute(self.to_sql(tree), from_tree=True)
+        result = self.prober.run(tree)
         return result if result.ok else None
 
     def probe(self, tree: exp.Expression, fact: str) -> Result | None:
         """The rows of a probe query: the fact named ``fact`` (``None`` when it cannot be read).
         Without a database, the fact's rows as the goldens give them."""
-        if self.db is None:
-            rows = (self.facts or {}).get(fact)
-            if rows is None:
-                return None
-            return Result(columns=[f"c{i}" for i in range(len(rows[0]) if rows else 0)], rows=rows,
-                          row_count=len(rows))
-        return self.run(tree)
+        return self.prober.result(tree, fact)
 
     def count(self, tree: exp.Expression, fact: str = "count") -> int | None:
         """A one-value probe (``SELECT COUNT(*) …``): the fact named ``fact``; ``None`` when it
         cannot run. Without a database, the fact's value as the goldens give it."""
-        if self.db is None:
-            value = (self.facts or {}).get(fact)
-            return None if value is None else int(value)
-        if not self._afford(tree):
-            return None
-        try:
-            rows = self.db.query(self.to_sql(tree), max_rows=1, from_tree=True)
-        except VouchError:
-            return None
-        if not rows or rows[0][0] is None:
-            return 0
-        try:
-            return int(rows[0][0])
-        except (TypeError, ValueError):
-            return None
+        return self.prober.count(tree, fact)
 
     def differs(self, alt: Result) -> bool:
         return not results_match(self.result, alt).matched
