@@ -172,7 +172,8 @@ class UnmatchedLiteral(Evidence):
     column: str  # table.column
     literal: str  # the string as the SQL writes it
     # "near": the column holds a close form of it (``stored``) and the answer changes when the
-    # query uses that form; "absent": nothing close is held and the answer is empty, 0 or NULL
+    # query uses that form; "absent": nothing close is held and the answer is empty, 0 or NULL;
+    # "excludes_nothing": a <>, NOT IN or NOT LIKE leaves out a value nothing close to which is held
     finding: str = "near"
     stored: str | None = None  # the closest value the column holds (None when absent)
     near: str | None = None  # how it is close: case, spacing, punctuation, plural, number, date, …
@@ -182,6 +183,7 @@ class UnmatchedLiteral(Evidence):
     question: str | None = None
     answer: str | None = None  # the shown answer, in brief
     answer_with_stored: str | None = None  # the answer with the stored value in its place
+    together: list[str] = []  # the other comparisons written as stored in the same rerun ("near" only)
 
 
 class UnmatchedLiteralEvidence(Evidence):

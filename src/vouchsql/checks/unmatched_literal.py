@@ -1,7 +1,8 @@
 """Cap: an answer built on a value the data does not hold (issue 31).
 
 Read: a string (or a number) the SQL compares a column with — ``col = 'x'`` (either way
-round), ``<>``/``!=``, ``IN`` / ``NOT IN`` a list, ``LIKE 'x'`` without wildcards — anywhere in
+round), ``<>``/``!=``, ``IN`` / ``NOT IN`` a list, ``LIKE 'x'`` without wildcards or with them
+at its ends only (``LIKE '%x%'``, held when some row matches it) — anywhere in
 the SQL, on a column of a base table of the comparison's own SELECT whose declared type is not
 a number, a date or a time (``hd = 1`` on a column of 'yes'/'no' is read). Measured per column
 and string, each with the engine's own comparison:
@@ -16,12 +17,17 @@ and string, each with the engine's own comparison:
 3. whether the answer depends on it: the shown SQL is run again with the closest held value in
    the string's place, and the two answers are compared as agreement compares results.
 
-It fires ("near") where the answer changes with the held form — both answers are shown — and
+It fires ("near") where the answer changes with the held form — both answers are shown —
 ("absent") where nothing close is held and the answer is empty, a 0 or a NULL: the data holds
-no such value, so the premise is doubtful rather than the answer 0. Where the question's own
-words name the held form the SQL is wrong; where they name the SQL's form it is a question for
-the user. An unheld value that gives the same answer either way is listed as ``same_answer``.
-A probe the engine refuses is "not measured".
+no such value, so the premise is doubtful rather than the answer 0; and ("excludes_nothing")
+where a ``<>``, ``NOT IN`` or ``NOT LIKE`` leaves out a value nothing close to which is held:
+the condition drops no row (but NULLs), whatever the answer. Several unheld values that each
+leave the answer as it is are tried once more all replaced together (``= 'Dog' AND sex =
+'Female'`` finds nothing until both are written as stored); if the answer changes then, each
+is a "near" finding naming the others (``together``). Where the question's own words name the
+held form the SQL is wrong; where they name the SQL's form it is a question for the user. An
+unheld value that gives the same answer either way is listed as ``same_answer``. A probe the
+engine refuses is "not measured".
 """
 
 from __future__ import annotations
@@ -66,12 +72,34 @@ def _like_exact(node: exp.Like) -> bool:
     return text is not None and not re.search(r"[%_]", text) and isinstance(node.this, exp.Column)
 
 
-def _comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Expression, str]]:
-    """(column, the literal's node, "eq" or "like") for each comparison this check reads: ``=``,
-    ``<>``, ``IN`` and ``NOT IN`` a list, and ``LIKE`` without wildcards."""
-    return [(col, lit, "like" if isinstance(node, exp.Like) else "eq")
-            for col, lit, node in literal_comparisons(select)
-            if (_like_exact(node) if isinstance(node, exp.Like) else _value(lit) is not None)]
+def _pattern_core(node: exp.Like) -> str | None:
+    """The text of a LIKE pattern that only has wildcards at its ends (``'%Bachelors%'`` →
+    ``Bachelors``), at least two characters; None for any other pattern."""
+    text = _string(node.expression)
+    if text is None or not isinstance(node.this, exp.Column):
+        return None
+    core = text.strip("%")
+    return core if len(core) >= 2 and not re.search(r"[%_]", core) else None
+
+
+def _negated(node: exp.Expression) -> bool:
+    """``<>``/``!=``, ``NOT IN`` and ``NOT LIKE``: a comparison that keeps the rows *without* the value."""
+    return isinstance(node, exp.NEQ) or isinstance(node.parent, exp.Not)
+
+
+def _comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Expression, str, bool]]:
+    """(column, the literal's node, how, negated) for each comparison this check reads: ``=``,
+    ``<>``, ``IN`` and ``NOT IN`` a list (how "eq"), ``LIKE`` without wildcards ("like") and
+    ``LIKE`` with wildcards at the ends only ("pattern")."""
+    out = []
+    for col, lit, node in literal_comparisons(select):
+        if isinstance(node, exp.Like):
+            how = "like" if _like_exact(node) else "pattern" if _pattern_core(node) else None
+        else:
+            how = "eq" if _value(lit) is not None else None
+        if how is not None:
+            out.append((col, lit, how, _negated(node)))
+    return out
 
 
 def _textual(type_name: str) -> bool:
@@ -118,9 +146,11 @@ class UnmatchedLiteral:
         not_measured: list[str] = []
         same: list[str] = []
         seen: set[tuple[str, str, str, str]] = set()
+        # unheld values whose closest held form alone leaves the answer as it is: tried together
+        alone: list[tuple[exp.Expression, str, dict[str, Any]]] = []
         for select in selects(ctx.tree):
             scope = None
-            for col, lit, how in _comparisons(select):
+            for col, lit, how, negated in _comparisons(select):
                 text = _value(lit)
                 assert text is not None  # _comparisons keeps only literals with a value
                 if not text.strip():
@@ -134,7 +164,7 @@ class UnmatchedLiteral:
                 if key in seen:
                     continue
                 seen.add(key)
-                op = "LIKE" if how == "like" else "="
+                op = ("<>" if negated else "=") if how == "eq" else ("NOT LIKE" if negated else "LIKE")
                 written = f"{col.sql(dialect=dialect)} {op} {lit.sql(dialect=dialect)}"
                 if len(seen) > MAX_LITERALS:
                     not_measured.append(written)
@@ -145,14 +175,22 @@ class UnmatchedLiteral:
                     continue
                 if got is True:
                     continue
-                finding = self._judge(ctx, lit, text, got)
+                where = {"sql": written, "column": f"{ref.table}.{ref.column}", "literal": text}
+                finding = self._judge(ctx, lit, text, got, how, negated)
                 if finding is None:
                     not_measured.append(written)
-                elif finding is False:
+                elif isinstance(finding, tuple):
+                    replacement, would = finding
+                    if would:
+                        alone.append((lit, replacement, {**where, **would}))
                     same.append(written)
                 else:
-                    findings.append({"sql": written, "column": f"{ref.table}.{ref.column}", "literal": text,
-                                     **finding})
+                    findings.append({**where, **finding})
+        if len(alone) > 1:
+            together = self._together(ctx, alone)
+            if together:
+                findings += together
+                same = [w for w in same if w not in {f["sql"] for f in together}]
         evidence: dict[str, Any] = {"not_measured": not_measured, "same_answer": same}
         if findings:
             return report(self, True, "; ".join(_say(f) for f in findings), literals=findings, **evidence)
@@ -164,34 +202,66 @@ class UnmatchedLiteral:
                                        f"is the same with the closest held value", literals=[], **evidence)
         return report(self, False, "every string compared is held by some row as written", literals=[], **evidence)
 
-    def _judge(self, ctx: CheckContext, node: exp.Expression, text: str,
-               held: list[tuple[str, int]]) -> dict[str, Any] | Literal[False] | None:
-        """The finding for a string no row holds: a dict (fires), False (the answer does not
-        depend on it) or None (the rerun could not run)."""
+    def _judge(self, ctx: CheckContext, node: exp.Expression, text: str, held: list[tuple[str, int]],
+               how: str = "eq", negated: bool = False) -> dict[str, Any] | tuple[str, dict[str, Any]] | None:
+        """The finding for a string no row holds: a dict (fires), ``(replacement, finding)``
+        where the answer is the same with the closest held value in its place (the finding
+        it would be, should the answer change with the other unheld values replaced too), or
+        None (the rerun could not run)."""
         shown = ctx.result
-        near = nearest(text, held)
+        core = text.strip("%") if how == "pattern" else text
+        near = nearest(core, held)
         q = ctx.question or ""
         if near is None:
+            if negated:
+                # x <> 'v' where no row holds v (nor anything close): the condition drops no
+                # row but those where x is NULL, whatever the answer.
+                return {"finding": "excludes_nothing", "question": "written" if named_in(q, core) else "neither",
+                        "answer": brief(shown)}
             if not nothing_found(shown):
-                return False
-            return {"finding": "absent", "question": "written" if named_in(q, text) else "neither",
+                return "", {}  # nothing close to try, and an answer that is not "none"
+            return {"finding": "absent", "question": "written" if named_in(q, core) else "neither",
                     "answer": brief(shown)}
         value, form, rows = near
+        replacement = text.replace(core, value) if how == "pattern" else value
+        other = self._rerun(ctx, [(node, replacement)])
+        if other is None:
+            return None
+        says = {(True, False): "stored", (False, True): "written", (True, True): "both"}.get(
+            (named_in(q, value), named_in(q, core)), "neither")
+        finding = {"finding": "near", "stored": value, "near": form, "rows": rows, "question": says,
+                   "answer": brief(shown), "answer_with_stored": brief(other)}
+        if results_match(shown, other).matched:
+            return replacement, finding
+        return finding
+
+    @staticmethod
+    def _rerun(ctx: CheckContext, edits: list[tuple[exp.Expression, str]]) -> Result | None:
+        """The shown SQL run again with each literal node replaced by its string; None when it
+        cannot run or either answer is cut off (a cut answer cannot say whether they differ)."""
         assert ctx.tree is not None  # run() reads only a parsed tree
         tree = ctx.tree.copy()
-        target = twin(tree, ctx.tree, node)
-        assert target is not None  # node is in ctx.tree, so its copy has a twin
-        target.replace(exp.Literal.string(value))
+        for node, value in edits:
+            target = twin(tree, ctx.tree, node)
+            assert target is not None  # node is in ctx.tree, so its copy has a twin
+            target.replace(exp.Literal.string(value))
         other = ctx.probe.run(tree)
-        # a cut-off answer cannot say whether the value changes it: not measured, not "the same"
+        shown = ctx.result
         if other.error is not None or shown.error is not None or shown.truncated or other.truncated:
             return None
-        if results_match(shown, other).matched:
-            return False
-        says = {(True, False): "stored", (False, True): "written", (True, True): "both"}.get(
-            (named_in(q, value), named_in(q, text)), "neither")
-        return {"finding": "near", "stored": value, "near": form, "rows": rows, "question": says,
-                "answer": brief(shown), "answer_with_stored": brief(other)}
+        return other
+
+    def _together(self, ctx: CheckContext,
+                  alone: list[tuple[exp.Expression, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Unheld values that each leave the answer as it is alone, replaced all at once: a
+        filter on 'Dog' AND 'Female' finds nothing whichever one is written as stored ('dog',
+        'F') until both are. The findings when the answer changes then, else none."""
+        other = self._rerun(ctx, [(node, value) for node, value, _ in alone])
+        if other is None or results_match(ctx.result, other).matched:
+            return []
+        written = [f["sql"] for _, _, f in alone]
+        return [{**f, "answer_with_stored": brief(other), "together": [w for w in written if w != f["sql"]]}
+                for _, _, f in alone]
 
     @staticmethod
     def _held(ctx: CheckContext, scope: Scope, ref: Ref, written: exp.Expression, text: str,
@@ -206,7 +276,7 @@ class UnmatchedLiteral:
         column = scope.column(ref.alias, ref.column, dialect)
         column.set("table", None)
         literal = written.copy()  # compared as the SQL writes it: a number stays a number
-        test = exp.Like if how == "like" else exp.EQ
+        test = exp.EQ if how == "eq" else exp.Like
         exact = exp.select(exp.Literal.number(1)).from_(source.copy()).where(
             test(this=column.copy(), expression=literal.copy())).limit(1)
         folded = (exp.select(exp.Min(this=column.copy()), count_star()).from_(source.copy())
@@ -227,16 +297,22 @@ class UnmatchedLiteral:
 
 
 def _say(f: dict[str, Any]) -> str:
+    holds = "matches" if " LIKE " in f["sql"] and "%" in f["literal"] else "holds"
+    if f["finding"] == "excludes_nothing":
+        return (f"{f['sql']}: no row of {f['column']} {holds} '{f['literal']}' or anything close to it, so the "
+                f"condition drops no row but those where {f['column']} is NULL: the value to leave out is "
+                f"written otherwise, or the data holds none")
     if f["finding"] == "absent":
-        head = (f"{f['sql']}: no row of {f['column']} holds '{f['literal']}' or anything close to it, and the "
+        head = (f"{f['sql']}: no row of {f['column']} {holds} '{f['literal']}' or anything close to it, and the "
                 f"answer is {f['answer']}")
         if f["question"] == "written":
             return head + ": the question names a value the data does not hold (its premise is doubtful), " \
                           "so the answer is not evidence that there are none"
         return head + ": the data holds no such value, so the answer is not evidence that there are none"
-    head = (f"{f['sql']}: no row of {f['column']} holds '{f['literal']}' as written; "
+    also = f" (and {', '.join(f['together'])} written as stored too)" if f.get("together") else ""
+    head = (f"{f['sql']}: no row of {f['column']} {holds} '{f['literal']}' as written; "
             f"{f['rows']} {'rows hold' if f['rows'] != 1 else 'row holds'} {f['stored']!r} ({_FORM_WORDS[f['near']]}), "
-            f"and with it the answer is {f['answer_with_stored']} instead of {f['answer']}")
+            f"and with it{also} the answer is {f['answer_with_stored']} instead of {f['answer']}")
     if f["question"] == "stored":
         return head + f": the question names {f['stored']!r}, so write the value as stored"
     if f["near"] in SAME_VALUE:

@@ -82,6 +82,12 @@ _ORDER = [
      "low"),
 ]
 _FROM_TO = re.compile(r" from (the )?(\w+) to (the )?(\w+) ")
+# The plain (not superlative) ends of a stated order: "from high to low", "from small to large".
+_PLAIN = {"high": "high", "higher": "high", "large": "high", "larger": "high", "big": "high", "bigger": "high",
+          "great": "high", "greater": "high", "many": "high", "more": "high", "long": "high", "longer": "high",
+          "heavy": "high", "expensive": "high",
+          "low": "low", "lower": "low", "small": "low", "smaller": "low", "little": "low", "few": "low",
+          "fewer": "low", "less": "low", "short": "low", "shorter": "low", "light": "low", "cheap": "low"}
 _AGE = {"old": "old", "older": "old", "oldest": "old", "young": "young", "younger": "young", "youngest": "young"}
 
 
@@ -93,7 +99,8 @@ def _read_directions(text: str) -> tuple[list[Claim], Claim | None]:
     order: Claim | None = None
     m = _FROM_TO.search(text)
     if m:
-        a, b = _polarity_of(m.group(2)), _polarity_of(m.group(4))
+        a = _polarity_of(m.group(2)) or _PLAIN.get(m.group(2))
+        b = _polarity_of(m.group(4)) or _PLAIN.get(m.group(4))
         if a and b and a != b:
             order = Claim(a, m.group(0).strip())
         elif {_AGE.get(m.group(2)), _AGE.get(m.group(4))} == {"old", "young"}:
