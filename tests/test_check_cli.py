@@ -71,6 +71,24 @@ def test_json_validates_against_the_schema(vouch, validator, label, sql, extra, 
     assert doc["verdict"]["gate"] == gate
 
 
+def test_each_checks_evidence_is_typed_by_its_own_model(vouch, validator):
+    """The schema holds a check's evidence to its Evidence model (by the check's name), so a
+    consumer can rely on, say, unmatched_literal's ``literals`` being a list of findings."""
+    code, out, err = vouch("--json", sql=(COUNT,))
+    assert code == 0, err
+    doc = _json(out)
+    assert not list(validator.iter_errors(doc))
+    typed = {c["name"] for c in doc["checks"]}
+    schema = validator.schema
+    assert {r["if"]["properties"]["name"]["const"] for r in schema["$defs"]["CheckResult"]["allOf"]} >= typed
+    for name, key, wrong in (("unmatched_literal", "literals", "oops"), ("bad_join", "joins", {"x": 1}),
+                             ("no_result", "unknown_key", 1)):
+        broken = json.loads(out)
+        check = next(c for c in broken["checks"] if c["name"] == name)
+        check["evidence"][key] = wrong
+        assert list(validator.iter_errors(broken)), (name, key)
+
+
 def test_json_has_the_contract_keys(vouch):
     code, out, _ = vouch("--json", "--answer-text", "There are 1,200 customers.", "--hint", "count rows")
     assert code == 0

@@ -347,3 +347,76 @@ def test_a_cut_off_answer_is_not_measured_rather_than_the_same(shop):
                     max_rows=5)
     assert not got.fired
     assert got.evidence["same_answer"] == [] and got.evidence["not_measured"] == ["a.city <> 'oslo'"]
+
+
+# -- several unheld values together; LIKE patterns; a <> that drops nothing (issue 26) ---------------
+
+def _check(path, sql: str, cache_dir: str):
+    """The check on a shared database file, its profile cached in the test's folder (never beside it)."""
+    answer = vouchsql.check(path, "What does the query return?", [sql], cache_dir=cache_dir)
+    return next(c for c in answer.checks if c.name == "unmatched_literal")
+
+
+def _findings(check) -> list[tuple]:
+    return [(x["sql"], x["finding"], x.get("stored"), x.get("together", [])) for x in check.evidence["literals"]]
+
+
+@pytest.mark.parametrize("db, sql, expected", [
+    # each value alone written as stored still finds nothing: the other one is unheld too
+    ("chinook", "SELECT COUNT(*) FROM Customer WHERE Country = 'brazil' AND City = 'sao paulo'",
+     [("Country = 'brazil'", "near", "Brazil", ["City = 'sao paulo'"]),
+      ("City = 'sao paulo'", "near", "São Paulo", ["Country = 'brazil'"])]),
+    ("sakila", "SELECT COUNT(*) FROM film f JOIN film_category fc ON fc.film_id = f.film_id "
+               "JOIN category c ON c.category_id = fc.category_id WHERE c.name = 'action' AND f.rating = 'pg'",
+     [("c.name = 'action'", "near", "Action", ["f.rating = 'pg'"]),
+      ("f.rating = 'pg'", "near", "PG", ["c.name = 'action'"])]),
+])
+def test_unheld_values_are_tried_together(request, cache_dir, db, sql, expected):
+    check = _check(request.getfixturevalue(f"{db}_path"), sql, cache_dir)
+    assert check.fired, check.detail
+    assert _findings(check) == expected
+    assert check.evidence["same_answer"] == []
+    assert "written as stored too) the answer is 1 row" in check.detail
+
+
+def test_a_value_with_nothing_close_is_not_tried_together(chinook_path, cache_dir):
+    # 'brazil' alone leaves 0; 'Pariz' has nothing close held (absent: the answer is 0), so
+    # there is nothing to write for it and 'brazil' stays a value that changes nothing
+    check = _check(chinook_path, "SELECT COUNT(*) FROM Customer WHERE Country = 'brazil' AND City = 'Pariz'", cache_dir)
+    assert _findings(check) == [("City = 'Pariz'", "absent", None, [])]
+    assert check.evidence["same_answer"] == ["Country = 'brazil'"]
+
+
+@pytest.mark.parametrize("db, sql, stored", [
+    ("chinook", "SELECT t.Name FROM Track t JOIN Genre g ON g.GenreId = t.GenreId WHERE g.Name LIKE '%Metals%'", "Metal"),
+    ("sakila", "SELECT f.title FROM film f JOIN film_category fc ON fc.film_id = f.film_id "
+               "JOIN category c ON c.category_id = fc.category_id WHERE c.name LIKE '%Actions%'", "Action"),
+])
+def test_a_pattern_no_row_matches_is_read_like_a_value(request, cache_dir, db, sql, stored):
+    check = _check(request.getfixturevalue(f"{db}_path"), sql, cache_dir)
+    assert check.fired, check.detail
+    (finding,) = check.evidence["literals"]
+    assert (finding["finding"], finding["stored"], finding["near"]) == ("near", stored, "plural")
+    assert "matches '%" in check.detail and finding["answer"] == "0 rows"
+
+
+@pytest.mark.parametrize("db, sql, literal", [
+    ("chinook", "SELECT COUNT(*) FROM Customer WHERE Country <> 'French'", "French"),
+    ("sakila", "SELECT COUNT(*) FROM film WHERE rating NOT IN ('X-rated')", "X-rated"),
+])
+def test_a_not_equal_on_a_value_nothing_close_to_which_is_held_excludes_nothing(request, cache_dir, db, sql, literal):
+    check = _check(request.getfixturevalue(f"{db}_path"), sql, cache_dir)
+    assert check.fired, check.detail
+    (finding,) = check.evidence["literals"]
+    assert (finding["finding"], finding["literal"], finding.get("stored")) == ("excludes_nothing", literal, None)
+    assert "<> '" in finding["sql"] and "drops no row" in check.detail
+
+
+@pytest.mark.parametrize("db, sql", [
+    ("chinook", "SELECT COUNT(*) FROM Customer WHERE Country <> 'Brazil'"),  # held
+    ("chinook", "SELECT COUNT(*) FROM Customer WHERE Country NOT LIKE '%Braz%'"),  # a pattern some row matches
+    ("sakila", "SELECT COUNT(*) FROM film WHERE rating <> 'PG'"),
+])
+def test_a_not_equal_on_a_held_value_is_silent(request, cache_dir, db, sql):
+    check = _check(request.getfixturevalue(f"{db}_path"), sql, cache_dir)
+    assert not check.fired and check.evidence["literals"] == [], check.detail
