@@ -3,6 +3,7 @@ unknown keys are user errors naming the setting; the configuration table in the 
 
 from __future__ import annotations
 
+import argparse
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -181,3 +182,33 @@ def test_docs_configuration_table_is_generated():
             table.append(line.rstrip())
     assert "\n".join(table) == settings_markdown(), \
         "docs/configuration.md's settings table is out of date: paste `vouch config --markdown` under the marker"
+
+
+def _help(command: str) -> str:
+    from vouchsql.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command].format_help()
+
+
+@pytest.mark.parametrize("command, shown, hidden", [
+    ("sql", ["--timeout", "--max-result-bytes", "--trusted-objects"], ["--rule", "--sample-rows", "--base-url"]),
+    ("profile", ["--timeout", "--sample-rows", "--no-cache"], ["--rule", "--temperature"]),
+    ("check", ["--timeout", "--sample-rows", "--rule", "--exact-columns"], ["--base-url", "--temperature", "--samples"]),
+    ("ask", ["--timeout", "--rule", "--base-url", "--temperature", "--schema-tokens"], []),
+    ("config", [s.option for s in SETTINGS], []),
+])
+def test_each_command_lists_the_settings_it_reads(command, shown, hidden):
+    text = _help(command)
+    assert all(option in text for option in shown), [o for o in shown if o not in text]
+    assert not [option for option in hidden if option in text]
+    assert ("`vouch config` lists the others" in text) is bool(hidden)
+
+
+def test_a_setting_a_command_does_not_list_is_still_accepted():
+    from vouchsql.cli import build_parser
+
+    args = build_parser().parse_args(["check", "--db", "x.sqlite", "-q", "q", "--sql", "SELECT 1",
+                                      "--temperature", "0.2", "--base-url", "http://127.0.0.1:9"])
+    assert (args.temperature, args.base_url) == ("0.2", "http://127.0.0.1:9")

@@ -36,17 +36,34 @@ _REJECTED_KINDS = {"rejected", "empty", "parse", "multiple_statements", "not_sel
                    "too_large"}
 
 
-def _settings_parent() -> argparse.ArgumentParser:
+# The settings each command's --help shows (settings.Setting.scope); the others are accepted
+# all the same (one vouch.toml and one set of VOUCH_* variables serve every command), and
+# `vouch config` lists every one with its value and where it came from.
+_QUERIES = ("engine",)
+_PROFILES = ("engine", "profile")
+_CHECKS = ("engine", "profile", "vouch")
+_ALL = ("engine", "profile", "vouch", "model")
+
+
+def _settings_parent(scopes: tuple[str, ...] = _ALL) -> argparse.ArgumentParser:
     from .settings import SETTINGS
 
     parent = argparse.ArgumentParser(add_help=False)
-    group = parent.add_argument_group("settings (also VOUCH_* environment variables and vouch.toml)")
+    hidden = len(scopes) < len(_ALL)
+    title = "settings (also VOUCH_* environment variables and vouch.toml"
+    group = parent.add_argument_group(title + ("; `vouch config` lists the others this command accepts)" if hidden
+                                               else ")"))
     for s in SETTINGS:
+        text = s.help if s.scope in scopes else argparse.SUPPRESS
         if s.default is False:
-            group.add_argument(s.option, dest=s.name, action="store_const", const=True, default=None, help=s.help)
+            group.add_argument(s.option, dest=s.name, action="store_const", const=True, default=None, help=text)
         else:
-            group.add_argument(s.option, dest=s.name, default=None, metavar=s.name.upper(), help=s.help)
+            group.add_argument(s.option, dest=s.name, default=None, metavar=s.name.upper(), help=text)
     return parent
+
+
+def _settings(scopes: tuple[str, ...]) -> Callable[[], argparse.ArgumentParser]:
+    return lambda: _settings_parent(scopes)
 
 
 def _once(make: Callable[[], argparse.ArgumentParser]) -> Callable[[], argparse.ArgumentParser]:
@@ -68,17 +85,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=FilledOnUse)
     common = _once(_settings_parent)
 
-    add_command(sub, "demo", common, _demo_args, help="build the demo database and run example checks on it")
-    add_command(sub, "profile", common, _profile_args, help="profile a database's schema and data")
-    add_command(sub, "sql", common, _sql_args, help="run one read-only SELECT and print its result")
-    add_command(sub, "check", common, _check_args, help="vouch for SQL answers to a question, without a model")
+    add_command(sub, "demo", _settings(_CHECKS), _demo_args, help="build the demo database and run example checks on it")
+    add_command(sub, "profile", _settings(_PROFILES), _profile_args, help="profile a database's schema and data")
+    add_command(sub, "sql", _settings(_QUERIES), _sql_args, help="run one read-only SELECT and print its result")
+    add_command(sub, "check", _settings(_CHECKS), _check_args, help="vouch for SQL answers to a question, without a model")
     sub.add_parser("eval", help="evaluation harnesses", fill=_eval_harnesses(common))
     server_cli.register(sub, common)
     mcp_cli.register(sub, common)
     ask_cli.register(sub, common)
     sets_cli.register(sub, common)
-    definitions_cli.register(sub, common)
-    add_command(sub, "doctor", common, _doctor_args,
+    definitions_cli.register(sub, _settings(_CHECKS))
+    add_command(sub, "doctor", _settings(_QUERIES), _doctor_args,
                 help="what the database's role can reach, and the statements that make a least-privilege reader")
     add_command(sub, "config", common, _config_args, help="show the settings in effect and where each came from")
     return parser

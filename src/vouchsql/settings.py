@@ -23,6 +23,9 @@ class Setting:
     default: Any
     help: str
     parse: Callable[[str], Any]
+    # What the setting governs, so each command's --help shows only its own: "engine" (every
+    # query), "profile" (measuring tables), "vouch" (the checks and the gate), "model" (vouch ask)
+    scope: str = "engine"
 
     @property
     def env(self) -> str:
@@ -159,33 +162,34 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("timeout", 10.0, "Seconds a query may run before it is stopped.", _positive_float),
     Setting("max_rows", 10_000, "Rows fetched per query; more are cut off and the result says truncated.", _positive_int),
     Setting("max_result_bytes", 33_554_432, "Bytes of cell values fetched per query (32 MiB); the fetch stops there, a larger cell is cut, and the result says truncated and why.", _positive_int),
-    Setting("profile_timeout", 120.0, "Seconds the profile of one table may take in all: a safety net; a table cut short is marked partial and measured again next time.", _positive_float),
-    Setting("sample_threshold", 200_000, "Tables with more rows get distinct counts and top values from a sample (marked as estimates).", _positive_int),
-    Setting("sample_rows", 100_000, "Rows in that sample.", _positive_int),
-    Setting("scan_threshold", 1_000_000, "Tables with more rows are never read whole: their NULL counts and min/max come from the engine's fresh statistics or the sample too (marked as estimates).", _positive_int),
-    Setting("profile_statements", 200, "Statements the profile of one table may run; columns past it are marked not measured.", _positive_int),
+    Setting("profile_timeout", 120.0, "Seconds the profile of one table may take in all: a safety net; a table cut short is marked partial and measured again next time.", _positive_float, scope="profile"),
+    Setting("sample_threshold", 200_000, "Tables with more rows get distinct counts and top values from a sample (marked as estimates).", _positive_int, scope="profile"),
+    Setting("sample_rows", 100_000, "Rows in that sample.", _positive_int, scope="profile"),
+    Setting("scan_threshold", 1_000_000, "Tables with more rows are never read whole: their NULL counts and min/max come from the engine's fresh statistics or the sample too (marked as estimates).", _positive_int, scope="profile"),
+    Setting("profile_statements", 200, "Statements the profile of one table may run; columns past it are marked not measured.", _positive_int, scope="profile"),
     Setting("schemas", None, "Schemas (Spark: databases) to read, separated by commas, or * for every schema the role can read (default: the connection's default schema). Tables outside the default schema are named schema.table.", _schemas),
     Setting("trusted_objects", None, "Objects of a PostgreSQL or MariaDB/MySQL database that run code when a query reaches them (user functions, views over them, foreign tables, extensions, domains, policies) and that a person has reviewed, as schema.name or extension:NAME separated by commas; * trusts every one found (the statement policy still applies). Without it Vouch refuses a database where its role can reach such code (docs/security.md#code-the-database-holds; `vouch doctor` prints a role that cannot).", _names),
-    Setting("cache_dir", None, "Where profiles and the demo database are cached (default: the user cache directory).", str),
-    Setting("no_cache", False, "Recompute the profile instead of reading the on-disk cache.", _bool),
-    Setting("rule", "agreement_first", "Scoring rule for the gate: " + ", ".join(RULE_NAMES[:-1]) + " or " + RULE_NAMES[-1] + ".", _rule),
-    Setting("samples", 5, "SQL samples `vouch ask` draws per interpretation (its --k).", _positive_int),
-    Setting("base_url", None, "Base URL of the model endpoint, e.g. an OpenAI-compatible server (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the vendor's).", str),
-    Setting("model_timeout", 60.0, "Seconds one model request may take before it is retried.", _positive_float),
-    Setting("max_retries", 3, "Retries of a model request after a timeout, a 429 or a 5xx.", _non_negative_int),
-    Setting("retry_backoff", 1.0, "Seconds before the first retry; each further retry waits twice as long.", _non_negative_float),
-    Setting("concurrency", 8, "Model requests in flight at once.", _positive_int),
-    Setting("temperature", 0.7, "Sampling temperature of the K generate calls (assess and write use 0).", _temperature),
-    Setting("no_model_cache", False, "Send every model request instead of reading the on-disk response cache.", _bool),
-    Setting("shown", "largest", "The sample `vouch ask` shows and scores: largest (the first member of the largest result cluster) or first (sample 0, as IES §3.1 scores it).", _shown),
-    Setting("judge_claims", False, "`vouch ask` asks the model which claims of the written answer its result does not support, each about the answer or commentary (IES §3.2, TDD-H), one more call per answer; a claim about the answer caps the score (claim_judge).", _bool),
-    Setting("judge_complete", False, "`vouch ask` asks the model for COMPLETE (IES §3.2: the share of the question's parts the answer covers), one more call per answer; without it COMPLETE comes from the question–SQL alignment.", _bool),
-    Setting("definitions", None, "Recorded definitions: Vouch's TOML/YAML file, a Cortex Analyst semantic model, a dbt project folder or WrenAI MDL. Given to the model; its routing rules checked on the SQL (definition_rule) and its verified queries run beside it (verified_query).", str),
-    Setting("exact_columns", False, "The answer's columns are its contract (a program reads them, or an evaluation compares them as Spider does): a returned column the question did not ask for (asked_columns) caps the score; without it that is a signal, shown but not withholding.", _bool),
-    Setting("schema_tokens", 8000, "Estimated tokens of schema text in `vouch ask`'s prompts (one token per 3 characters). A schema that fits is sent whole; a larger one sends the tables the question, the routing rules and their join keys point to, and says how many more there are. 0 sends the whole schema always.", _non_negative_int),
+    Setting("cache_dir", None, "Where profiles and the demo database are cached (default: the user cache directory).", str, scope="profile"),
+    Setting("no_cache", False, "Recompute the profile instead of reading the on-disk cache.", _bool, scope="profile"),
+    Setting("rule", "agreement_first", "Scoring rule for the gate: " + ", ".join(RULE_NAMES[:-1]) + " or " + RULE_NAMES[-1] + ".", _rule, scope="vouch"),
+    Setting("samples", 5, "SQL samples `vouch ask` draws per interpretation (its --k).", _positive_int, scope="model"),
+    Setting("base_url", None, "Base URL of the model endpoint, e.g. an OpenAI-compatible server (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the vendor's).", str, scope="model"),
+    Setting("model_timeout", 60.0, "Seconds one model request may take before it is retried.", _positive_float, scope="model"),
+    Setting("max_retries", 3, "Retries of a model request after a timeout, a 429 or a 5xx.", _non_negative_int, scope="model"),
+    Setting("retry_backoff", 1.0, "Seconds before the first retry; each further retry waits twice as long.", _non_negative_float, scope="model"),
+    Setting("concurrency", 8, "Model requests in flight at once.", _positive_int, scope="model"),
+    Setting("temperature", 0.7, "Sampling temperature of the K generate calls (assess and write use 0).", _temperature, scope="model"),
+    Setting("no_model_cache", False, "Send every model request instead of reading the on-disk response cache.", _bool, scope="model"),
+    Setting("shown", "largest", "The sample `vouch ask` shows and scores: largest (the first member of the largest result cluster) or first (sample 0, as IES §3.1 scores it).", _shown, scope="model"),
+    Setting("judge_claims", False, "`vouch ask` asks the model which claims of the written answer its result does not support, each about the answer or commentary (IES §3.2, TDD-H), one more call per answer; a claim about the answer caps the score (claim_judge).", _bool, scope="model"),
+    Setting("judge_complete", False, "`vouch ask` asks the model for COMPLETE (IES §3.2: the share of the question's parts the answer covers), one more call per answer; without it COMPLETE comes from the question–SQL alignment.", _bool, scope="model"),
+    Setting("definitions", None, "Recorded definitions: Vouch's TOML/YAML file, a Cortex Analyst semantic model, a dbt project folder or WrenAI MDL. Given to the model; its routing rules checked on the SQL (definition_rule) and its verified queries run beside it (verified_query).", str, scope="vouch"),
+    Setting("exact_columns", False, "The answer's columns are its contract (a program reads them, or an evaluation compares them as Spider does): a returned column the question did not ask for (asked_columns) caps the score; without it that is a signal, shown but not withholding.", _bool, scope="vouch"),
+    Setting("schema_tokens", 8000, "Estimated tokens of schema text in `vouch ask`'s prompts (one token per 3 characters). A schema that fits is sent whole; a larger one sends the tables the question, the routing rules and their join keys point to, and says how many more there are. 0 sends the whole schema always.", _non_negative_int, scope="model"),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
+SCOPES = ("engine", "profile", "vouch", "model")
 
 
 @dataclass(frozen=True)
