@@ -420,3 +420,22 @@ def test_a_not_equal_on_a_value_nothing_close_to_which_is_held_excludes_nothing(
 def test_a_not_equal_on_a_held_value_is_silent(request, cache_dir, db, sql):
     check = _check(request.getfixturevalue(f"{db}_path"), sql, cache_dir)
     assert not check.fired and check.evidence["literals"] == [], check.detail
+
+
+@pytest.mark.parametrize("where, read", [
+    ("a = 'x'", [("eq", False)]),
+    ("a <> 'x'", [("eq", True)]),
+    ("NOT (a = 'x')", [("eq", True)]),
+    ("NOT (a <> 'x')", [("eq", False)]),  # keeps the rows with the value
+    ("a NOT IN ('x', 'y')", [("eq", True), ("eq", True)]),
+    ("a LIKE 'xy%' OR a NOT LIKE '%yz%'", [("pattern", False), ("pattern", True)]),
+    ("a LIKE '%x%'", []),  # one character between the wildcards: not read
+    ("a LIKE 'x_y'", []),  # a wildcard inside: not read
+])
+def test_which_comparisons_are_read_and_which_leave_the_value_out(where, read):
+    import sqlglot
+
+    from vouchsql.checks.unmatched_literal import _comparisons
+
+    got = _comparisons(sqlglot.parse_one(f"SELECT 1 FROM t WHERE {where}"))
+    assert [(how, negated) for _, _, how, negated in got] == read

@@ -83,8 +83,12 @@ def _pattern_core(node: exp.Like) -> str | None:
 
 
 def _negated(node: exp.Expression) -> bool:
-    """``<>``/``!=``, ``NOT IN`` and ``NOT LIKE``: a comparison that keeps the rows *without* the value."""
-    return isinstance(node, exp.NEQ) or isinstance(node.parent, exp.Not)
+    """``<>``/``!=``, ``NOT IN``, ``NOT LIKE`` and ``NOT (x = …)``: a comparison that keeps the
+    rows *without* the value (``NOT (x <> 'v')`` keeps those with it)."""
+    up = node.parent
+    while isinstance(up, exp.Paren):
+        up = up.parent
+    return isinstance(node, exp.NEQ) != isinstance(up, exp.Not)
 
 
 def _comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Expression, str, bool]]:
