@@ -88,7 +88,8 @@ def _negated(node: exp.Expression) -> bool:
     up = node.parent
     while isinstance(up, exp.Paren):
         up = up.parent
-    return isinstance(node, exp.NEQ) != isinstance(up, exp.Not)
+    # sqlglot writes NOT LIKE (and NOT IN, in some versions) as the node's own ``negate``
+    return (isinstance(node, exp.NEQ) or bool(node.args.get("negate"))) != isinstance(up, exp.Not)
 
 
 def _comparisons(select: exp.Select) -> list[tuple[exp.Column, exp.Expression, str, bool]]:
