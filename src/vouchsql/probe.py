@@ -60,7 +60,8 @@ def rows_read(tree: exp.Expression | None, profile: Profile) -> int:
 
 
 class Probe:
-    """Facts from the engine for one stage of one check (see the module docstring).
+    """Facts from the engine for one stage (the checks, or the detectors) of one answer (see the
+    module docstring).
 
     ``shown``: the shown query's tree, whose cost sets the row budget when ``budget.rows``
     is None. ``dialect``: the SQL dialect without a database (default ``sqlite``)."""
@@ -105,7 +106,7 @@ class Probe:
     def _charge(self, tree: exp.Expression | None) -> None:
         if not self._afford(rows_read(tree, self.profile)):
             raise ProbeSkipped(f"not run: the probe budget ({self.budget.queries} queries, "
-                               f"{self.budget_rows:,} rows read) is spent")
+                               f"{self.budget_rows:,} rows read) cannot cover it")
 
     def _fact(self, fact: str | None) -> Any:
         if fact is None or self.facts is None or fact not in self.facts:
