@@ -4,6 +4,11 @@ it, on a small SQLite file built here (employees, customers, orders, events).
 ``python bench/mutation.py --modules question_filters`` is the measure of these tests: a
 moved cutoff, a flipped comparison or a deleted guard in checks/question_filters.py must fail
 one of them.
+
+What the check decides (fired, "not measured" or not, the evidence's fields and the terms) is
+compared in code; the wording of its detail, which holds each finding's problem, is the
+snapshot's (tests/__snapshots__/test_boundaries_question_filters.ambr): after rewording a
+message, ``pytest tests/test_boundaries_question_filters.py --snapshot-update`` and review the diff.
 """
 
 from __future__ import annotations
@@ -16,9 +21,6 @@ import pytest
 import vouchsql
 from vouchsql.checks import base as checks_base
 from vouchsql.probe import Budget
-
-NONE_READ = "not measured: the question names no filter this check can read"
-
 
 def shop_db(path: Path) -> Path:
     """Six employees (three Sales Support Agents, every customer's rep), twenty customers in
@@ -79,31 +81,61 @@ def qf(db: Path, cache_dir: str, question: str, sql: str):
     return {c.name: c for c in answer.checks}["question_filters"]
 
 
+class Prose:
+    """A message's words, which the snapshot holds: equal to any text that is not empty and names
+    each of ``facts`` (what the test is about that no other field of the evidence holds)."""
+
+    def __init__(self, *facts: str) -> None:
+        self.facts = facts
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and bool(other) and all(f in other for f in self.facts)
+
+    def __repr__(self) -> str:
+        return f"Prose{self.facts!r}"
+
+
 def outcome(check) -> tuple:
-    return check.fired, check.detail, check.evidence, check.terms
+    """What the check decided, compared in code: fired, whether the detail says "not measured"
+    (a prefix the pipeline reads), the evidence (each finding's ``problem`` a Prose) and the terms."""
+    return check.fired, check.detail.startswith("not measured"), check.evidence, check.terms
+
+
+def assert_outcome(check, expected: tuple, snapshot) -> None:
+    """The decision against ``expected`` in code; the wording against the snapshot. The detail
+    holds every finding's problem (so the snapshot of the detail pins them), and, where nothing
+    fired, every filter measured."""
+    assert outcome(check) == expected
+    for f in check.evidence.get("findings", []):
+        assert f["problem"] in check.detail
+    if not check.fired:
+        assert all(m in check.detail for m in check.evidence.get("measured", []))
+    assert check.detail == snapshot
 
 
 def measured(*words: str, not_measured: tuple[str, ...] = ()) -> tuple:
-    return (False, "the SQL has the filters the question asks for: " + ", ".join(words),
-            {"measured": list(words), "not_measured": list(not_measured)}, {"complete": 1.0})
+    return False, False, {"measured": list(words), "not_measured": list(not_measured)}, {"complete": 1.0}
 
 
 def unmeasured(*words: str) -> tuple:
-    return False, NONE_READ, {"measured": [], "not_measured": list(words)}, {}
+    return False, True, {"measured": [], "not_measured": list(words)}, {}
 
 
-def finding(kind: str, words: str, expected: str, sql: str | None, problem: str, *, measured: tuple = (),
+def found(kind: str, words: str, expected: str, sql: str | None, *names: str) -> dict:
+    """One finding; its problem's words are the snapshot's, ``names`` what it must name beside them."""
+    return {"kind": kind, "words": words, "expected": expected, "sql": sql, "problem": Prose(*names)}
+
+
+def finding(kind: str, words: str, expected: str, sql: str | None, *, names: tuple = (), measured: tuple = (),
             not_measured: tuple = ()) -> tuple:
     complete = len(measured) / (len(measured) + 1)
-    return (True, problem, {"findings": [{"kind": kind, "words": words, "expected": expected, "sql": sql,
-                                          "problem": problem}],
-                            "measured": list(measured), "not_measured": list(not_measured)},
+    return (True, False, {"findings": [found(kind, words, expected, sql, *names)],
+                          "measured": list(measured), "not_measured": list(not_measured)},
             {"complete": round(complete, 6)})
 
 
 def value_missing(words: str, refs: str, **kw) -> tuple:
-    return finding("value", f"'{words}'", f"a filter on {refs}", None,
-                   f"the question names '{words}' ({refs}) but the SQL has no filter on it", **kw)
+    return finding("value", f"'{words}'", f"a filter on {refs}", None, **kw)
 
 
 # ---------------------------------------------------------------------------------------
@@ -123,8 +155,7 @@ BRAZIL = "Show the customers from Brazil."
     ("SELECT Name FROM customer WHERE Country = 'Bra'", measured("'Brazil' (customer.Country) filtered by 'Bra'")),
     ("SELECT Name FROM customer WHERE Country = 'Br'", unmeasured("'Brazil': the SQL filters customer.country = 'Br'")),
     ("SELECT Name FROM customer WHERE Country = 'Ca'",
-     finding("value", "'Brazil'", "a filter on customer.Country for 'Brazil'", "customer.country = 'Ca'",
-             "the question names 'Brazil' (customer.Country) but the SQL filters customer.country = 'Ca'")),
+     finding("value", "'Brazil'", "a filter on customer.Country for 'Brazil'", "customer.country = 'Ca'")),
     ("SELECT Name FROM customer WHERE Country = 'Brazil!'",
      measured("'Brazil' (customer.Country) filtered by 'Brazil!'")),
     ("SELECT Name FROM customer WHERE Country = ''",
@@ -138,8 +169,7 @@ BRAZIL = "Show the customers from Brazil."
     ("SELECT Name FROM customer WHERE Country LIKE 'B.%'",
      unmeasured("'Brazil': the SQL filters customer.country LIKE 'B.%'")),
     ("SELECT Name FROM customer WHERE Country = 'Canada'",
-     finding("value", "'Brazil'", "a filter on customer.Country for 'Brazil'", "customer.country = 'Canada'",
-             "the question names 'Brazil' (customer.Country) but the SQL filters customer.country = 'Canada'")),
+     finding("value", "'Brazil'", "a filter on customer.Country for 'Brazil'", "customer.country = 'Canada'")),
     ("SELECT Name FROM customer WHERE LENGTH(Country) = 6",
      unmeasured("'Brazil': the SQL filters LENGTH(customer.country) = 6")),
     # the key of the value's table compared with a constant stands for the value
@@ -148,125 +178,120 @@ BRAZIL = "Show the customers from Brazil."
     ("SELECT Name FROM customer WHERE CustomerId IN (4, 8)",
      measured("'Brazil': the SQL filters on the key instead (customer.customerid IN (4, 8))")),
     # a name of the result is not a value
-    ("SELECT Name AS Brazil FROM customer", (False, NONE_READ, {"measured": [], "not_measured": []}, {})),
+    ("SELECT Name AS Brazil FROM customer", unmeasured()),
 ])
-def test_question_filters_a_named_value(shop, cache_dir, sql, expected):
-    assert outcome(qf(shop, cache_dir, BRAZIL, sql)) == expected
+def test_question_filters_a_named_value(shop, cache_dir, sql, expected, snapshot):
+    assert_outcome(qf(shop, cache_dir, BRAZIL, sql), expected, snapshot)
 
 
-def test_question_filters_a_value_whose_literal_the_question_writes_is_not_measured(shop, cache_dir):
+def test_question_filters_a_value_whose_literal_the_question_writes_is_not_measured(shop, cache_dir, snapshot):
     # 'BR' is the question's own word: the SQL may well mean Brazil by it
     check = qf(shop, cache_dir, "Show the customers from Brazil (code BR).",
                "SELECT Name FROM customer WHERE Country = 'BR'")
-    assert outcome(check) == unmeasured("'Brazil': the SQL filters customer.country = 'BR'")
+    assert_outcome(check, unmeasured("'Brazil': the SQL filters customer.country = 'BR'"), snapshot)
     check = qf(shop, cache_dir, "Show the customers from Brazil (code BR).",
                "SELECT Name FROM customer WHERE Country = 'BR' OR Country = 'BZ'")
-    assert outcome(check) == unmeasured("'Brazil': the SQL filters customer.country = 'BR'")
+    assert_outcome(check, unmeasured("'Brazil': the SQL filters customer.country = 'BR'"), snapshot)
 
 
-def test_question_filters_a_join_on_the_key_is_no_filter(shop, cache_dir):
+def test_question_filters_a_join_on_the_key_is_no_filter(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, "Show the orders of customers from Brazil.",
                "SELECT o.OrderId FROM orders o JOIN customer c ON c.CustomerId = o.CustomerId")
-    assert outcome(check) == value_missing("Brazil", "customer.Country")
+    assert_outcome(check, value_missing("Brazil", "customer.Country"), snapshot)
     # a key compared with a constant in a bigger predicate still counts
     check = qf(shop, cache_dir, "Show the orders of customers from Brazil.",
                "SELECT o.OrderId FROM orders o JOIN customer c ON c.CustomerId = o.CustomerId "
                "WHERE c.CustomerId + 0 = 4")
-    assert outcome(check) == measured("'Brazil': the SQL filters on the key instead (c.customerid + 0 = 4)")
+    assert_outcome(check, measured("'Brazil': the SQL filters on the key instead (c.customerid + 0 = 4)"), snapshot)
 
 
-def test_question_filters_a_value_of_a_table_the_sql_does_not_read(shop, cache_dir):
+def test_question_filters_a_value_of_a_table_the_sql_does_not_read(shop, cache_dir, snapshot):
     # customer is not read, but orders holds its key: filtering through it changes the answer
     check = qf(shop, cache_dir, "Show the orders of customers from Brazil.", "SELECT OrderId FROM orders")
-    problem = ("the question names 'Brazil' (customer.Country) but the SQL reads no customer and does not filter "
-               "orders.CustomerId on it; with that filter the answer changes")
-    assert outcome(check) == finding("value", "'Brazil'", "a filter on customer.Country", None, problem)
+    assert_outcome(check, finding("value", "'Brazil'", "a filter on customer.Country", None,
+                                  names=("orders.CustomerId",)), snapshot)
     # the key compared with constants is the filter, where the keys' rows hold the value
     check = qf(shop, cache_dir, "Show the orders of customers from Brazil.",
                "SELECT OrderId FROM orders WHERE CustomerId IN (4, 8)")
-    assert outcome(check) == measured("'Brazil' (customer.Country): the SQL filters on orders.CustomerId instead "
-                                      "(orders.customerid IN (4, 8))")
+    assert_outcome(check, measured("'Brazil' (customer.Country): the SQL filters on orders.CustomerId instead "
+                                   "(orders.customerid IN (4, 8))"), snapshot)
     # customers 1 and 5 are Canadian: the key's rows hold no such value
     check = qf(shop, cache_dir, "Show the orders of customers from Brazil.",
                "SELECT OrderId FROM orders WHERE CustomerId IN (1, 5)")
-    problem = ("the question names 'Brazil' (customer.Country) but the SQL filters orders.customerid IN (1, 5), "
-               "whose customer row holds no such value")
-    assert outcome(check) == finding("value", "'Brazil'", "a filter on customer.Country", "orders.customerid IN (1, 5)",
-                                     problem)
+    assert_outcome(check, finding("value", "'Brazil'", "a filter on customer.Country", "orders.customerid IN (1, 5)"),
+                   snapshot)
     # every customer's rep is a Sales Support Agent: the filter through SupportRepId changes nothing
     check = qf(shop, cache_dir, "Show the customers whose rep is a Sales Support Agent.", "SELECT Name FROM customer")
-    assert outcome(check) == unmeasured("'Sales Support Agent' (employee.Title): every row the SQL reads already "
-                                        "holds it through customer.SupportRepId (adding the filter changes nothing)")
+    assert_outcome(check, unmeasured("'Sales Support Agent' (employee.Title): every row the SQL reads already "
+                                     "holds it through customer.SupportRepId (adding the filter changes nothing)"),
+                   snapshot)
     # no table the SQL reads holds the value's table's key: nothing to filter through
     check = qf(shop, cache_dir, "Show the orders of the 'talk' events.", "SELECT OrderId FROM orders")
-    assert outcome(check) == unmeasured("'talk': a value of event.Kind, a table the SQL does not read, and no "
-                                        "table it reads holds event's key")
+    assert_outcome(check, unmeasured("'talk': a value of event.Kind, a table the SQL does not read, and no "
+                                     "table it reads holds event's key"), snapshot)
     # a near spelling in the other table is no evidence
     check = qf(shop, cache_dir, "Show the orders of customers from Brazill.", "SELECT OrderId FROM orders")
-    assert outcome(check) == unmeasured("'Brazill': a value of customer.Country, a table the SQL does not read")
+    assert_outcome(check, unmeasured("'Brazill': a value of customer.Country, a table the SQL does not read"), snapshot)
 
 
-def test_question_filters_two_values_of_one_column_are_one_filter(shop, cache_dir):
+def test_question_filters_two_values_of_one_column_are_one_filter(shop, cache_dir, snapshot):
     question = "Show the customers from Brazil or Canada."
     check = qf(shop, cache_dir, question, "SELECT Name FROM customer WHERE Country IN ('Brazil', 'Canada')")
-    assert outcome(check) == measured("'Brazil', 'Canada' (customer.Country) filtered by 'Brazil'")
+    assert_outcome(check, measured("'Brazil', 'Canada' (customer.Country) filtered by 'Brazil'"), snapshot)
     check = qf(shop, cache_dir, question, "SELECT Name FROM customer")
-    assert outcome(check) == value_missing("Brazil', 'Canada", "customer.Country")
+    assert_outcome(check, value_missing("Brazil', 'Canada", "customer.Country"), snapshot)
 
 
-def test_question_filters_values_of_two_columns_are_two_filters(shop, cache_dir):
+def test_question_filters_values_of_two_columns_are_two_filters(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, "Show the customers from Brazil in Rio.", "SELECT Name FROM customer")
-    problems = ["the question names 'Brazil' (customer.Country) but the SQL has no filter on it",
-                "the question names 'Rio' (customer.City) but the SQL has no filter on it"]
-    assert check.fired is True and check.detail == "; ".join(problems)
-    assert check.evidence == {"findings": [
-        {"kind": "value", "words": "'Brazil'", "expected": "a filter on customer.Country", "sql": None,
-         "problem": problems[0]},
-        {"kind": "value", "words": "'Rio'", "expected": "a filter on customer.City", "sql": None,
-         "problem": problems[1]}], "measured": [], "not_measured": []}
-    assert check.terms == {"complete": 0.0}
+    assert_outcome(check, (True, False, {"findings": [
+        found("value", "'Brazil'", "a filter on customer.Country", None),
+        found("value", "'Rio'", "a filter on customer.City", None)], "measured": [], "not_measured": []},
+        {"complete": 0.0}), snapshot)
     check = qf(shop, cache_dir, "Show the customers from Brazil in Paris.",
                "SELECT Name FROM customer WHERE City = 'Paris'")
-    assert outcome(check) == value_missing("Brazil", "customer.Country",
-                                           measured=("'Paris' (customer.City) filtered by 'Paris'",))
+    assert_outcome(check, value_missing("Brazil", "customer.Country",
+                                        measured=("'Paris' (customer.City) filtered by 'Paris'",)), snapshot)
     assert check.terms == {"complete": 0.5}
     # every customer in Rio is in Brazil: the city's filter already holds the country's
     check = qf(shop, cache_dir, "Show the customers from Brazil in Rio.",
                "SELECT Name FROM customer WHERE City = 'Rio'")
-    assert outcome(check) == measured("'Rio' (customer.City) filtered by 'Rio'", not_measured=(
-        "'Brazil' (customer.Country): every row the SQL reads already holds it (adding the filter changes nothing)",))
+    assert_outcome(check, measured("'Rio' (customer.City) filtered by 'Rio'", not_measured=(
+        "'Brazil' (customer.Country): every row the SQL reads already holds it (adding the filter changes nothing)",)),
+                   snapshot)
 
 
-def test_question_filters_the_longest_run_that_names_a_value_uses_its_words(shop, cache_dir):
+def test_question_filters_the_longest_run_that_names_a_value_uses_its_words(shop, cache_dir, snapshot):
     # "Sales" alone is a Department; inside "Sales Managers" it is part of the Title
     check = qf(shop, cache_dir, "Which Sales Managers are there?", "SELECT FirstName FROM employee")
-    assert outcome(check) == value_missing("Sales Managers", "employee.Title")
+    assert_outcome(check, value_missing("Sales Managers", "employee.Title"), snapshot)
     check = qf(shop, cache_dir, "Which employees work in Sales?", "SELECT FirstName FROM employee")
-    assert outcome(check) == value_missing("Sales", "employee.Department")
+    assert_outcome(check, value_missing("Sales", "employee.Department"), snapshot)
 
 
-def test_question_filters_a_filter_that_changes_nothing_is_not_evidence(shop, cache_dir):
+def test_question_filters_a_filter_that_changes_nothing_is_not_evidence(shop, cache_dir, snapshot):
     # every customer's support rep is a Sales Support Agent: adding Title = … keeps the rows
     question = "Which Sales Support Agent has customers in Brazil?"
     agents = "'Sales Support Agent' (employee.Title): every row the SQL reads already holds it " \
              "(adding the filter changes nothing)"
     sql = "SELECT e.FirstName FROM employee e JOIN customer c ON c.SupportRepId = e.EmployeeId"
     check = qf(shop, cache_dir, question, sql + " WHERE c.Country = 'Brazil'")
-    assert outcome(check) == measured("'Brazil' (customer.Country) filtered by 'Brazil'", not_measured=(agents,))
+    assert_outcome(check, measured("'Brazil' (customer.Country) filtered by 'Brazil'", not_measured=(agents,)),
+                   snapshot)
     check = qf(shop, cache_dir, question, sql)
-    assert outcome(check) == value_missing("Brazil", "customer.Country", not_measured=(agents,))
+    assert_outcome(check, value_missing("Brazil", "customer.Country", not_measured=(agents,)), snapshot)
     # every employee is not an agent: the same filter changes the rows
     check = qf(shop, cache_dir, "Which Sales Support Agent is the oldest?", "SELECT FirstName FROM employee")
-    assert outcome(check) == value_missing("Sales Support Agent", "employee.Title")
+    assert_outcome(check, value_missing("Sales Support Agent", "employee.Title"), snapshot)
 
 
-def test_question_filters_a_like_pattern_with_an_underscore_names_the_value(shop, cache_dir):
+def test_question_filters_a_like_pattern_with_an_underscore_names_the_value(shop, cache_dir, snapshot):
     # fold() reads '_' as a space; the pattern's wildcard is kept apart while it folds
     check = qf(shop, cache_dir, BRAZIL, "SELECT Name FROM customer WHERE Country LIKE 'b_a%l'")
-    assert outcome(check) == measured("'Brazil' (customer.Country) filtered by 'b_a%l'")
+    assert_outcome(check, measured("'Brazil' (customer.Country) filtered by 'b_a%l'"), snapshot)
 
 
-def test_question_filters_a_filter_that_changes_nothing_is_tried_on_the_rows_the_sql_reads(shop, cache_dir):
+def test_question_filters_a_filter_that_changes_nothing_is_tried_on_the_rows_the_sql_reads(shop, cache_dir, snapshot):
     question = "Which Sales Support Agent has customers?"
     agents = "'Sales Support Agent' (employee.Title): every row the SQL reads already holds it " \
              "(adding the filter changes nothing)"
@@ -275,35 +300,33 @@ def test_question_filters_a_filter_that_changes_nothing_is_tried_on_the_rows_the
     for sql in (f"SELECT FirstName FROM (SELECT e.FirstName {join})",
                 "SELECT EMPLOYEE.FirstName FROM EMPLOYEE JOIN CUSTOMER ON CUSTOMER.SupportRepId = EMPLOYEE.EmployeeId",
                 f"SELECT e.FirstName {join} ORDER BY c.Age DESC"):
-        assert outcome(qf(shop, cache_dir, question, sql)) == unmeasured(agents), sql
+        assert_outcome(qf(shop, cache_dir, question, sql), unmeasured(agents), snapshot)
     # an empty result cannot show it: the value is missing
     check = qf(shop, cache_dir, question, f"SELECT e.FirstName {join} WHERE c.Age > 1000")
-    assert outcome(check) == value_missing("Sales Support Agent", "employee.Title")
+    assert_outcome(check, value_missing("Sales Support Agent", "employee.Title"), snapshot)
     # nor a truncated one
     answer = vouchsql.check(shop, question, [f"SELECT e.FirstName {join}"], cache_dir=cache_dir, max_rows=5)
     check = {c.name: c for c in answer.checks}["question_filters"]
-    assert outcome(check) == value_missing("Sales Support Agent", "employee.Title")
+    assert_outcome(check, value_missing("Sales Support Agent", "employee.Title"), snapshot)
     answer = vouchsql.check(shop, question, [f"SELECT e.FirstName {join}"], cache_dir=cache_dir, max_rows=20)
     check = {c.name: c for c in answer.checks}["question_filters"]
-    assert outcome(check) == unmeasured(agents)
+    assert_outcome(check, unmeasured(agents), snapshot)
 
 
-def test_question_filters_not_measured_without_a_parse(shop, cache_dir):
+def test_question_filters_not_measured_without_a_parse(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, BRAZIL, "SELEC 1")
-    assert outcome(check) == (False, "not measured: the SQL could not be parsed", {}, {})
+    assert_outcome(check, (False, True, {}, {}), snapshot)
 
 
 # ---------------------------------------------------------------------------------------
 # years and months
 # ---------------------------------------------------------------------------------------
 def year_missing(words: str, year: int) -> tuple:
-    return finding("year", words, f"a filter on the year {year}", None,
-                   f"the question says '{words}' but the SQL has no filter on that year")
+    return finding("year", words, f"a filter on the year {year}", None)
 
 
 def year_other(words: str, year: int, other: str) -> tuple:
-    return finding("year", words, f"a filter on the year {year}", other,
-                   f"the question says '{words}' but the SQL filters the year(s) {other}")
+    return finding("year", words, f"a filter on the year {year}", other)
 
 
 ORDERS = "How many orders were placed {}?"
@@ -358,27 +381,26 @@ COUNT = "SELECT COUNT(*) FROM orders"
      measured("'in March 2022'")),
     ("in November 2022", "WHERE strftime('%Y-%m', OrderDate) = '2022-11'", measured("'in November 2022'")),
     ("in March 2022", "WHERE ShipYear = 2022 AND strftime('%m', OrderDate) = '2022-3'",
-     finding("month", "in March 2022", "2022-03", None,
-             "the question says 'in March 2022' but the SQL has no filter on that month")),
+     finding("month", "in March 2022", "2022-03", None)),
     ("in March 2022", "WHERE OrderDate LIKE '2021-03%' AND ShipYear = 2022",
-     finding("month", "in March 2022", "2022-03", None,
-             "the question says 'in March 2022' but the SQL has no filter on that month")),
+     finding("month", "in March 2022", "2022-03", None)),
     ("in March 2022", "WHERE OrderDate LIKE '2022%'",
-     finding("month", "in March 2022", "2022-03", None,
-             "the question says 'in March 2022' but the SQL has no filter on that month")),
+     finding("month", "in March 2022", "2022-03", None)),
 ])
-def test_question_filters_a_year(shop, cache_dir, when, where, expected):
-    assert outcome(qf(shop, cache_dir, ORDERS.format(when), f"{COUNT} {where}")) == expected
+def test_question_filters_a_year(shop, cache_dir, when, where, expected, snapshot):
+    assert_outcome(qf(shop, cache_dir, ORDERS.format(when), f"{COUNT} {where}"), expected, snapshot)
 
 
-def test_question_filters_a_year_every_row_already_has(shop, cache_dir):
+def test_question_filters_a_year_every_row_already_has(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, "How many events were there in 2019?", "SELECT COUNT(*) FROM event")
-    assert outcome(check) == unmeasured("'there in 2019': every row is from 2019, the filter changes nothing")
+    assert_outcome(check, unmeasured("'there in 2019': every row is from 2019, the filter changes nothing"), snapshot)
     # one column read holds only 2019, another more: the filter may change something
     check = qf(shop, cache_dir, "How many orders were placed before 2022?", "SELECT COUNT(*) FROM orders o, event e")
-    assert outcome(check) == unmeasured("'placed before 2022': a date column the SQL reads holds only such years")
+    assert_outcome(check, unmeasured("'placed before 2022': a date column the SQL reads holds only such years"),
+                   snapshot)
     check = qf(shop, cache_dir, "How many orders were placed before 2020?", "SELECT COUNT(*) FROM orders o, event e")
-    assert outcome(check) == unmeasured("'placed before 2020': a date column the SQL reads holds only such years")
+    assert_outcome(check, unmeasured("'placed before 2020': a date column the SQL reads holds only such years"),
+                   snapshot)
 
 
 @pytest.mark.parametrize("question, sql, expected", [
@@ -398,17 +420,15 @@ def test_question_filters_a_year_every_row_already_has(shop, cache_dir):
     ("How many models were made in 2019?", "SELECT COUNT(*) FROM model",
      unmeasured("'made in 2019': no date column the SQL reads covers 2019")),
 ])
-def test_question_filters_the_date_columns_read(shop, cache_dir, question, sql, expected):
-    assert outcome(qf(shop, cache_dir, question, sql)) == expected
+def test_question_filters_the_date_columns_read(shop, cache_dir, question, sql, expected, snapshot):
+    assert_outcome(qf(shop, cache_dir, question, sql), expected, snapshot)
 
 
 # ---------------------------------------------------------------------------------------
 # comparisons with a number
 # ---------------------------------------------------------------------------------------
 def compared(words: str, op: str, n: str, sql: str | None) -> tuple:
-    problem = (f"the question says '{words}' ({op} {n}) but the SQL has {sql}" if sql else
-               f"the question says '{words}' but the SQL has no such comparison")
-    return finding("comparison", words, f"{op} {n}", sql, problem)
+    return finding("comparison", words, f"{op} {n}", sql)
 
 
 ORDERS_WITH = "Show the orders with a total {}."
@@ -477,8 +497,8 @@ IDS = "SELECT OrderId FROM orders"
     ("of exactly 6", "", unmeasured("'exactly 6'")),
     ("over 1", "", unmeasured("'over 1'")),
 ])
-def test_question_filters_a_comparison(shop, cache_dir, phrase, where, expected):
-    assert outcome(qf(shop, cache_dir, ORDERS_WITH.format(phrase), f"{IDS} {where}")) == expected
+def test_question_filters_a_comparison(shop, cache_dir, phrase, where, expected, snapshot):
+    assert_outcome(qf(shop, cache_dir, ORDERS_WITH.format(phrase), f"{IDS} {where}"), expected, snapshot)
 
 
 NAMES_ = "SELECT Name FROM customer"
@@ -501,8 +521,8 @@ NAMES_ = "SELECT Name FROM customer"
     ("Show everything above 6 in the order table.", IDS, unmeasured("'above 6'")),
     ("Show the orders whose ship year is above 6.", IDS, unmeasured("'above 6'")),
 ])
-def test_question_filters_a_missing_comparison(shop, cache_dir, question, sql, expected):
-    assert outcome(qf(shop, cache_dir, question, sql)) == expected
+def test_question_filters_a_missing_comparison(shop, cache_dir, question, sql, expected, snapshot):
+    assert_outcome(qf(shop, cache_dir, question, sql), expected, snapshot)
 
 
 # ---------------------------------------------------------------------------------------
@@ -513,9 +533,8 @@ NAMES = "SELECT Name FROM customer"
 
 
 def columns_compared(words: str, op: str, expected: str, sql: str | None) -> tuple:
-    problem = (f"the question says '{words}' ({op}) but the SQL has {sql}" if sql else
-               f"the question says '{words}' but the SQL does not compare {expected.replace(f' {op} ', ' with ')}")
-    return finding("column_comparison", words, expected, sql, problem)
+    assert f" {op} " in expected  # the operator asked is the expected comparison's
+    return finding("column_comparison", words, expected, sql)
 
 
 @pytest.mark.parametrize("left, right, where, expected", [
@@ -552,26 +571,25 @@ def columns_compared(words: str, op: str, expected: str, sql: str | None) -> tup
     ("Credit is less than", "Foo", "", "nothing"),
     ("Foo is less than", "CreditLimit", "", "nothing"),
 ])
-def test_question_filters_a_column_compared_with_another(shop, cache_dir, left, right, where, expected):
+def test_question_filters_a_column_compared_with_another(shop, cache_dir, left, right, where, expected, snapshot):
     question = CREDIT.format(left, right)
     words = question.removesuffix(".")
     check = qf(shop, cache_dir, question, f"{NAMES} {where}")
     if expected == "measured":
-        assert outcome(check) == measured(f"'{words}'")
+        assert_outcome(check, measured(f"'{words}'"), snapshot)
     elif expected == "unmeasured":
-        assert outcome(check) == unmeasured(f"'{words}'")
+        assert_outcome(check, unmeasured(f"'{words}'"), snapshot)
     elif expected == "nothing":
-        assert outcome(check) == (False, NONE_READ, {"measured": [], "not_measured": []}, {})
+        assert_outcome(check, unmeasured(), snapshot)
     else:
-        assert outcome(check) == columns_compared(words, *expected)
+        assert_outcome(check, columns_compared(words, *expected), snapshot)
 
 
 # ---------------------------------------------------------------------------------------
 # ids
 # ---------------------------------------------------------------------------------------
 def id_missing(words: str, column: str, value: str, **kw) -> tuple:
-    return finding("id", words, f"{column} = {value}", None,
-                   f"the question names {column} {value} but the SQL has no filter on it", **kw)
+    return finding("id", words, f"{column} = {value}", None, **kw)
 
 
 @pytest.mark.parametrize("question, sql, expected", [
@@ -587,15 +605,15 @@ def id_missing(words: str, column: str, value: str, **kw) -> tuple:
     ("Show the order with EmployeeId 7.", "SELECT * FROM orders WHERE OrderId = 8",
      unmeasured("'EmployeeId 7': no table the SQL reads has EmployeeId")),
 ])
-def test_question_filters_an_id(shop, cache_dir, question, sql, expected):
-    assert outcome(qf(shop, cache_dir, question, sql)) == expected
+def test_question_filters_an_id(shop, cache_dir, question, sql, expected, snapshot):
+    assert_outcome(qf(shop, cache_dir, question, sql), expected, snapshot)
 
 
-def test_question_filters_two_ids(shop, cache_dir):
+def test_question_filters_two_ids(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, "Show the orders OrderId 7 and CustomerId 8.", "SELECT * FROM orders WHERE OrderId = 7")
-    assert outcome(check) == id_missing("CustomerId 8", "CustomerId", "8", measured=("'OrderId 7'",))
+    assert_outcome(check, id_missing("CustomerId 8", "CustomerId", "8", measured=("'OrderId 7'",)), snapshot)
     check = qf(shop, cache_dir, "Show the orders OrderId 7 and OrderId 8.", "SELECT * FROM orders WHERE OrderId = 8")
-    assert outcome(check) == id_missing("OrderId 7", "OrderId", "7", measured=("'OrderId 8'",))
+    assert_outcome(check, id_missing("OrderId 7", "OrderId", "7", measured=("'OrderId 8'",)), snapshot)
 
 
 # ---------------------------------------------------------------------------------------
@@ -608,60 +626,54 @@ BY_TOTAL = "SELECT * FROM orders ORDER BY Total DESC"
 @pytest.mark.parametrize("question, tail, expected", [
     (TOP, "LIMIT 5", measured("'top 5'")),
     (TOP, "LIMIT 5 OFFSET 0", measured("'top 5'")),
-    (TOP, "LIMIT 4", finding("rows", "top 5", "5 row(s)", "LIMIT 4",
-                             "the question asks for 5 row(s) ('top 5') but the SQL has LIMIT 4")),
-    (TOP, "LIMIT 6", finding("rows", "top 5", "5 row(s)", "LIMIT 6",
-                             "the question asks for 5 row(s) ('top 5') but the SQL has LIMIT 6")),
-    (TOP, "LIMIT 5 OFFSET 5", finding("rows", "top 5", "the first 5 row(s)", "OFFSET 5",
-                                      "the question asks for the first 5 row(s) but the SQL skips 5")),
-    (TOP, "LIMIT 5 OFFSET 1", finding("rows", "top 5", "the first 5 row(s)", "OFFSET 1",
-                                      "the question asks for the first 5 row(s) but the SQL skips 1")),
+    (TOP, "LIMIT 4", finding("rows", "top 5", "5 row(s)", "LIMIT 4")),
+    (TOP, "LIMIT 6", finding("rows", "top 5", "5 row(s)", "LIMIT 6")),
+    (TOP, "LIMIT 5 OFFSET 5", finding("rows", "top 5", "the first 5 row(s)", "OFFSET 5")),
+    (TOP, "LIMIT 5 OFFSET 1", finding("rows", "top 5", "the first 5 row(s)", "OFFSET 1")),
     ("Show the second top 5 orders by total.", "LIMIT 5 OFFSET 5", measured("'top 5'")),
     (TOP, "", unmeasured("'top 5': the SQL has no LIMIT")),
     (TOP, "LIMIT (SELECT 5)", unmeasured("'top 5': the SQL has no LIMIT")),
 ])
-def test_question_filters_how_many_rows(shop, cache_dir, question, tail, expected):
-    assert outcome(qf(shop, cache_dir, question, f"{BY_TOTAL} {tail}")) == expected
+def test_question_filters_how_many_rows(shop, cache_dir, question, tail, expected, snapshot):
+    assert_outcome(qf(shop, cache_dir, question, f"{BY_TOTAL} {tail}"), expected, snapshot)
 
 
 @pytest.mark.parametrize("tail, expected", [
     ("LIMIT 1", measured("'the customer with the highest'")),
-    ("LIMIT 1 OFFSET 1", finding("rows", "the customer with the highest", "the first 1 row(s)", "OFFSET 1",
-                                 "the question asks for the first 1 row(s) but the SQL skips 1")),
-    ("LIMIT 3", finding("rows", "the customer with the highest", "1 row(s)", "LIMIT 3",
-                        "the question asks for 1 row(s) ('the customer with the highest') but the SQL has LIMIT 3")),
+    ("LIMIT 1 OFFSET 1", finding("rows", "the customer with the highest", "the first 1 row(s)", "OFFSET 1")),
+    ("LIMIT 3", finding("rows", "the customer with the highest", "1 row(s)", "LIMIT 3")),
 ])
-def test_question_filters_the_one_row_a_superlative_asks_for(shop, cache_dir, tail, expected):
+def test_question_filters_the_one_row_a_superlative_asks_for(shop, cache_dir, tail, expected, snapshot):
     check = qf(shop, cache_dir, "Show the customer with the highest credit.",
                f"SELECT Name FROM customer ORDER BY Credit DESC {tail}")
-    assert outcome(check) == expected
+    assert_outcome(check, expected, snapshot)
 
 
 @pytest.mark.parametrize("sql", [
     "SELECT * FROM (SELECT * FROM orders ORDER BY Total DESC LIMIT 5) UNION SELECT * FROM orders",
     "SELECT * FROM orders UNION SELECT * FROM orders LIMIT 5",
 ])
-def test_question_filters_rows_of_a_union_are_not_measured(shop, cache_dir, sql):
-    assert outcome(qf(shop, cache_dir, TOP, sql)) == unmeasured("'top 5'")
+def test_question_filters_rows_of_a_union_are_not_measured(shop, cache_dir, sql, snapshot):
+    assert_outcome(qf(shop, cache_dir, TOP, sql), unmeasured("'top 5'"), snapshot)
 
 
 # ---------------------------------------------------------------------------------------
 # the SQL quoted in a finding: 160 characters at most
 # ---------------------------------------------------------------------------------------
-def test_question_filters_quotes_at_most_160_characters(shop, cache_dir):
+def test_question_filters_quotes_at_most_160_characters(shop, cache_dir, snapshot):
     question = "Show the orders with a total over 20."
     # 160 characters as written back: quoted whole
     zeros = ", ".join(["0"] * 44)
     check = qf(shop, cache_dir, question, f"{IDS} WHERE COALESCE(Total, {zeros}) >= 20")
     written = f"COALESCE(orders.total, {zeros}) >= 20"
     assert len(written) == 160
-    assert outcome(check) == compared("over 20", ">", "20", written)
+    assert_outcome(check, compared("over 20", ">", "20", written), snapshot)
     # 161: cut to 157 and an ellipsis
     zeros = ", ".join(["0"] * 46)
     check = qf(shop, cache_dir, question, f"SELECT o.OrderId FROM orders o WHERE COALESCE(o.Total, {zeros}) >= 20")
     written = f"COALESCE(o.total, {zeros}) >= 20"
     assert len(written) == 161
-    assert outcome(check) == compared("over 20", ">", "20", written[:157] + "...")
+    assert_outcome(check, compared("over 20", ">", "20", written[:157] + "..."), snapshot)
 
 
 # ---------------------------------------------------------------------------------------
@@ -681,56 +693,52 @@ def test_question_filters_quotes_at_most_160_characters(shop, cache_dir):
     "Ship Mode",  # a table of two words, singular
     "Orders'",  # a table, as named (its singular is no other word)
 ])
-def test_question_filters_words_that_name_the_schema_are_no_value(tmp_path, cache_dir, words):
+def test_question_filters_words_that_name_the_schema_are_no_value(tmp_path, cache_dir, words, snapshot):
     # event.Kind holds each of these words, but the question names the schema with them. A
     # database of its own: the schema's names are built once per database (Profile.memo), so
     # each case must build them for a mutant of _schema_names to be run against it.
     check = qf(shop_db(tmp_path / "shop.sqlite"), cache_dir, f"How many {words} events are there?",
                "SELECT COUNT(*) FROM event")
-    assert outcome(check) == (False, NONE_READ, {"measured": [], "not_measured": []}, {})
+    assert_outcome(check, unmeasured(), snapshot)
 
 
-def test_question_filters_a_word_that_names_no_schema_is_a_value(shop, cache_dir):
+def test_question_filters_a_word_that_names_no_schema_is_a_value(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, "How many Talk events are there?", "SELECT COUNT(*) FROM event")
-    assert outcome(check) == value_missing("Talk", "event.Kind")
+    assert_outcome(check, value_missing("Talk", "event.Kind"), snapshot)
 
 
 # ---------------------------------------------------------------------------------------
 # the check as a whole
 # ---------------------------------------------------------------------------------------
-def test_question_filters_a_key_is_an_id_column_whatever_its_name(shop, cache_dir):
+def test_question_filters_a_key_is_an_id_column_whatever_its_name(shop, cache_dir, snapshot):
     question = "Show the product with Sku 12."
-    assert outcome(qf(shop, cache_dir, question, "SELECT * FROM product")) == id_missing("Sku 12", "Sku", "12")
-    assert outcome(qf(shop, cache_dir, question, "SELECT * FROM product WHERE Sku = 12")) == measured("'Sku 12'")
+    assert_outcome(qf(shop, cache_dir, question, "SELECT * FROM product"), id_missing("Sku 12", "Sku", "12"), snapshot)
+    assert_outcome(qf(shop, cache_dir, question, "SELECT * FROM product WHERE Sku = 12"), measured("'Sku 12'"),
+                   snapshot)
 
 
-def test_question_filters_every_filter_measured_is_listed(shop, cache_dir):
+def test_question_filters_every_filter_measured_is_listed(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, "Show the customers from Brazil in Paris.",
                "SELECT Name FROM customer WHERE City = 'Paris' AND Country = 'Brazil'")
-    assert outcome(check) == measured("'Brazil' (customer.Country) filtered by 'Brazil'",
-                                      "'Paris' (customer.City) filtered by 'Paris'")
+    assert_outcome(check, measured("'Brazil' (customer.Country) filtered by 'Brazil'",
+                                   "'Paris' (customer.City) filtered by 'Paris'"), snapshot)
 
 
-def test_question_filters_reads_the_tree_as_written_where_it_cannot_be_qualified(shop, cache_dir):
+def test_question_filters_reads_the_tree_as_written_where_it_cannot_be_qualified(shop, cache_dir, snapshot):
     # an unknown column: the SQL is read as written
     check = qf(shop, cache_dir, BRAZIL, "SELECT Name FROM customer WHERE Nope = 'Brazil'")
-    assert outcome(check) == measured("'Brazil' (customer.Country) filtered by 'Brazil'")
+    assert_outcome(check, measured("'Brazil' (customer.Country) filtered by 'Brazil'"), snapshot)
     check = qf(shop, cache_dir, BRAZIL, "SELECT Name FROM customer WHERE Nope = 'Canada'")
-    assert outcome(check) == value_missing("Brazil", "customer.Country")
+    assert_outcome(check, value_missing("Brazil", "customer.Country"), snapshot)
 
 
-def test_question_filters_every_kind_at_once(shop, cache_dir):
+def test_question_filters_every_kind_at_once(shop, cache_dir, snapshot):
     question = "Show the top 5 orders of customers from Brazil placed in 2022 with a total over 6."
     sql = ("SELECT o.OrderId FROM orders o JOIN customer c ON c.CustomerId = o.CustomerId "
            "WHERE c.Country = 'Brazil' AND o.ShipYear = 2021 AND o.Total > 6 ORDER BY o.Total DESC LIMIT 5")
     check = qf(shop, cache_dir, question, sql)
-    problem = "the question says 'placed in 2022' but the SQL filters the year(s) 2021"
-    assert check.fired is True and check.detail == problem
-    assert check.evidence == {
-        "findings": [{"kind": "year", "words": "placed in 2022", "expected": "a filter on the year 2022",
-                      "sql": "2021", "problem": problem}],
-        "measured": ["'Brazil' (customer.Country) filtered by 'Brazil'", "'over 6'", "'top 5'"],
-        "not_measured": []}
+    assert_outcome(check, finding("year", "placed in 2022", "a filter on the year 2022", "2021", measured=(
+        "'Brazil' (customer.Country) filtered by 'Brazil'", "'over 6'", "'top 5'")), snapshot)
     assert check.terms == {"complete": 0.75}
 
 
@@ -754,23 +762,23 @@ def test_question_filters_every_kind_at_once(shop, cache_dir):
     ("Show the orders with a total over 6.", f"{IDS} WHERE strftime('%d', OrderDate) + Total > 7",
      compared("over 6", ">", "6", "STRFTIME('%d', orders.orderdate) + orders.total > 7")),
 ])
-def test_question_filters_the_numbers_the_sql_holds(shop, cache_dir, question, sql, expected):
-    assert outcome(qf(shop, cache_dir, question, sql)) == expected
+def test_question_filters_the_numbers_the_sql_holds(shop, cache_dir, question, sql, expected, snapshot):
+    assert_outcome(qf(shop, cache_dir, question, sql), expected, snapshot)
 
 
 @pytest.mark.parametrize("op", [">", ">=", "<", "<="])
-def test_question_filters_any_ordering_comparison_makes_a_missing_one_no_evidence(shop, cache_dir, op):
+def test_question_filters_any_ordering_comparison_makes_a_missing_one_no_evidence(shop, cache_dir, op, snapshot):
     check = qf(shop, cache_dir, "Show the orders with a total over 6.", f"{IDS} WHERE OrderDate {op} date('now')")
-    assert outcome(check) == unmeasured("'over 6'")
+    assert_outcome(check, unmeasured("'over 6'"), snapshot)
 
 
-def test_question_filters_a_value_inside_a_longer_literal(shop, cache_dir):
+def test_question_filters_a_value_inside_a_longer_literal(shop, cache_dir, snapshot):
     # 'Rio' (three characters) inside 'Rio de Janeiro' names it
     check = qf(shop, cache_dir, "Show the customers in Rio.", "SELECT Name FROM customer WHERE City = 'Rio de Janeiro'")
-    assert outcome(check) == measured("'Rio' (customer.City) filtered by 'Rio de Janeiro'")
+    assert_outcome(check, measured("'Rio' (customer.City) filtered by 'Rio de Janeiro'"), snapshot)
     # an empty literal before the one that names the value is passed over
     check = qf(shop, cache_dir, BRAZIL, "SELECT Name FROM customer WHERE Name <> '' AND Country = 'Brazil'")
-    assert outcome(check) == measured("'Brazil' (customer.Country) filtered by 'Brazil'")
+    assert_outcome(check, measured("'Brazil' (customer.Country) filtered by 'Brazil'"), snapshot)
 
 
 AGENTS = "'Sales Support Agent' (employee.Title): every row the SQL reads already holds it " \
@@ -787,17 +795,17 @@ AGENTS = "'Sales Support Agent' (employee.Title): every row the SQL reads alread
     "SELECT e.FirstName FROM employee e JOIN customer c ON c.SupportRepId = e.EmployeeId "
     "WHERE strftime('%Y', c.SignupDate) > '2000'",
 ])
-def test_question_filters_the_probe_filters_every_read_of_the_table(shop, cache_dir, sql):
-    assert outcome(qf(shop, cache_dir, "Which Sales Support Agent has customers?", sql)) == unmeasured(AGENTS)
+def test_question_filters_the_probe_filters_every_read_of_the_table(shop, cache_dir, sql, snapshot):
+    assert_outcome(qf(shop, cache_dir, "Which Sales Support Agent has customers?", sql), unmeasured(AGENTS), snapshot)
 
 
-def test_question_filters_a_truncated_result_is_never_tried(shop, cache_dir):
+def test_question_filters_a_truncated_result_is_never_tried(shop, cache_dir, snapshot):
     # the first five rows are the five Brazilian customers, as the probe's would be: but the
     # result is cut, so the rows after them are unknown
     answer = vouchsql.check(shop, BRAZIL, ["SELECT Name FROM customer ORDER BY Country, CustomerId"],
                             cache_dir=cache_dir, max_rows=5)
     check = {c.name: c for c in answer.checks}["question_filters"]
-    assert outcome(check) == value_missing("Brazil", "customer.Country")
+    assert_outcome(check, value_missing("Brazil", "customer.Country"), snapshot)
 
 
 def _staff_and_clients(pg, rep_of: str) -> str:
@@ -813,35 +821,31 @@ def _staff_and_clients(pg, rep_of: str) -> str:
     return url
 
 
-def test_question_filters_probe_quotes_camel_case_names_on_postgres(pg, tmp_path):
+def test_question_filters_probe_quotes_camel_case_names_on_postgres(pg, tmp_path, snapshot):
     url = _staff_and_clients(pg, "2 + i % 2")  # every client's rep is a Sales Agent
     answer = vouchsql.check(url, "Which Sales Agent looks after the clients?",
                             ['SELECT s."Name" FROM "Client" c JOIN "Staff" s ON c."RepId" = s."StaffId"'],
                             cache_dir=str(tmp_path / "cache"))
     check = {c.name: c for c in answer.checks}["question_filters"]
-    assert outcome(check) == unmeasured("'Sales Agent' (Staff.Title): every row the SQL reads already holds it "
-                                        "(adding the filter changes nothing)")
+    assert_outcome(check, unmeasured("'Sales Agent' (Staff.Title): every row the SQL reads already holds it "
+                                     "(adding the filter changes nothing)"), snapshot)
 
 
-def test_question_filters_a_query_that_cannot_be_qualified_is_never_tried(shop, cache_dir):
+def test_question_filters_a_query_that_cannot_be_qualified_is_never_tried(shop, cache_dir, snapshot):
     # rowid is no column of the catalogue: qualify fails, so the probe is not built
     check = qf(shop, cache_dir, "Which Sales Support Agent has customers?",
                "SELECT e.FirstName FROM employee e JOIN customer c ON c.SupportRepId = e.EmployeeId WHERE c.rowid > 0")
-    assert outcome(check) == value_missing("Sales Support Agent", "employee.Title")
+    assert_outcome(check, value_missing("Sales Support Agent", "employee.Title"), snapshot)
 
 
-def test_question_filters_a_value_of_a_table_not_read_leaves_the_next_value_measured(shop, cache_dir):
+def test_question_filters_a_value_of_a_table_not_read_leaves_the_next_value_measured(shop, cache_dir, snapshot):
     # No customer's rep is the Sales Manager: the filter through SupportRepId changes the answer,
     # and Brazil, a value of the table read, is still read after it.
     check = qf(shop, cache_dir, "Which Sales Manager's customers are in Brazil?", "SELECT Name FROM customer")
-    manager = ("the question names 'Sales Manager' (employee.Title) but the SQL reads no employee and does not "
-               "filter customer.SupportRepId on it; with that filter the answer changes")
-    brazil = "the question names 'Brazil' (customer.Country) but the SQL has no filter on it"
-    assert outcome(check) == (True, f"{manager}; {brazil}", {"findings": [
-        {"kind": "value", "words": "'Sales Manager'", "expected": "a filter on employee.Title", "sql": None,
-         "problem": manager},
-        {"kind": "value", "words": "'Brazil'", "expected": "a filter on customer.Country", "sql": None,
-         "problem": brazil}], "measured": [], "not_measured": []}, {"complete": 0.0})
+    assert_outcome(check, (True, False, {"findings": [
+        found("value", "'Sales Manager'", "a filter on employee.Title", None, "customer.SupportRepId"),
+        found("value", "'Brazil'", "a filter on customer.Country", None)], "measured": [], "not_measured": []},
+        {"complete": 0.0}), snapshot)
 
 
 @pytest.mark.parametrize("sql, expected", [
@@ -852,83 +856,82 @@ def test_question_filters_a_value_of_a_table_not_read_leaves_the_next_value_meas
      measured("'Sales Agents' (employee.Title) filtered by 'Sales Agents'")),
     ("SELECT COUNT(*) FROM employee", value_missing("Sales Agents", "employee.Title")),
 ])
-def test_question_filters_a_quoted_value_found_by_its_words(shop, cache_dir, sql, expected):
-    assert outcome(qf(shop, cache_dir, 'How many "Sales Agents" are there?', sql)) == expected
+def test_question_filters_a_quoted_value_found_by_its_words(shop, cache_dir, sql, expected, snapshot):
+    assert_outcome(qf(shop, cache_dir, 'How many "Sales Agents" are there?', sql), expected, snapshot)
 
 
-def test_question_filters_a_filter_on_the_column_for_another_value_is_not_tried(shop, cache_dir):
+def test_question_filters_a_filter_on_the_column_for_another_value_is_not_tried(shop, cache_dir, snapshot):
     # every customer in Rio is in Brazil, but the SQL's condition on Country names another value
     check = qf(shop, cache_dir, "Show the customers from Brazil in Rio.",
                "SELECT Name FROM customer WHERE Country <> 'Canada' AND City = 'Rio'")
-    assert outcome(check) == finding(
+    assert_outcome(check, finding(
         "value", "'Brazil'", "a filter on customer.Country for 'Brazil'", "customer.country <> 'Canada'",
-        "the question names 'Brazil' (customer.Country) but the SQL filters customer.country <> 'Canada'",
-        measured=("'Rio' (customer.City) filtered by 'Rio'",))
+        measured=("'Rio' (customer.City) filtered by 'Rio'",)), snapshot)
 
 
-def test_question_filters_a_pattern_is_not_read_as_another_value(shop, cache_dir):
+def test_question_filters_a_pattern_is_not_read_as_another_value(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, BRAZIL, "SELECT Name FROM customer WHERE Country LIKE 'C_nada'")
-    assert outcome(check) == unmeasured("'Brazil': the SQL filters customer.country LIKE 'C_nada'")
+    assert_outcome(check, unmeasured("'Brazil': the SQL filters customer.country LIKE 'C_nada'"), snapshot)
 
 
-def test_question_filters_a_value_named_twice_is_one_filter(shop, cache_dir):
+def test_question_filters_a_value_named_twice_is_one_filter(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, "Show the customers from Brazil, yes Brazil.", "SELECT Name FROM customer")
-    assert outcome(check) == value_missing("Brazil", "customer.Country")
+    assert_outcome(check, value_missing("Brazil", "customer.Country"), snapshot)
 
 
-def test_question_filters_a_column_named_like_an_id_is_an_id_column(shop, cache_dir):
+def test_question_filters_a_column_named_like_an_id_is_an_id_column(shop, cache_dir, snapshot):
     # SupportRepId is no key: its name makes it an id
     question = "Show the customers with SupportRepId 3."
-    assert outcome(qf(shop, cache_dir, question, NAMES)) == id_missing("SupportRepId 3", "SupportRepId", "3")
-    assert outcome(qf(shop, cache_dir, question, f"{NAMES} WHERE SupportRepId = 3")) == measured("'SupportRepId 3'")
+    assert_outcome(qf(shop, cache_dir, question, NAMES), id_missing("SupportRepId 3", "SupportRepId", "3"), snapshot)
+    assert_outcome(qf(shop, cache_dir, question, f"{NAMES} WHERE SupportRepId = 3"), measured("'SupportRepId 3'"),
+                   snapshot)
 
 
-def test_question_filters_no_part_of_a_value_found_is_read_again(shop, cache_dir):
+def test_question_filters_no_part_of_a_value_found_is_read_again(shop, cache_dir, snapshot):
     # 'Support Agent' is a Department too, but here it is the end of the Title named
     check = qf(shop, cache_dir, "Which Sales Support Agent is the oldest?", "SELECT FirstName FROM employee")
-    assert outcome(check) == value_missing("Sales Support Agent", "employee.Title")
+    assert_outcome(check, value_missing("Sales Support Agent", "employee.Title"), snapshot)
     check = qf(shop, cache_dir, "Which employees are in Support Agent?", "SELECT FirstName FROM employee")
-    assert outcome(check) == value_missing("Support Agent", "employee.Department")
+    assert_outcome(check, value_missing("Support Agent", "employee.Department"), snapshot)
 
 
-def test_question_filters_values_of_the_tables_the_question_names(shop, cache_dir):
+def test_question_filters_values_of_the_tables_the_question_names(shop, cache_dir, snapshot):
     # employee is neither read nor a neighbour of launch: the question's 'employees' adds it to the index
     check = qf(shop, cache_dir, "Show the launches of the Sales employees.", "SELECT LaunchId FROM launch")
-    assert outcome(check) == unmeasured("'Sales': a value of employee.Department, a table the SQL does not read, "
-                                        "and no table it reads holds employee's key")
+    assert_outcome(check, unmeasured("'Sales': a value of employee.Department, a table the SQL does not read, "
+                                     "and no table it reads holds employee's key"), snapshot)
 
 
-def test_question_filters_a_value_held_by_two_columns_names_both(shop, cache_dir):
+def test_question_filters_a_value_held_by_two_columns_names_both(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, "How many Talk events are there?", "SELECT COUNT(*) FROM event, launch")
-    assert outcome(check) == value_missing("Talk", "event.Kind, launch.Note")
+    assert_outcome(check, value_missing("Talk", "event.Kind, launch.Note"), snapshot)
 
 
-def test_question_filters_a_value_filtered_by_its_key_leaves_the_next_measured(shop, cache_dir):
+def test_question_filters_a_value_filtered_by_its_key_leaves_the_next_measured(shop, cache_dir, snapshot):
     check = qf(shop, cache_dir, "Which Sales Support Agent has customers in Brazil?",
                "SELECT e.FirstName FROM employee e JOIN customer c ON c.SupportRepId = e.EmployeeId "
                "WHERE e.EmployeeId = 3")
-    assert outcome(check) == value_missing("Brazil", "customer.Country", measured=(
-        "'Sales Support Agent': the SQL filters on the key instead (e.employeeid = 3)",))
+    assert_outcome(check, value_missing("Brazil", "customer.Country", measured=(
+        "'Sales Support Agent': the SQL filters on the key instead (e.employeeid = 3)",)), snapshot)
 
 
 def test_question_filters_a_probe_that_fails_is_not_evidence_the_filter_changes_nothing(shop, cache_dir,
-                                                                                          monkeypatch):
+                                                                                          monkeypatch, snapshot):
     question = "Which Sales Support Agent has customers?"
     sql = "SELECT e.FirstName FROM employee e JOIN customer c ON c.SupportRepId = e.EmployeeId"
     answer = vouchsql.check(shop, question, [sql], cache_dir=cache_dir)
     check = {c.name: c for c in answer.checks}["question_filters"]
-    assert outcome(check) == unmeasured(AGENTS)
+    assert_outcome(check, unmeasured(AGENTS), snapshot)
     # the profile and the values are cached now; the checks' probes alone are not run
     monkeypatch.setattr(checks_base, "CHECK_BUDGET", Budget(queries=0))
     answer = vouchsql.check(shop, question, [sql], cache_dir=cache_dir)
     check = {c.name: c for c in answer.checks}["question_filters"]
-    assert outcome(check) == value_missing("Sales Support Agent", "employee.Title")
+    assert_outcome(check, value_missing("Sales Support Agent", "employee.Title"), snapshot)
 
 
 # -- a value only a table the SQL does not read holds: the filter through the key -----------------
 BRAZIL_ORDERS = "Show the orders of customers from Brazil."
-THROUGH_ORDERS = ("the question names 'Brazil' (customer.Country) but the SQL reads no customer and does not "
-                  "filter orders.CustomerId on it; with that filter the answer changes")
+THROUGH = "orders.CustomerId"  # the key the filter goes through, which the problem names
 
 
 @pytest.mark.parametrize("sql", [
@@ -939,9 +942,9 @@ THROUGH_ORDERS = ("the question names 'Brazil' (customer.Country) but the SQL re
     # a condition on the key with no constant is no filter on it
     "SELECT OrderId FROM orders WHERE CustomerId IS NOT NULL",
 ])
-def test_question_filters_through_the_key_of_an_unread_table(shop, cache_dir, sql):
-    assert outcome(qf(shop, cache_dir, BRAZIL_ORDERS, sql)) == finding(
-        "value", "'Brazil'", "a filter on customer.Country", None, THROUGH_ORDERS)
+def test_question_filters_through_the_key_of_an_unread_table(shop, cache_dir, sql, snapshot):
+    assert_outcome(qf(shop, cache_dir, BRAZIL_ORDERS, sql), finding(
+        "value", "'Brazil'", "a filter on customer.Country", None, names=(THROUGH,)), snapshot)
 
 
 def test_question_filters_a_singular_match_in_an_unread_table_counts(shop, cache_dir):
@@ -949,19 +952,18 @@ def test_question_filters_a_singular_match_in_an_unread_table_counts(shop, cache
     assert check.fired and check.evidence["findings"][0]["words"] == "'Sales Managers'"
 
 
-def test_question_filters_a_cut_answer_is_not_tried_through_the_key(shop, cache_dir):
+def test_question_filters_a_cut_answer_is_not_tried_through_the_key(shop, cache_dir, snapshot):
     answer = vouchsql.check(shop, BRAZIL_ORDERS, ["SELECT OrderId FROM orders ORDER BY OrderId"], cache_dir=cache_dir,
                             max_rows=5)
     check = {c.name: c for c in answer.checks}["question_filters"]
-    assert outcome(check) == unmeasured("'Brazil': a value of customer.Country, a table the SQL does not read "
-                                        "(the filter through its key could not be tried)")
+    assert_outcome(check, unmeasured("'Brazil': a value of customer.Country, a table the SQL does not read "
+                                     "(the filter through its key could not be tried)"), snapshot)
 
 
-def test_question_filters_through_the_key_quotes_camel_case_names_on_postgres(pg, tmp_path):
+def test_question_filters_through_the_key_quotes_camel_case_names_on_postgres(pg, tmp_path, snapshot):
     url = _staff_and_clients(pg, "1 + i % 3")  # a third of the clients are the General Manager's
     answer = vouchsql.check(url, "Which clients does the General Manager look after?", ['SELECT "ClientId" FROM "Client"'],
                             cache_dir=str(tmp_path / "cache"))
     check = {c.name: c for c in answer.checks}["question_filters"]
-    problem = ("the question names 'General Manager' (Staff.Title) but the SQL reads no Staff and does not filter "
-               "Client.RepId on it; with that filter the answer changes")
-    assert outcome(check) == finding("value", "'General Manager'", "a filter on Staff.Title", None, problem)
+    assert_outcome(check, finding("value", "'General Manager'", "a filter on Staff.Title", None,
+                                  names=("Client.RepId",)), snapshot)
