@@ -90,7 +90,7 @@ SLOW_MODULES = {
     "test_ask_cli", "test_ies_paper", "test_eval_confidence", "test_eval_choices", "test_eval_premise",
     "test_premise_paper", "test_planted", "test_profile", "test_readonly", "test_agreement", "test_sets_generate",
     "test_lazy_profile", "test_startup_imports", "test_import_graph", "test_llm", "test_demo", "test_cli_basic",
-    "test_check_cli", "test_retrieval", "test_unjoined_table", "test_required_services",
+    "test_check_cli", "test_retrieval", "test_unjoined_table", "test_required_services", "test_probe_replay",
 }
 
 

@@ -22,12 +22,10 @@ from vouchsql.sql.inspect import inspect_sql
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "vouchsql"
 
-# What a check may read from ``ctx.db`` (not a query: how the engine writes SQL and names, the
-# settings), and the one call that hands the database on: naming the physical table behind a
-# logical one of a semantic model, which reads the catalogue, never the data.
-ALLOWED_DB_ATTRIBUTES = {"dialect", "config", "engine", "table_sql"}
-ALLOWED_DB_PASSES = {("checks/verified_query.py", "logical_sql"), ("checks/base.py", "Probe"),
-                     ("choices/base.py", "Probe")}
+# A check or a detector reads nothing from ``ctx.db`` itself (the dialect, the engine, the
+# settings and table names come from the probe too); the database is handed only to the probe.
+ALLOWED_DB_ATTRIBUTES: set[str] = set()
+ALLOWED_DB_PASSES = {("checks/base.py", "Probe"), ("choices/base.py", "Probe")}
 ENGINE_METHODS = {"query", "execute", "_run", "profile_for"}  # of a Database
 ENGINE_FUNCTIONS = {"key_overlap", "value_index", "connect"}  # that take one
 
@@ -135,7 +133,9 @@ def test_facts_without_a_database_and_recorded_from_one(small):
         assert live.count(_count("b").where("c IS NULL"), "nulls") == 1
         got = live.result(exp.select("c").from_("b").where("c < 2").order_by("c"), "low")
         assert got is not None and got.rows == [[0], [1]]
-        assert live.recorded == {"nulls": 1, "low": [[0], [1]]}
+        assert {k: live.recorded[k] for k in ("nulls", "low", "dialect", "engine")} == {
+            "nulls": 1, "low": [[0], [1]], "dialect": "sqlite", "engine": "sqlite"}
+        assert live.recorded["rows:SELECT COUNT(*) FROM b WHERE c IS NULL"] == [[1]]
         replay = Probe(None, db.profile(), dialect="duckdb", facts=live.recorded)
         assert replay.dialect == "duckdb"
         assert replay.count(_count("b"), "nulls") == 1

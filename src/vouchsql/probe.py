@@ -17,9 +17,14 @@ reads, from the profile (a table read twice counts twice); a probe may read
 The checks and the detectors each get a probe of their own with a budget of this kind, so
 what one spends never changes what the other finds.
 
-Without a database (``db=None``) a probe answers from ``facts``, a mapping of named facts
-to values (a count) or rows: the SQL-to-SQL goldens of the choice detectors run so, with no
-engine. ``record=True`` keeps every named fact a live probe read, for such a fixture.
+Without a database (``db=None``) a probe answers from ``facts``: a mapping from each fact to
+what the engine gave for it. A fact is keyed by the name its caller gives (the choice
+detectors' ``"nulls"``, ``"cutoff_rows"``…) or else by what was asked (``rows:<SQL>``,
+``run:<SQL>``, ``overlap:<join>``, ``values:<question>``, ``table_sql:<name>``). With
+``record=True`` a live probe keeps every fact it read, and the dialect, engine and settings,
+in ``recorded``: a check run once on a database can be run again from that record with no
+engine, and gives the same result (``tests/test_probe.py`` does so for every check case). The
+SQL-to-SQL goldens of the choice detectors run from named facts the same way.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from .db.base import Database
 from .db.profile import JoinPair, Profile, TableProfile, key_overlap
 from .errors import ProbeSkipped, VouchError
 from .question.values import ValueIndex, value_index
+from .semantic.model import LogicalTable, logical_sql
+from .settings import Config
 from .sql.inspect import table_key
 
 BUDGET_FACTOR = 8
@@ -74,9 +81,11 @@ class Probe:
         self.budget = budget or Budget()
         self.budget_rows = self.budget.rows if self.budget.rows is not None else max(
             BUDGET_FACTOR * rows_read(shown, profile), MIN_BUDGET_ROWS)
-        self._dialect = dialect
         self.facts = facts
-        self.recorded: dict[str, Any] | None = {} if record else None
+        self._dialect = dialect or (facts or {}).get("dialect")
+        self.recorded: dict[str, Any] | None = None
+        if record and db is not None:
+            self.recorded = {"dialect": db.dialect, "engine": db.engine, "config": db.config}
         self.queries = 0
         self.spent_rows = 0
         self.skipped = 0  # queries the budget could not cover
@@ -87,11 +96,42 @@ class Probe:
         return self._dialect or (self.db.dialect if self.db is not None else "sqlite")
 
     @property
+    def engine(self) -> str:
+        return self.db.engine if self.db is not None else str((self.facts or {}).get("engine", "sqlite"))
+
+    @property
+    def config(self) -> Config:
+        """The settings the checks read (``exact_columns``, ``definitions``…)."""
+        if self.db is not None:
+            return self.db.config
+        got = (self.facts or {}).get("config")
+        return got if isinstance(got, Config) else Config()
+
+    def table_sql(self, name: str, schema: str | None = None) -> str:
+        """How the engine writes a table's name (quoted, with its schema outside the default)."""
+        key = f"table_sql:{schema}.{name}"
+        if self.db is None:
+            return str(self._fact(key))
+        out = self.db.table_sql(name, schema)
+        self._keep(key, out)
+        return out
+
+    @property
     def over_budget(self) -> bool:
         return self.queries >= self.budget.queries or self.spent_rows >= self.budget_rows
 
     def sql(self, tree: exp.Expression) -> str:
         return tree.sql(dialect=self.dialect)
+
+    def logical_sql(self, sql: str, tables: list[LogicalTable]) -> str:
+        """A semantic model's SQL over its logical tables, written over the physical ones (the
+        catalogue names them, never the data)."""
+        key = f"logical_sql:{sql}"
+        if self.db is None:
+            return str(self._fact(key))
+        out = logical_sql(sql, tables, self.db)
+        self._keep(key, out)
+        return out
 
     # -- the ledger ------------------------------------------------------------------------
     def _afford(self, cost: int) -> bool:
@@ -117,21 +157,17 @@ class Probe:
         if self.recorded is not None and fact is not None:
             self.recorded[fact] = value
 
-    def _live(self) -> Database:
-        if self.db is None:
-            raise ProbeSkipped("no database to measure on")
-        return self.db
-
     # -- facts -----------------------------------------------------------------------------
     def rows(self, tree: exp.Expression, *, max_rows: int = 1, fact: str | None = None) -> list[tuple[Any, ...]]:
         """The rows of a small query over the data (at most ``max_rows``). Raises
         :class:`~vouchsql.errors.VouchError` when it cannot be read: the engine refused it,
         it ran past the time limit, or the budget did not cover it (:class:`ProbeSkipped`)."""
+        key = fact or f"rows:{self.sql(tree)}"
         if self.db is None:
-            return [tuple(r) for r in self._fact(fact)]
+            return [tuple(r) for r in self._fact(key)]
         self._charge(tree)
         got = self.db.query(self.sql(tree), max_rows=max_rows, timeout=self.db.config.timeout, from_tree=True)
-        self._keep(fact, [list(r) for r in got])
+        self._keep(key, [list(r) for r in got])
         return got
 
     def count(self, tree: exp.Expression, fact: str = "count") -> int | None:
@@ -141,7 +177,7 @@ class Probe:
             value = (self.facts or {}).get(fact)
             return None if value is None else int(value)
         try:
-            got = self.rows(tree)
+            got = self.rows(tree)  # kept as rows:<SQL> too, so a record replays it whole
         except VouchError:
             return None
         value = got[0][0] if got else None
@@ -172,33 +208,45 @@ class Probe:
         caps): an edited copy of the shown tree, or SQL text that goes through the gate (a
         verified query). Never raises: a refusal, an error or a spent budget is the result's
         ``error``."""
+        key = "run:" + (query if isinstance(query, str) else self.sql(query))
         try:
-            db = self._live()
-            tree = db.parse(query) if isinstance(query, str) else query
+            if self.db is None:
+                got = self._fact(key)
+                return got if isinstance(got, Result) else Result.model_validate(got)
+            tree = self.db.parse(query) if isinstance(query, str) else query
             self._charge(tree)
         except VouchError as exc:
             return Result(error=ResultError(kind=exc.kind, message=exc.message))
-        if isinstance(query, str):
-            return db.execute(query)
-        return db.execute(self.sql(query), from_tree=True)
+        out = self.db.execute(query) if isinstance(query, str) else self.db.execute(self.sql(query), from_tree=True)
+        self._keep(key, out)
+        return out
 
     def overlap(self, lt: str, lc: str, rt: str, rc: str) -> JoinPair | None:
         """How many keys an equi-join's two columns share, by the join's own comparison
         (IES eq. 2: :func:`~vouchsql.db.profile.key_overlap`); None when it cannot be read."""
+        key = f"overlap:{lt}.{lc}={rt}.{rc}"
         if self.db is None:
-            return None
+            got = (self.facts or {}).get(key)
+            return got if got is None or isinstance(got, JoinPair) else JoinPair.model_validate(got)
         sides = [self.profile.table(t) for t in (lt, rt)]
         if not self._afford(sum(_side_rows(t, self.db) for t in sides)):
             return None
-        return key_overlap(self.db, self.profile, lt, lc, rt, rc)
+        out = key_overlap(self.db, self.profile, lt, lc, rt, rc)
+        self._keep(key, out)
+        return out
 
     def values(self, question: str | None) -> ValueIndex:
         """The index of the text values the question may name (:func:`~vouchsql.question.values.value_index`):
         read once per connection and bounded by its own limits (columns, distinct values,
-        table size), so it is not charged to the budget; an empty index without a database."""
+        table size), so it is not charged to the budget; without a database, the recorded index
+        (an empty one when none was recorded)."""
+        key = f"values:{question}"
         if self.db is None:
-            return ValueIndex()
-        return value_index(self.db, self.profile, question)
+            got = (self.facts or {}).get(key)
+            return got if isinstance(got, ValueIndex) else ValueIndex()
+        out = value_index(self.db, self.profile, question)
+        self._keep(key, out)
+        return out
 
 
 def _side_rows(table: TableProfile | None, db: Database) -> int:

@@ -81,8 +81,8 @@ class AskedColumns:
         for p in projections:
             if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
                 if not asked.everything:
-                    findings.append({"kind": "star", "column": p.sql(dialect=ctx.db.dialect), "words": "",
-                                     "problem": f"the SQL returns every column ({p.sql(dialect=ctx.db.dialect)}) "
+                    findings.append({"kind": "star", "column": p.sql(dialect=ctx.probe.dialect), "words": "",
+                                     "problem": f"the SQL returns every column ({p.sql(dialect=ctx.probe.dialect)}) "
                                                 f"where the question asks for some"})
                 break
         if outer.args.get("order") is not None and len(projections) >= 2:
@@ -90,7 +90,7 @@ class AskedColumns:
                 p = projections[i]
                 found = self._only_to_order(p, asked)
                 if found is not None:
-                    sql = p.sql(dialect=ctx.db.dialect)
+                    sql = p.sql(dialect=ctx.probe.dialect)
                     why = (f"which the question uses only to order or rank ('{found}')" if found else
                            "a count no word of the question asks to see (it only ranks by it)")
                     findings.append({"kind": "sort_key", "column": sql, "words": found,
@@ -101,7 +101,7 @@ class AskedColumns:
         else:
             got = report(self, False, "every returned column is asked for, or not judged", findings=[], spans=spans)
         # the kind it is with this setting, fired or not, so the JSON says what it would do
-        return got.model_copy(update={"kind": "cap"}) if ctx.db.config.exact_columns else got
+        return got.model_copy(update={"kind": "cap"}) if ctx.probe.config.exact_columns else got
 
     @staticmethod
     def _only_to_order(projection: exp.Expression, asked: Asked) -> str | None:

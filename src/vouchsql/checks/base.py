@@ -4,9 +4,10 @@ A check is a small object with a ``name``, a ``kind`` (``veto``, ``cap`` or ``si
 ``Evidence`` model (:mod:`.evidence`), the score ``feeds`` it measures (``grounded``,
 ``schema``, ``complete``, ``retrieve``; most checks feed none) and ``run(ctx) -> CheckResult``. It reads the context and
 asks the data for facts only through ``ctx.probe`` (:mod:`vouchsql.probe`: one time limit,
-one deterministic budget for all the checks of one answer); it never changes anything and
-never raises for a bad answer (it reports). ``ctx.db`` is there for what is not a query: the
-dialect, the settings, how the engine writes a table's name.
+one deterministic budget for all the checks of one answer), and reads the dialect, the engine,
+the settings and how the engine writes a table's name from it too; it never changes anything
+and never raises for a bad answer (it reports). With ``db=None`` and ``facts`` recorded from a
+live run (``record=True``), every check runs again with no engine and reports the same.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ CHECK_BUDGET = Budget(queries=60)
 @dataclass
 class CheckContext:
     question: str
-    db: Database
+    db: Database | None  # None: the facts come from ``facts`` (a record of a live run)
     profile: Profile
     shown: Candidate
     candidates: list[Candidate]
@@ -51,10 +52,13 @@ class CheckContext:
     judged_claims: list[tuple[str, bool]] | None = None
     cache: dict[str | tuple[Any, ...], Any] = field(default_factory=dict)  # shared by checks within one run
     budget: Budget | None = None  # None: CHECK_BUDGET
-    probe: Probe = field(init=False)  # built from db, profile, tree and budget
+    facts: dict[str, Any] | None = None  # without a database: what a recording probe kept
+    record: bool = False  # keep every fact read in ``probe.recorded``
+    probe: Probe = field(init=False)  # built from db, profile, tree, budget and facts
 
     def __post_init__(self) -> None:
-        self.probe = Probe(self.db, self.profile, budget=self.budget or CHECK_BUDGET, shown=self.tree)
+        self.probe = Probe(self.db, self.profile, budget=self.budget or CHECK_BUDGET, shown=self.tree,
+                           facts=self.facts, record=self.record)
 
     @property
     def result(self) -> Result:

@@ -136,7 +136,7 @@ class DateOnlyBound:
     def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None:
             return unparsed(self)
-        dialect = ctx.db.dialect
+        dialect = ctx.probe.dialect
         findings: list[dict[str, Any]] = []
         not_measured: list[str] = []
         same: list[str] = []

@@ -26,7 +26,7 @@ class DefinitionRule:
 
     def run(self, ctx: CheckContext) -> CheckResult:
         try:
-            defs = definitions_in_effect(ctx.db.config)
+            defs = definitions_in_effect(ctx.probe.config)
         except UserInputError as exc:
             return report(self, False, f"not measured: {exc.message}")
         if defs is None or not defs.rules:

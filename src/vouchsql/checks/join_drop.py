@@ -126,7 +126,7 @@ def _count_rows(ctx: CheckContext, table: exp.Table, conds: list[exp.Expression]
 
 
 def _kept(ctx: CheckContext, select: exp.Select, drive: str, key: str, conds: list[exp.Expression]) -> int | None:
-    probe = reshape(select, [count_distinct(column(drive, key, ctx.db.dialect))], where="drop")
+    probe = reshape(select, [count_distinct(column(drive, key, ctx.probe.dialect))], where="drop")
     if conds:
         probe.set("where", exp.Where(this=exp.and_(*[c.copy() for c in conds])))
     counts = run_counts(ctx, probe)
@@ -180,7 +180,7 @@ class JoinDrop:
             return None  # every row dropped: no scope explains an empty answer
         assert table is not None  # run() found the driving table in the profile
         if joined:
-            return (f"the WHERE filters on the joined rows ({joined[0].sql(dialect=ctx.db.dialect)}), so only "
+            return (f"the WHERE filters on the joined rows ({joined[0].sql(dialect=ctx.probe.dialect)}), so only "
                     f"{table.name} rows with matching rows can answer")
         if _ranks_groups_by_joined_rows(ctx, select, alias.lower()):
             return f"the query ranks {table.name} by its joined rows, highest first; an unmatched row ranks last"
@@ -190,7 +190,7 @@ class JoinDrop:
                 if tried >= MAX_SCOPES:
                     return None
                 tried += 1
-                where = exp.EQ(this=column(alias, cp.name, ctx.db.dialect), expression=exp.Literal.string(value))
+                where = exp.EQ(this=column(alias, cp.name, ctx.probe.dialect), expression=exp.Literal.string(value))
                 inside = _kept(ctx, select, alias, key, joins + own + [where])
                 scope = _count_rows(ctx, drive, own + [where]) if own or table.sampled else count
                 if inside is None or not scope:

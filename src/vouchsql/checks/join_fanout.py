@@ -97,7 +97,7 @@ class JoinFanout:
                 continue
             if star and alias.lower() in entities and counted is not None:
                 continue  # "how many albums" grouped by album: one album per group, by design
-            counts = run_counts(ctx, _probe(select, alias, key, ctx.db.dialect))
+            counts = run_counts(ctx, _probe(select, alias, key, ctx.probe.dialect))
             if not counts or not counts[1]:
                 continue
             rows, distinct = int(counts[0]), int(counts[1])

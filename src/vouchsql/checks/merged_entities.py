@@ -64,7 +64,7 @@ def _merged(ctx: CheckContext, select: exp.Select, col: exp.Column, key: str) ->
     probe = select.copy()
     for arg in ("order", "limit", "offset"):
         probe.set(arg, None)
-    keys = exp.Count(this=exp.Distinct(expressions=[column_ref(col.args.get("table"), key, ctx.db.dialect)]))
+    keys = exp.Count(this=exp.Distinct(expressions=[column_ref(col.args.get("table"), key, ctx.probe.dialect)]))
     probe.set("expressions", [col.copy()])
     having = exp.GT(this=keys, expression=exp.Literal.number(1))
     old = probe.args.get("having")

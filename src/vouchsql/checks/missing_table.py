@@ -26,7 +26,7 @@ class MissingTable:
         missing = [t for t in ctx.inspection.tables if not ctx.profile.has_table(t)]
         folded = _folded_away(ctx)
         if folded and not missing:
-            engine = ctx.db.engine
+            engine = ctx.probe.engine
             how = "lower" if folded[0][2] == "lower" else "upper"
             said = "; ".join(f"{written} is read as {as_read}, and the table is \"{stored}\""
                              for written, stored, _, as_read in folded)
@@ -48,9 +48,9 @@ def _folded_away(ctx: CheckContext) -> list[tuple[str, str, str, str]]:
     holds only ``"Track"``. The profile's lookup is case-blind, so without this the check
     would say the table exists while the engine says it does not. (written, stored, "lower" or
     "upper", as the engine reads it) for each."""
-    if ctx.tree is None or not ctx.db.dialect:
+    if ctx.tree is None or not ctx.probe.dialect:
         return []
-    strategy = Dialect.get_or_raise(ctx.db.dialect).NORMALIZATION_STRATEGY
+    strategy = Dialect.get_or_raise(ctx.probe.dialect).NORMALIZATION_STRATEGY
     if strategy not in (NormalizationStrategy.LOWERCASE, NormalizationStrategy.UPPERCASE):
         return []
     fold = str.lower if strategy is NormalizationStrategy.LOWERCASE else str.upper

@@ -88,7 +88,7 @@ class NullComparison:
     def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None or ctx.inspection is None:
             return unparsed(self)
-        dialect = ctx.db.dialect
+        dialect = ctx.probe.dialect
         never = null_comparisons(ctx.tree, dialect)
         not_measured: list[str] = []
         # The qualified tree names each column's table, so a correlated subquery is told apart

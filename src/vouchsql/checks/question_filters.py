@@ -191,7 +191,7 @@ def _filter_changes_nothing(ctx: CheckContext, raw: set[tuple[str, str, str]]) -
     def condition(table: str, ref: exp.Identifier) -> exp.Expr | None:
         if table not in by_table:
             return None
-        return exp.or_(*[column_ref(ref, col, ctx.db.dialect).isin(*[exp.Literal.string(v) for v in sorted(vals)])
+        return exp.or_(*[column_ref(ref, col, ctx.probe.dialect).isin(*[exp.Literal.string(v) for v in sorted(vals)])
                          for col, vals in sorted(by_table[table].items())])
 
     rows = _rows_with(ctx, condition)
@@ -228,7 +228,7 @@ def _key_rows_hold(ctx: CheckContext, raw: set[tuple[str, str, str]], on_key: ex
         cond = exp.and_(exp.column(key, quoted=True).isin(*[c.copy() for c in constants]),
                         exp.or_(*[exp.column(col, quoted=True).isin(*[exp.Literal.string(v) for v in sorted(vals)])
                                   for col, vals in sorted(columns.items())]))
-        probe = (exp.select(exp.Literal.number(1)).from_(exp.to_table(tp.qualified, dialect=ctx.db.dialect))
+        probe = (exp.select(exp.Literal.number(1)).from_(exp.to_table(tp.qualified, dialect=ctx.probe.dialect))
                  .where(cond).limit(1))
         try:
             if ctx.probe.rows(probe, max_rows=1):
@@ -262,9 +262,9 @@ def _with_link_filter(ctx: CheckContext, link: tuple[str, str, str], table: str,
     read, col, key = link
     target = ctx.profile.table(table)
     assert target is not None  # _link_to found the table
-    dialect = ctx.db.dialect
+    dialect = ctx.probe.dialect
     inner = (exp.select(column_ref(None, key, dialect))
-             .from_(exp.to_table(ctx.db.table_sql(target.name, target.schema_name), dialect=dialect))
+             .from_(exp.to_table(ctx.probe.table_sql(target.name, target.schema_name), dialect=dialect))
              .where(column_ref(None, column, dialect).isin(*[exp.Literal.string(v) for v in values])))
     rows = _rows_with(ctx, lambda t, ref: column_ref(ref, col, dialect).isin(query=inner.copy())
                       if t == read.lower() else None)

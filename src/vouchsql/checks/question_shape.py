@@ -720,7 +720,7 @@ def _counted_twice(ctx: CheckContext, s: exp.Select, scope: Scope, counted: tupl
         probe.set(arg, None)
     probe.set("expressions", [exp.alias_(exp.Count(this=exp.Star()), "vouch_n"),
                               exp.alias_(exp.Count(this=exp.Distinct(
-                                  expressions=[scope.column(alias, key, ctx.db.dialect)])), "vouch_d")])
+                                  expressions=[scope.column(alias, key, ctx.probe.dialect)])), "vouch_d")])
     outer = (exp.select(exp.Literal.number(1))
              .from_(exp.Subquery(this=probe, alias=exp.TableAlias(this=exp.to_identifier("vouch_g"))))
              .where(exp.GT(this=exp.column("vouch_n", "vouch_g"), expression=exp.column("vouch_d", "vouch_g")))

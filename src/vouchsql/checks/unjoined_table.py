@@ -99,7 +99,7 @@ class UnjoinedTable:
             return report(self, False, "not measured: the SQL's columns could not be placed in their tables",
                           unjoined=[])
         found: list[str] = []
-        exempt = _deliberate(ctx.tree, ctx.shown.sql, ctx.db.dialect)
+        exempt = _deliberate(ctx.tree, ctx.shown.sql, ctx.probe.dialect)
         # each table as the SQL writes it (the qualified tree's names are normalised)
         written = {t.alias_or_name.lower(): ".".join(p.name for p in t.parts) for t in ctx.tree.find_all(exp.Table)}
         not_measured = False

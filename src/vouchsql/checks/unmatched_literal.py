@@ -146,7 +146,7 @@ class UnmatchedLiteral:
     def run(self, ctx: CheckContext) -> CheckResult:
         if ctx.tree is None:
             return unparsed(self)
-        dialect = ctx.db.dialect
+        dialect = ctx.probe.dialect
         findings: list[dict[str, Any]] = []
         not_measured: list[str] = []
         same: list[str] = []
@@ -274,7 +274,7 @@ class UnmatchedLiteral:
         """True when some row holds ``text`` as written (by the engine's comparison), else the
         column's candidate values as ``(value, rows)``: the rows equal under ``LOWER(TRIM(…))``
         first, then the most frequent values. None when the engine refuses the probe."""
-        dialect = ctx.db.dialect
+        dialect = ctx.probe.dialect
         table, _ = scope.by_alias[ref.alias.lower()]
         source = table.copy()
         source.set("alias", None)

@@ -18,9 +18,8 @@ from typing import Any
 from ..agreement import results_match
 from ..answer import CheckResult, Result
 from ..definitions import definitions_in_effect
-from ..errors import UserInputError
+from ..errors import UserInputError, VouchError
 from ..question.reading import likeness, read_question
-from ..semantic import logical_sql
 from . import evidence as ev
 from .base import CheckContext, report
 
@@ -35,7 +34,7 @@ class VerifiedQuery:
 
     def run(self, ctx: CheckContext) -> CheckResult:
         try:
-            defs = definitions_in_effect(ctx.db.config)
+            defs = definitions_in_effect(ctx.probe.config)
         except UserInputError as exc:
             return report(self, False, f"not measured: {exc.message}")
         if defs is None or not defs.verified:
@@ -53,7 +52,10 @@ class VerifiedQuery:
         v, alike = best
         said: dict[str, Any] = dict(name=v.name, question=v.question, sql=v.sql, source=v.source or None, strength=alike.strength,
                     differ=list(alike.differ), reading=reading.describe())
-        sql = logical_sql(v.sql, list(defs.logical_tables), ctx.db) if v.logical else v.sql
+        try:
+            sql = ctx.probe.logical_sql(v.sql, list(defs.logical_tables)) if v.logical else v.sql
+        except VouchError as exc:
+            return report(self, False, f"not measured: {exc.message}", **said)
         verified = ctx.probe.run(sql)
         if verified.error is not None:
             return report(self, False, f"not measured: verified query {v.name} no longer runs "
