@@ -24,7 +24,8 @@ from vouchsql import api, schemas  # noqa: E402
 from vouchsql.demo import EXAMPLES  # noqa: E402
 from vouchsql.errors import UserInputError  # noqa: E402
 from vouchsql.server import cli as server_cli  # noqa: E402
-from vouchsql.server.app import LOOPBACK_NAMES, STATIC_DIR, ServerOptions, create_app, is_loopback  # noqa: E402
+from vouchsql.server.access import LOOPBACK_NAMES  # noqa: E402
+from vouchsql.server.app import STATIC_DIR, ServerOptions, create_app, is_loopback  # noqa: E402
 from vouchsql.settings import load_config  # noqa: E402
 
 TOKEN = "t0ken-for-tests-0123456789"

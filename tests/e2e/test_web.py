@@ -21,7 +21,8 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright (Python
 from fakes.browser import browser, serve  # noqa: E402,F401 - the shared fixtures
 from vouchsql import api  # noqa: E402
 from vouchsql.demo import EXAMPLES  # noqa: E402
-from vouchsql.server.app import LOOPBACK_NAMES, ServerOptions, create_app  # noqa: E402
+from vouchsql.server.access import LOOPBACK_NAMES  # noqa: E402
+from vouchsql.server.app import ServerOptions, create_app  # noqa: E402
 from vouchsql.settings import load_config  # noqa: E402
 
 TOKEN = "e2e-token-0123456789abcdef"

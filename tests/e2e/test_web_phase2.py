@@ -19,7 +19,8 @@ from fakes.servers import Script, ScriptedServer, assess_reply  # noqa: E402
 from fakes.browser import browser, serve  # noqa: E402,F401 - the shared fixtures
 from vouchsql import api  # noqa: E402
 from vouchsql.demo import EXAMPLES  # noqa: E402
-from vouchsql.server.app import LOOPBACK_NAMES, ServerOptions, create_app  # noqa: E402
+from vouchsql.server.access import LOOPBACK_NAMES  # noqa: E402
+from vouchsql.server.app import ServerOptions, create_app  # noqa: E402
 from vouchsql.settings import load_config  # noqa: E402
 
 TIE = next(e for e in EXAMPLES if e["title"] == "Tie at the top price")

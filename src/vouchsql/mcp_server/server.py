@@ -11,11 +11,10 @@ within ``call_timeout`` seconds; every query in them is bounded by the query tim
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -23,9 +22,6 @@ from mcp.server import Server, ServerRequestContext
 
 from .. import __version__
 from .tools import PROTOCOL, Tools, ToolFailure, tool_list
-
-if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
 
 # What the SDK hands each handler first: the request's context.
 HandlerContext = ServerRequestContext[Any]
@@ -156,32 +152,11 @@ async def run_stdio(server: Server) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-class TokenGuard:
-    """ASGI wrapper: every HTTP request needs ``Authorization: Bearer <token>``."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app, self.token = app, token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            scheme, _, given = headers.get("authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token):
-                body = json.dumps({"error": {"kind": "unauthorized", "message":
-                                   "this server needs a token: send 'Authorization: Bearer <VOUCH_TOKEN>'"}}).encode()
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b'Bearer realm="vouch"'),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
 def http_app(server: Server, host: str, token: str | None, path: str = "/mcp") -> Any:
     """The streamable-HTTP ASGI app, guarded as ``vouch serve`` is."""
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from ..server.access import AccessGuard, loopback_hosts
     from ..server.names import is_loopback
 
     security = None
@@ -192,7 +167,9 @@ def http_app(server: Server, host: str, token: str | None, path: str = "/mcp") -
             enable_dns_rebinding_protection=True, allowed_hosts=[f"{n}:*" for n in names] + names,
             allowed_origins=[f"http://{n}:*" for n in names] + [f"http://{n}" for n in names])
     app = server.streamable_http_app(streamable_http_path=path, host=host, transport_security=security)
-    return TokenGuard(app, token) if token else app
+    # The token and the Host, as `vouch serve` checks them (server/access.py); the SDK's own
+    # guard behind it also checks the Origin of a browser's request.
+    return AccessGuard(app, token=token, hosts=loopback_hosts(host) if is_loopback(host) else None)
 
 
 def run_http(server: Server, host: str, port: int, token: str | None) -> bool:

@@ -26,7 +26,6 @@ Safety rules, each enforced here rather than left to the caller:
 from __future__ import annotations
 
 import hashlib
-import hmac
 import logging
 import threading
 import time
@@ -51,13 +50,13 @@ from ..db.base import Fetch
 from ..errors import ModelError, QueryTimeout, SQLRejected, UserInputError, VouchError
 from ..contract import CheckFields
 from ..settings import Config, load_config
+from .access import refusal, send_error
 from .names import DB_NAME, is_loopback as is_loopback  # is_loopback: imported from here by callers
 from .body import fit, hide_path as _hide_path
 
 log = logging.getLogger("vouchsql.server")
 
 STATIC_DIR = Path(__file__).with_name("static")
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 DEFAULT_MAX_BODY = 64 * 1024
 DEFAULT_MAX_RESPONSE = 32 * 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT = 120.0
@@ -236,15 +235,10 @@ class _Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         method = scope.get("method", "GET")
 
-        if self.allowed_hosts is not None and _host_name(headers.get("host", "")) not in self.allowed_hosts:
-            return await _reply(scope, receive, send, 400, "bad_host",
-                                "this server answers only requests addressed to its own loopback name")
-
         is_api = path.startswith("/api/")
-        if is_api and self.options.token and not _token_ok(headers.get("authorization", ""), self.options.token):
-            return await _reply(scope, receive, send, 401, "unauthorized",
-                                "this server needs a token: send 'Authorization: Bearer <VOUCH_TOKEN>'",
-                                headers={"WWW-Authenticate": 'Bearer realm="vouch"'})
+        refused = refusal(scope, token=self.options.token, hosts=self.allowed_hosts, needs_token=is_api)
+        if refused is not None:
+            return await send_error(send, *refused)
 
         if method in ("POST", "PUT", "PATCH"):
             if is_api and not headers.get("content-type", "").split(";")[0].strip().lower().endswith("json"):
@@ -302,20 +296,6 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
-
-
-def _host_name(host: str) -> str:
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def _token_ok(header: str, token: str) -> bool:
-    scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    return hmac.compare_digest(given.strip().encode(), token.encode())
 
 
 async def _reply(scope: Scope, receive: Receive, send: Send, status: int, kind: str, message: str,

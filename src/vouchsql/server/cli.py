@@ -149,7 +149,8 @@ def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", po
     try:
         import uvicorn
 
-        from .app import (DEFAULT_MAX_RESPONSE, DEFAULT_REQUEST_TIMEOUT, LOOPBACK_NAMES, ServerOptions,
+        from .access import loopback_hosts
+        from .app import (DEFAULT_MAX_RESPONSE, DEFAULT_REQUEST_TIMEOUT, ServerOptions,
                           create_app, is_loopback)
     except ImportError as exc:
         raise UserInputError(f"the server needs FastAPI and uvicorn: pip install 'vouchsql[server]' ({exc})") from None
@@ -158,7 +159,7 @@ def serve(databases: dict[str, str], config: Config, host: str = "127.0.0.1", po
         databases=databases, token=token, model=model, examples=examples or {},
         request_timeout=request_timeout or DEFAULT_REQUEST_TIMEOUT,
         max_response=max_response_bytes or DEFAULT_MAX_RESPONSE,
-        allowed_hosts=[*LOOPBACK_NAMES, host] if is_loopback(host) else None,
+        allowed_hosts=sorted(loopback_hosts(host)) if is_loopback(host) else None,
     )
     out.print(f"Opening {len(databases)} database(s): {', '.join(databases)} …", highlight=False)
     err = Console(stderr=True, soft_wrap=True)
