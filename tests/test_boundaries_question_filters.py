@@ -22,6 +22,8 @@ import vouchsql
 from vouchsql.checks import base as checks_base
 from vouchsql.probe import Budget
 
+from wording import Prose
+
 def shop_db(path: Path) -> Path:
     """Six employees (three Sales Support Agents, every customer's rep), twenty customers in
     four countries, sixty orders from 2020 to 2023, ten events all in 2019, launches from 1800 to
@@ -79,20 +81,6 @@ def shop(tmp_path_factory) -> Path:
 def qf(db: Path, cache_dir: str, question: str, sql: str):
     answer = vouchsql.check(db, question, [sql], cache_dir=cache_dir)
     return {c.name: c for c in answer.checks}["question_filters"]
-
-
-class Prose:
-    """A message's words, which the snapshot holds: equal to any text that is not empty and names
-    each of ``facts`` (what the test is about that no other field of the evidence holds)."""
-
-    def __init__(self, *facts: str) -> None:
-        self.facts = facts
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, str) and bool(other) and all(f in other for f in self.facts)
-
-    def __repr__(self) -> str:
-        return f"Prose{self.facts!r}"
 
 
 def outcome(check) -> tuple:

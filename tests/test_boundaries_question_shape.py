@@ -19,6 +19,7 @@ import vouchsql
 from vouchsql.checks.question_shape import _composed_of, _is_identifier, _type_class
 
 from test_boundaries import make_db
+from wording import Prose
 
 
 @pytest.fixture(scope="module")
@@ -38,20 +39,6 @@ def shop(tmp_path_factory) -> Path:
 def shape(path: Path, question: str, sql: str, cache_dir: str):
     answer = vouchsql.check(path, question, [sql], cache_dir=cache_dir)
     return {c.name: c for c in answer.checks}["question_shape"]
-
-
-class Prose:
-    """A message's words, which the snapshot holds: equal to any text that is not empty and names
-    each of ``facts`` (what the test is about: the SQL quoted, the tables, columns and aggregates)."""
-
-    def __init__(self, *facts: str) -> None:
-        self.facts = facts
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, str) and bool(other) and all(f in other for f in self.facts)
-
-    def __repr__(self) -> str:
-        return f"Prose{self.facts!r}"
 
 
 def said(part: str, words: str, *facts: str) -> dict:

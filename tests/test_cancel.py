@@ -44,21 +44,29 @@ def _database(engine: str, request, tmp_path):
     return connect(path)
 
 
+def cancelled_while_running(db, sql: str, wait: float):
+    """``sql`` run in a thread with a 60 s limit and cancelled from here after ``wait`` seconds
+    (it is running by then, and cannot end on its own before 60 s): its result, which must say
+    it was cancelled."""
+    results = []
+    worker = threading.Thread(target=lambda: results.append(db.execute(sql, timeout=60)))
+    worker.start()
+    time.sleep(wait)
+    db.cancel()
+    worker.join(120)
+    assert not worker.is_alive()
+    (result,) = results
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == ("timeout", CANCELLED)
+    return result
+
+
 @pytest.mark.parametrize("engine", [pytest.param(e, marks=pytest.mark.engines) if e in ("postgresql", "mariadb")
                                     else e for e in sorted(LONG)])
 def test_cancel_stops_the_running_statement(engine, request, tmp_path):
     db = _database(engine, request, tmp_path)
     try:
-        results = []
-        worker = threading.Thread(target=lambda: results.append(db.execute(LONG[engine], timeout=60)))
-        worker.start()
-        time.sleep(2.0)  # the statement is running by now (it cannot end on its own before 60 s)
-        db.cancel()
-        worker.join(120)
-        assert not worker.is_alive()
-        (result,) = results
-        assert result.error is not None
-        assert (result.error.kind, result.error.message) == ("timeout", CANCELLED)
+        result = cancelled_while_running(db, LONG[engine], 2.0)
         # it was stopped while running, not refused before it started
         assert result.elapsed_ms >= 500
         # and every later statement on the connection is refused with the same message

@@ -14,7 +14,6 @@ Java is absent) and its Spark Connect server for the ``sc://`` path.
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
 from pathlib import Path
 
@@ -217,21 +216,11 @@ def test_time_limit_cancels_the_job(spark, world):
 def test_cancel_stops_the_running_job(spark, world):
     # Database.cancel() from another thread (vouch mcp, a call past its limit) cancels the job
     # by its tag; without it the job would run to its own 60 s limit and say so.
-    from vouchsql.db.base import CANCELLED
+    from test_cancel import cancelled_while_running
 
     db = vouchsql.connect(world.target, timeout=60)
     try:
-        results = []
-        worker = threading.Thread(target=lambda: results.append(
-            db.execute("SELECT COUNT(*) FROM range(0, 50000000000) WHERE hash(id) % 7 = 3")))
-        worker.start()
-        time.sleep(3.0)  # the job is running by now
-        db.cancel()
-        worker.join(120)
-        assert not worker.is_alive()
-        (result,) = results
-        assert result.error is not None
-        assert (result.error.kind, result.error.message) == ("timeout", CANCELLED)
+        result = cancelled_while_running(db, "SELECT COUNT(*) FROM range(0, 50000000000) WHERE hash(id) % 7 = 3", 3.0)
         assert result.elapsed_ms >= 1000  # stopped while running, not refused before it started
     finally:
         db.close()
