@@ -293,7 +293,8 @@ class UnmatchedLiteral:
         try:
             if ctx.probe.rows(exact, max_rows=1):
                 return True
-            held = [(v, n) for v, n in ctx.probe.rows(folded, max_rows=1) if n]
+            # a pattern is matched by the engine's LIKE above; folding its wildcards finds nothing
+            held = [] if how == "pattern" else [(v, n) for v, n in ctx.probe.rows(folded, max_rows=1) if n]
             # a scan of the whole column, like every probe bounded by the query timeout
             held += ctx.probe.rows(frequent, max_rows=HELD_VALUES)
         except VouchError:
