@@ -22,9 +22,10 @@ from vouchsql.checks.base import CheckContext, report
 from vouchsql.checks.complete_judge import from_parts
 from vouchsql.checks.definition_rule import DefinitionRule
 from vouchsql.checks.evidence import Evidence
-from vouchsql.checks.join_fanout import _probe as _fan_probe
 from vouchsql.checks.merged_entities import _label_asked
 from vouchsql.checks.reads_no_table import reads_something
+from vouchsql.counting import repetition_query
+from vouchsql.sql.edit import column
 from vouchsql.errors import UserInputError
 from vouchsql.sql.inspect import inspect_sql
 
@@ -802,7 +803,7 @@ def test_join_fanout_probe_drops_what_would_change_the_counts():
                                "JOIN orders o ON o.customer_id = c.id GROUP BY c.city HAVING COUNT(*) > 1 "
                                "QUALIFY ROW_NUMBER() OVER (ORDER BY c.city) = 1 ORDER BY s LIMIT 2 OFFSET 1",
                                read="duckdb")
-    probe = _fan_probe(select, "c", "id", "duckdb")
+    probe = repetition_query(select, column("c", "id", "duckdb"))
     inner = probe.find(exp.Subquery).this
     assert [k for k in ("having", "order", "limit", "offset", "distinct", "qualify", "with") if inner.args.get(k)] == []
     assert inner.args["group"].sql() == "GROUP BY c.city"

@@ -92,11 +92,14 @@ def test_the_budget_counts_queries_and_stops_starting_them(small):
         assert probe.count(_count("b")) == 10
         assert (probe.queries, probe.skipped, probe.over_budget) == (2, 0, True)
         with pytest.raises(ProbeSkipped) as info:
-            probe.rows(_count("a"))
+            probe.rows(exp.select("MAX(1)").from_("a"))
         assert info.value.kind == "not_measured" and "2 queries" in info.value.message
-        assert probe.count(_count("a")) is None
+        assert probe.count(exp.select("MIN(1)").from_("a")) is None
         refused = probe.run(exp.select("*").from_("a"))
         assert refused.error is not None and refused.error.kind == "not_measured" and refused.rows == []
+        assert (probe.queries, probe.skipped) == (2, 3)
+        # a fact already read for this answer is read again without a query or a charge
+        assert probe.rows(_count("a")) == [(100,)] and probe.count(_count("b")) == 10
         assert (probe.queries, probe.skipped) == (2, 3)
 
 
@@ -108,7 +111,7 @@ def test_the_budget_counts_rows_read_from_the_profile(small):
         assert probe.rows(twice) == [(100,)]  # 200 rows read
         assert probe.spent_rows == 200
         with pytest.raises(ProbeSkipped):
-            probe.rows(twice)  # 400 > 250: not started
+            probe.rows(twice.where("a.id > 0"))  # 400 > 250: not started
         assert probe.rows(_count("b")) == [(10,)]  # 210
         assert (probe.queries, probe.spent_rows, probe.skipped) == (2, 210, 1)
         # Without a row budget: 8 × what the shown query reads, at least a million.

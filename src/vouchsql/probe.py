@@ -89,6 +89,10 @@ class Probe:
         self.queries = 0
         self.spent_rows = 0
         self.skipped = 0  # queries the budget could not cover
+        # rows:<SQL> already read for this answer: the data does not change within one answer,
+        # so a second reader of the same fact (question_shape and join_fanout both measure a
+        # join's repetition) gets it without a second query or a second charge.
+        self._read: dict[tuple[str, int], list[tuple[Any, ...]]] = {}
 
     # -- what the callers read ------------------------------------------------------------
     @property
@@ -165,9 +169,12 @@ class Probe:
         key = fact or f"rows:{self.sql(tree)}"
         if self.db is None:
             return [tuple(r) for r in self._fact(key)]
+        if (key, max_rows) in self._read:
+            return list(self._read[key, max_rows])
         self._charge(tree)
         got = self.db.query(self.sql(tree), max_rows=max_rows, timeout=self.db.config.timeout, from_tree=True)
         self._keep(key, [list(r) for r in got])
+        self._read[key, max_rows] = list(got)
         return got
 
     def count(self, tree: exp.Expression, fact: str = "count") -> int | None:

@@ -95,13 +95,6 @@ def question_numbers(question: str) -> list[float]:
     return out
 
 
-# Words that introduce the noun being counted: "how many customers", "the number of tracks",
-# "the most songs", "fewer orders".
-_COUNTING = re.compile(r"(?<!\w)(?:how\s+many|number\s+of|count\s+of|count\s+the|counts\s+of|most|fewest|least|"
-                       r"more|fewer)\s+", re.I)
-# Words that may stand between the counting words and the noun ("how many different albums").
-_FILLER = {"different", "distinct", "unique", "individual", "separate", "total", "the", "of", "all", "our",
-           "their", "its", "his", "her", "your"}
 _STOP = {"the", "and", "for", "from", "with", "that", "this", "who", "which", "what", "are", "was", "were", "has",
          "have", "had", "each", "every", "all", "any", "per", "show", "list", "provide", "query", "shows", "include",
          "should", "table", "total", "number", "name", "names", "full", "their", "them", "they", "its", "our",
@@ -111,30 +104,6 @@ _STOP = {"the", "and", "for", "from", "with", "that", "this", "who", "which", "w
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", (text or "").lower())
-
-
-def counted_table(question: str, tables: list[str]) -> str | None:
-    """The table among ``tables`` whose rows the question counts: the noun right after "how
-    many", "number of", "count of", "most", "fewest", "more" or "fewer" (a few words such as
-    "different" may stand between), matched by name, singular or plural. ``None`` when the
-    question counts nothing it names, or names two different tables that way."""
-    found: list[str] = []
-    text = question or ""
-    for m in _COUNTING.finditer(text):
-        rest = _words(text[m.end():m.end() + 80])
-        while rest and rest[0] in _FILLER:
-            rest.pop(0)
-        if not rest:
-            continue
-        best = None
-        for table in tables:
-            for form in name_forms(table):
-                parts = form.split()
-                if rest[:len(parts)] == parts and (best is None or len(parts) > best[1]):
-                    best = (table, len(parts))
-        if best is not None and best[0] not in found:
-            found.append(best[0])
-    return found[0] if len(found) == 1 else None
 
 
 def named_values(question: str, column: "ColumnProfile", table_rows: int) -> list[tuple[str, int]]:
@@ -164,5 +133,5 @@ def named_values(question: str, column: "ColumnProfile", table_rows: int) -> lis
     return [(v, n) for s, v, n in scored if s == best]
 
 
-__all__ = ["counted_table", "entity_word", "name_forms", "named_values", "plural", "question_numbers", "show",
+__all__ = ["entity_word", "name_forms", "named_values", "plural", "question_numbers", "show",
            "singular", "words_of"]

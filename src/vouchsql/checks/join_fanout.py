@@ -1,7 +1,9 @@
 """Signal: a join repeats rows of the entity being counted or aggregated, so COUNT, SUM or
-COUNT(col) see each entity several times. Measured by running the query's own FROM, WHERE
-and GROUP BY: within each group, the rows that carry an entity key against the distinct
-keys (a LEFT JOIN's NULL rows carry none, so ``COUNT(c.key)`` over them repeats nothing).
+COUNT(col) see each entity several times. Measured by :func:`vouchsql.counting.repetition`
+(the one measure the ``count_unit`` reading and the ``counting_unit`` choice read too): within
+each group of the query's own FROM, WHERE and GROUP BY, the rows that carry an entity key
+against the distinct keys (a LEFT JOIN's NULL rows carry none, so ``COUNT(c.key)`` over them
+repeats nothing).
 
 Which entity an aggregate is over: the table of its column; for ``COUNT(*)`` the table the
 question counts ("how many customers", "the most albums"), else the driving table. Counting
@@ -16,30 +18,13 @@ from typing import Any
 from sqlglot import exp
 
 from ..answer import CheckResult
+from ..counting import counted_table, repetition
 from ..sql.edit import column
-from ._joins import alias_for, driving_alias, grouped_columns, grouped_entities, outer_select, run_counts, \
-    tables_by_alias
+from ._joins import alias_for, driving_alias, grouped_columns, grouped_entities, outer_select, tables_by_alias
 from . import evidence as ev
 from .base import CheckContext, report
 
 _AGGS = {"count", "sum", "avg"}
-# Newer sqlglot names a SELECT's WITH argument ``with_``, older ``with`` (as sql.edit.from_node
-# reads FROM): reading only ``with`` left the query's WITH inside the probe's derived table.
-_WITH = "with_" if "with_" in exp.Select.arg_types else "with"
-
-
-def _probe(select: exp.Select, alias: str, key: str, dialect: str) -> exp.Select:
-    """Within each group of the query: rows with a key of ``alias``, and distinct keys."""
-    inner = select.copy()
-    for arg in ("having", "order", "limit", "offset", "distinct", "qualify", _WITH):
-        inner.set(arg, None)
-    inner.set("expressions", [exp.alias_(exp.Count(this=column(alias, key, dialect)), "vouch_n"),
-                              exp.alias_(exp.Count(this=exp.Distinct(expressions=[column(alias, key, dialect)])), "vouch_d")])
-    outer = exp.select(exp.Sum(this=exp.column("vouch_n")), exp.Sum(this=exp.column("vouch_d"))).from_(
-        exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("vouch_groups"))))
-    if select.args.get(_WITH) is not None:
-        outer.set(_WITH, select.args[_WITH].copy())
-    return outer
 
 
 class JoinFanout:
@@ -55,7 +40,6 @@ class JoinFanout:
         tables = tables_by_alias(select, ctx.profile)
         grouped = grouped_columns(select)
         entities = grouped_entities(ctx, select)
-        from ..words import counted_table
         counted = counted_table(ctx.question, sorted(set(tables.values())))
         fired: list[dict[str, Any]] = []
         measured: list[dict[str, Any]] = []
@@ -97,16 +81,15 @@ class JoinFanout:
                 continue
             if star and alias.lower() in entities and counted is not None:
                 continue  # "how many albums" grouped by album: one album per group, by design
-            counts = run_counts(ctx, _probe(select, alias, key, ctx.probe.dialect))
-            if not counts or not counts[1]:
+            rep = repetition(ctx.probe, select, column(alias, key, ctx.probe.dialect))
+            if rep is None:
                 continue
-            rows, distinct = int(counts[0]), int(counts[1])
             item = {"output": ctx.result.columns[i] if i < len(ctx.result.columns) else out.name,
-                    "aggregate": out.aggregate, "entity": table, "key": key, "rows": rows,
-                    "entities": distinct, "factor": round(rows / distinct, 3),
+                    "aggregate": out.aggregate, "entity": table, "key": key, "rows": rep.rows,
+                    "entities": rep.entities, "factor": rep.factor,
                     "within_groups": bool(select.args.get("group"))}
             measured.append(item)
-            if rows > distinct:
+            if rep.repeats:
                 fired.append(item)
         if fired:
             words = "; ".join(f"{f['aggregate'].upper()} in '{f['output']}' sees {f['rows']:,} joined rows for "

@@ -38,7 +38,7 @@ from sqlglot import exp
 
 from ..agreement import results_match
 from ..answer import CheckResult
-from ..errors import VouchError
+from ..counting import repetition
 from ..sql.edit import conditions, count_distinct
 from ..sql.inspect import table_key
 from ..sql.scope import Scope
@@ -712,25 +712,12 @@ def _find_repeats(sql: _Sql, s: exp.Select, table: TableProfile, ctx: CheckConte
 
 
 def _counted_twice(ctx: CheckContext, s: exp.Select, scope: Scope, counted: tuple[str, str]) -> bool:
-    """Whether some group of ``s`` (its FROM, joins, WHERE and GROUP BY) holds more rows than
-    distinct values of the counted key; False where the probe cannot run."""
+    """Whether the joins of ``s`` repeat the counted key within some group (the one measure
+    of :func:`vouchsql.counting.repetition`, which join_fanout reads too); False where it
+    cannot be measured."""
     alias, key = counted
-    probe = s.copy()
-    for arg in ("order", "limit", "offset", "having", "distinct", "with_"):
-        probe.set(arg, None)
-    probe.set("expressions", [exp.alias_(exp.Count(this=exp.Star()), "vouch_n"),
-                              exp.alias_(exp.Count(this=exp.Distinct(
-                                  expressions=[scope.column(alias, key, ctx.probe.dialect)])), "vouch_d")])
-    outer = (exp.select(exp.Literal.number(1))
-             .from_(exp.Subquery(this=probe, alias=exp.TableAlias(this=exp.to_identifier("vouch_g"))))
-             .where(exp.GT(this=exp.column("vouch_n", "vouch_g"), expression=exp.column("vouch_d", "vouch_g")))
-             .limit(1))
-    if s.args.get("with_") is not None:  # the query's CTEs, which the probe's FROM may read
-        outer.set("with_", s.args["with_"].copy())
-    try:
-        return bool(ctx.probe.rows(outer, max_rows=1))
-    except VouchError:
-        return False
+    rep = repetition(ctx.probe, s, scope.column(alias, key, ctx.probe.dialect))
+    return rep is not None and rep.repeats
 
 
 def _one_row(sql: _Sql, tp: TableProfile, alias: str, fixed: set[tuple[str, str]],

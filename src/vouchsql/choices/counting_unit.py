@@ -17,13 +17,18 @@ Forms read, per SELECT of the tree (the COUNTs among its own output columns):
   name): rows sharing a value count once; the alternative counts ``DISTINCT t.key``.
 
 The question's counted noun decides what ``COUNT(*)`` counts: the noun right after "how
-many", "number of", "most" (:func:`~._read.counted_table`). When it is a table the joins do
+many", "number of", "most" (:func:`vouchsql.counting.counted_table`). When it is a table the joins do
 not repeat (the many side: "how many tracks" over albums joined to tracks), counting rows is
 right and nothing is offered. When the counted table is not read at all ("how many
 customers bought a laptop?" over orders and order lines), the alternative counts the
 distinct values of the one column read that refers to it (``COUNT(DISTINCT o.customer_id)``).
 A ``COUNT(DISTINCT k)`` grouped by ``k`` (or by a column a join or ``USING`` makes equal to
 it) is always 1 and is never offered.
+
+Whether the joins repeat the counted rows is read from the joins' shape, then measured on the
+data by :func:`vouchsql.counting.repetition`, the one measure the ``question_shape`` and
+``join_fanout`` checks read too: where the data shows no repetition nothing is offered, and
+the description gives the measured rows and keys.
 
 Every alternative replaces the COUNT node (and the same COUNT in ORDER BY or HAVING).
 """
@@ -37,7 +42,8 @@ from sqlglot import exp
 from ..answer import Result
 from ..sql.scope import Edge, Ref, Scope
 from ..sql.tree import edit_copy, expand_key, own_nodes, selects
-from ..words import counted_table, entity_word, name_forms, words_of
+from ..counting import Repetition, counted_table, repetition
+from ..words import entity_word, name_forms, words_of
 from .base import ChoiceContext, Site, values_note
 from .lexicon import Lexicon, mentions
 
@@ -112,10 +118,11 @@ class CountingUnit:
         else:
             named = [c for c in candidates if any(mentions(ctx.question, f) for f in name_forms(c[1]))]
             alias, table, key = (named or candidates)[0]
-        if not scope.fans_out(alias):
-            return None
         target = scope.column(alias, key, ctx.dialect)
-        what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {table} rows; "
+        repeated = _repeated(ctx, select, scope, alias, target)
+        if repeated is None:
+            return None
+        what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {table} rows{repeated}; "
                 f"COUNT(DISTINCT {target.sql(dialect=ctx.dialect)}) counts each {entity_word(table)} once")
         return self._alternative(ctx, select, count, target, what)
 
@@ -149,9 +156,10 @@ class CountingUnit:
         if ref is None:
             return None
         if ctx.profile.is_unique(ref.table, ref.column):
-            if not scope.fans_out(ref.alias):
+            repeated = _repeated(ctx, select, scope, ref.alias, count.this)
+            if repeated is None:
                 return None
-            what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {ref.table} rows; "
+            what = (f"{count.sql(dialect=ctx.dialect)} counts joined rows, and the joins repeat {ref.table} rows{repeated}; "
                     f"the DISTINCT count counts each {entity_word(ref.table)} once")
         elif ctx.profile.is_key_column(ref.table, ref.column):
             target = ctx.profile.referenced_table(ref.table, ref.column)
@@ -195,6 +203,22 @@ class CountingUnit:
         if ref is not None and (ref.alias.lower(), ref.column.lower()) in _grouped(select, scope, keys=False):
             return None  # COUNT(DISTINCT k) grouped by k is 1 in every group
         return ctx.site("count_distinct", count, select, target=target, what=what)
+
+
+def _repeated(ctx: ChoiceContext, select: exp.Select, scope: Scope, alias: str, key: exp.Expression) -> str | None:
+    """Whether the joins repeat the rows of the table at ``alias``, by the one measure the
+    count checks read too (:func:`vouchsql.counting.repetition`): None where they cannot
+    (no join reaches a column that is not unique on its far side) or where the data shows
+    they do not; else the measured repetition, for the description ("" where the probe could
+    not measure it and only the joins' shape says they may)."""
+    if not scope.fans_out(alias):
+        return None
+    rep: Repetition | None = repetition(ctx.prober, select, key) if isinstance(key, exp.Column) else None
+    if rep is None:
+        return ""
+    if not rep.repeats:
+        return None
+    return f" ({rep.rows:,} joined rows carry {rep.entities:,} distinct keys)"
 
 
 def _grouped(select: exp.Select, scope: Scope, keys: bool = True) -> set[tuple[str, str]]:

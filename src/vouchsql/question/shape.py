@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..counting import count_phrases, rows_asked
 from ..words import name_forms, singular, words_of
 from ..db.profile import Profile, TableProfile
 
@@ -192,19 +193,12 @@ def _read_aggregates(text: str) -> list[Claim]:
     return out
 
 
-# The question itself asks for rows ("counting every order row", "each row", "including
-# repeats"): the counting unit is settled by its words, not a finding.
-_ROWS_ASKED = re.compile(r"\b(counting|count|counts) (every|each|all)\b|\b(every|each|all) (\w+ ){0,2}rows?\b"
-                         r"|\bincluding (repeats|repeated|duplicates)\b")
-
-
-def _count_phrases(text: str) -> list[str]:
-    if _ROWS_ASKED.search(text):
+def _count_phrases(question: str) -> list[str]:
+    """The words after each "how many" / "number of" (four at most), unless the question asks
+    for rows itself (:mod:`vouchsql.counting` reads both, for every counting reader)."""
+    if rows_asked(question):
         return []
-    out = []
-    for m in re.finditer(r" (how many|number of|count of|count the) ((\w+ ){1,4})", text):
-        out.append(m.group(2).strip())
-    return out
+    return [p.text for p in count_phrases(question) if p.asks_number and p.words]
 
 
 def read_shape(question: str) -> Shape:
@@ -213,7 +207,7 @@ def read_shape(question: str) -> Shape:
     events = _EVENTS.search(text)
     return Shape(directions=directions, order=order, aggregates=_read_aggregates(text),
                  events=Claim("events", events.group(1)) if events else None,
-                 count_phrases=_count_phrases(text))
+                 count_phrases=_count_phrases(question))
 
 
 # -- entities ----------------------------------------------------------------------------
