@@ -13,6 +13,13 @@ kept only where the rows change), with the model as the definitions, and reports
   was withheld naming it, and whether the right one agreed and passed;
 - no_match pairs: whether the question matched any verified query (it should not).
 
+A second set, bench/cases/verified_narrower.jsonl, holds questions narrower than a verified
+query of bench/cases/northwind_cortex.yaml (a Cortex model of Northwind, a database the reading
+was not tuned on): a filter of the model ("shipped late", "unshipped", "discounted"), a period
+("last year"), another value or number. Each is answered by SQL that reads the narrower
+condition, so its rows differ from the verified query's; the check must not withhold it in the
+verified query's name. It reports how many it withheld (``narrower_withheld``) and vetoed.
+
     python bench/verified_queries.py [--markdown]
 """
 
@@ -69,6 +76,18 @@ def measure(models: Path, pairs_file: Path, datasets: Path, cases: Path, predict
     return {"pairs": rows}
 
 
+def narrower(model: Path, cases: Path, db: Path) -> list[dict]:
+    import vouchsql
+
+    out = []
+    for case in _lines(cases):
+        answer = vouchsql.check(str(db), case["question"], [case["sql"]], definitions=str(model))
+        vq = next(c for c in answer.checks if c.name == "verified_query")
+        out.append({"question": case["question"], "fired": vq.fired, "kind": vq.kind,
+                    "named": vq.evidence.get("name"), "gate": answer.verdict.gate})
+    return out
+
+
 def summary(rows: list[dict]) -> dict:
     match = [r for r in rows if r["expect"] == "match"]
     other = [r for r in rows if r["expect"] == "no_match"]
@@ -96,11 +115,15 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", type=Path, default=SHARED / "datasets/spider")
     ap.add_argument("--cases", type=Path, default=SHARED / "cases/spider_dev_part.jsonl")
     ap.add_argument("--predictions", type=Path, default=SHARED / "cases/spider_predictions_dev.jsonl")
+    ap.add_argument("--narrower", type=Path, default=ROOT / "bench/cases/verified_narrower.jsonl")
+    ap.add_argument("--narrower-model", type=Path, default=ROOT / "bench/cases/northwind_cortex.yaml")
+    ap.add_argument("--narrower-db", type=Path, default=SHARED / "datasets/northwind.sqlite")
     ap.add_argument("--out", type=Path, help="write every pair's outcome here (JSON)")
     ap.add_argument("--markdown", action="store_true", help="print the per-pair table as Markdown")
     args = ap.parse_args(argv)
     got = measure(args.models, args.pairs, args.datasets, args.cases, args.predictions)
     rows = got["pairs"]
+    got["narrower"] = narrower(args.narrower_model, args.narrower, args.narrower_db)
     if args.out:
         args.out.write_text(json.dumps(got, indent=1), encoding="utf-8")
     if args.markdown:
@@ -112,8 +135,17 @@ def main(argv=None) -> int:
             print(f"| {r['id']}: {r['question']} | {r['expect']} | {r['verified']} | {r['matched'] or '—'} | "
                   f"{r['strength'] or '—'} | {right} | {caught}/{len(r['wrong'])} |")
         print()
+    if args.markdown:
+        print("| narrower question | verified query named | withheld by it |")
+        print("|---|---|---|")
+        for n in got["narrower"]:
+            print(f"| {n['question']} | {n['named'] or '—'} | {n['kind'] if n['fired'] else 'no'} |")
+        print()
     for key, value in summary(rows).items():
         print(f"{key}: {value}")
+    print(f"narrower_questions: {len(got['narrower'])}")
+    print(f"narrower_withheld: {sum(n['fired'] for n in got['narrower'])}")
+    print(f"narrower_vetoed: {sum(n['fired'] and n['kind'] == 'veto' for n in got['narrower'])}")
     return 0
 
 

@@ -158,7 +158,8 @@ def test_a_paraphrase_matches_its_verified_query_the_gold_agrees_and_a_wrong_ans
             assert vq.fired and vq.evidence["name"] == pair["verified"] and answer.verdict.gate != "pass"
             assert pair["verified"] in vq.detail and vq.evidence["rows"]
             tried += 1
-    assert matched >= 17 and tried >= 3  # 17 of 20 on 2026-12-06 (bench/verified_queries.py)
+    assert matched >= 16 and tried >= 3  # 16 of 20 on 2026-12-07 (bench/verified_queries.py; 17 before
+    # the qualifiers: "employees working there" does not say "hired")
 
 
 def test_questions_that_share_words_but_ask_otherwise_match_no_verified_query():
@@ -212,3 +213,249 @@ def test_definitions_check_cli_passes_a_current_model(capsys):
     assert main(["definitions", "check", str(model), "--db", str(SPIDER / f"{model.stem}.sqlite"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["format"] == "cortex" and all(e["status"] == "ok" for e in report["entries"])
+
+
+# -- a new user's files (issue 30 follow-up): what is read, what runs, what is an error -------
+
+NORTHWIND = SHARED / "datasets" / "northwind.sqlite"
+
+
+def _northwind():
+    if not NORTHWIND.exists():
+        pytest.skip(f"no {NORTHWIND}")
+    return NORTHWIND
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+_DBT_NORTHWIND = """
+semantic_models:
+  - name: orders
+    model: ref('Orders')
+    entities:
+      - {name: order, type: primary, expr: OrderID}
+    dimensions:
+      - {name: ship_country, type: categorical, expr: ShipCountry}
+    measures:
+      - {name: order_count, agg: count, expr: OrderID}
+  - name: order_lines
+    model: ref('Order Details')
+    dimensions:
+      - {name: has_discount, type: categorical, expr: Discount > 0}
+    measures:
+      - {name: revenue, agg: sum, expr: UnitPrice * Quantity * (1 - Discount)}
+metrics:
+  - name: german_orders
+    type: simple
+    type_params:
+      measure:
+        name: order_count
+        filter: "{{ Dimension('order__ship_country') }} = 'Germany'"
+        fill_nulls_with: 0
+        join_to_timespine: true
+  - name: discount_share
+    type: ratio
+    type_params:
+      numerator: {name: revenue, filter: "{{ Dimension('order_line__has_discount') }} = true", alias: disc}
+      denominator: revenue
+  - name: revenue
+    type: simple
+    type_params: {measure: revenue}
+"""
+
+
+def test_a_dbt_measure_input_filter_applies_and_fill_nulls_with_maps(tmp_path):
+    defs = load_definitions(_write(tmp_path, "sem.yml", _DBT_NORTHWIND))
+    with connect(_northwind()) as db:
+        got = {e.name: e for e in audit(defs, db) if e.kind == "metric"}
+    assert got["german_orders"].status == "ok" and got["german_orders"].detail.split("first: ")[1] == "122"
+    share = float(got["discount_share"].detail.split("first: ")[1])
+    assert abs(share - 0.4069) < 0.001  # not 1.0: the numerator's own filter applies
+    sql = next(r.sql for r in defs.runnables if r.name == "german_orders")
+    assert sql.startswith("SELECT COALESCE(COUNT(CASE WHEN ShipCountry = 'Germany'")
+    # what is not read is named (the time spine); the input's alias is in the term
+    assert any(u.endswith("metrics[0].type_params.measure.join_to_timespine") for u in defs.unmapped)
+    assert defs.definitions["discount share"].startswith("revenue (as disc) where (Discount > 0) = true / revenue")
+
+
+_CORTEX_QUALIFIED = """
+name: nw
+tables:
+  - name: orders
+    base_table: {database: NW, schema: PUBLIC, table: ORDERS}
+    primary_key: {columns: [order_id]}
+    dimensions:
+      - {name: order_id, expr: orders.OrderID}
+      - {name: ship_country, expr: ShipCountry}
+      - {name: shipped_date, expr: orders.ShippedDate}
+    facts:
+      - {name: freight, expr: orders.Freight, access_modifier: public_access}
+      - {name: broken, expr: orders.NoSuchColumn}
+    metrics:
+      - {name: order_count, expr: COUNT(DISTINCT orders.order_id), access_modifier: private_access}
+      - {name: total_freight, expr: SUM(orders.freight)}
+      - {name: plain_freight, expr: SUM(freight)}
+      - {name: bad_metric, expr: SUM(orders.broken)}
+    filters:
+      - {name: unshipped, expr: orders.shipped_date IS NULL}
+  - name: order_lines
+    base_table: {database: NW, schema: PUBLIC, table: ORDER DETAILS}
+    facts:
+      - {name: line_revenue, expr: order_lines.UnitPrice * order_lines.Quantity * (1 - order_lines.Discount)}
+    metrics:
+      - {name: total_revenue, expr: SUM(order_lines.line_revenue)}
+relationships:
+  - {name: lines_orders, left_table: order_lines, right_table: orderz,
+     relationship_columns: [{left_column: order_id, right_column: order_id}]}
+filters:
+  - {name: year_1997, expr: "orders.order_date >= '1997-01-01'"}
+verified_queries:
+  - name: german_orders
+    question: How many orders went to Germany?
+    sql: SELECT COUNT(*) FROM __orders AS o WHERE o.ship_country = 'Germany'
+"""
+
+
+def test_cortex_exprs_with_the_logical_table_name_in_front_run_and_a_bad_one_is_blamed_on_itself(tmp_path):
+    defs = load_definitions(_write(tmp_path, "nw.yaml", _CORTEX_QUALIFIED))
+    with connect(_northwind()) as db:
+        got = {(e.kind, e.name): e for e in audit(defs, db)}
+    first = {k: e.detail.split("first: ")[-1] for k, e in got.items() if e.status == "ok"}
+    assert first[("metric", "order_count")] == "830" and first[("verified query", "german_orders")] == "122"
+    assert first[("metric", "total_freight")] == first[("metric", "plain_freight")]
+    assert first[("filter", "unshipped")] == "21" and ("metric", "total_revenue") in first
+    # the one bad expression is an error of its own column, and of the metric reading it; no other
+    bad = sorted(k for k, e in got.items() if not e.ok)
+    assert bad == [("column", "orders.broken"), ("metric", "bad_metric"), ("relationship", "lines_orders")]
+    assert "NoSuchColumn" in got[("column", "orders.broken")].detail
+    assert got[("column", "orders.broken")].source.endswith("nw.yaml:13")
+    assert "orderz" in got[("relationship", "lines_orders")].detail
+    # a model-level filter is worded as a filter; the keys Vouch does not read are named
+    assert got[("filter", "year_1997")].detail.startswith("a model-level filter")
+    assert {"tables[0].facts[0].access_modifier", "tables[0].metrics[0].access_modifier"} <= set(defs.unmapped)
+
+
+@pytest.mark.parametrize("name, text, exit_code, said", [
+    ("d_metric_unknown_measure.yml", "metrics:\n  - name: m\n    type: simple\n    type_params:\n      measure: nope\n",
+     1, "measure 'nope' is not defined"),
+    ("d_filter_unknown.yml", "semantic_models:\n  - name: orders\n    model: ref('Orders')\n    measures:\n"
+     "      - {name: m, agg: sum, expr: Freight}\nmetrics:\n  - name: m2\n    type: simple\n"
+     "    type_params: {measure: m}\n    filter: \"{{ Dimension('order__nope') }} = 1\"\n", 1, "order__nope"),
+    ("d_aggbogus.yml", "semantic_models:\n  - name: orders\n    model: ref('Orders')\n    measures:\n"
+     "      - {name: n, agg: bogus, expr: 1}\n", 1, "agg 'bogus' is not a MetricFlow aggregation"),
+    ("d_tp_num.yml", "metrics:\n  - name: m\n    type: ratio\n    type_params: 5\n", 2,
+     "d_tp_num.yml:4: metrics[0].type_params: expected a mapping, got int"),
+    ("c_tables_map.yaml", "name: x\ntables:\n  orders:\n    base_table: {table: Orders}\n", 2,
+     "c_tables_map.yaml:2: tables: expected a list of logical tables (a Cortex Analyst semantic model)"),
+    ("c_empty.yaml", "\n", 2, "c_empty.yaml: the file is empty"),
+    ("c_dupkey.yaml", "name: x\ntables:\n  - name: t\n    base_table: {table: Orders}\n    dimensions:\n"
+     "      - name: a\n        expr: OrderID\n        expr: ShipVia\n", 2,
+     "c_dupkey.yaml:8: not valid YAML: duplicate key 'expr'"),
+    ("c_pk_str.yaml", "name: x\ntables:\n  - name: t\n    base_table: {table: Orders}\n    primary_key: OrderID\n", 2,
+     "c_pk_str.yaml:5: tables[0].primary_key: expected a mapping"),
+    ("w_rel.json", '{"models": [{"name": "c", "tableReference": {"table": "Orders"}, "columns": []}],\n'
+     ' "relationships": [{"name": "r", "models": ["c"], "condition": 3}]}', 2,
+     "w_rel.json:2: relationships[0].condition: expected text, got int"),
+    ("w_models.json", '{"models": [{"name": "c", "tableReference": {"table": "Orders"}, "columns": []}],\n'
+     ' "relationships": [{"name": "r", "models": "c", "condition": "c.a = c.b"}]}', 2,
+     "w_models.json:2: relationships[0].models: expected a list of model names"),
+    ("w_exprnum.json", '{"models": [{"name": "c", "tableReference": {"table": "Orders"},\n'
+     '  "columns": [{"name": "x", "expression": 5, "isCalculated": true}]}]}', 2,
+     "w_exprnum.json:2: models[0].columns[0].expression: expected text, got int"),
+    ("w_trailing.json", '{"models": [{"name": "c", "tableReference": {"table": "Orders"}, "columns": []}],\n}', 2,
+     "w_trailing.json:2: not valid JSON: a trailing comma before '}'"),
+])
+def test_definitions_check_exits_1_on_a_wrong_reference_and_2_on_a_malformed_file(tmp_path, capsys, name, text,
+                                                                                  exit_code, said):
+    path = _write(tmp_path, name, text)
+    assert main(["definitions", "check", str(path), "--db", str(_northwind())]) == exit_code
+    output = capsys.readouterr()
+    shown = output.out + output.err
+    assert said in shown
+    if exit_code == 2:
+        assert f"{path.parent}/{said}" in shown.replace("\n", " ") and len(output.err.strip().splitlines()) == 1
+
+
+def test_dbt_fields_not_read_are_named_and_a_cumulative_window_is_in_the_term(tmp_path):
+    text = _DBT_NORTHWIND.replace("  - name: orders\n    model:", "  - name: orders\n    config: {meta: {o: 1}}\n"
+                                  "    meta: {x: 1}\n    model:", 1) + """
+  - name: weekly_revenue
+    label: Weekly revenue
+    type: cumulative
+    type_params:
+      measure: revenue
+      cumulative_type_params: {window: 7 days, period_agg: first}
+  - name: revenue_mtd
+    type: cumulative
+    type_params: {measure: {name: revenue}, grain_to_date: month}
+saved_queries:
+  - name: by_country
+    query_params: {metrics: [revenue]}
+"""
+    text = text.replace("{name: revenue, agg: sum,", "{name: revenue, agg: sum, agg_params: {percentile: 0.5},"
+                        " create_metric: true, label: Net revenue,", 1)
+    defs = load_definitions(_write(tmp_path, "sem.yml", text))
+    tails = {u.split(": ", 1)[1] for u in defs.unmapped}
+    assert {"semantic_models[0].config", "semantic_models[0].meta", "semantic_models[1].measures[0].agg_params",
+            "saved_queries (saved queries name metrics to group; they hold no SQL or question)"} <= tails
+    assert "accumulated over a trailing window of 7 days, taking the first value of each period" in \
+        defs.definitions["weekly revenue"]
+    assert "month to date" in defs.definitions["revenue mtd"]
+    assert defs.definitions["Weekly revenue"] == "the same as weekly revenue"
+
+
+def test_a_wren_view_with_a_question_is_a_verified_query_and_unread_fields_are_named(tmp_path):
+    manifest = {
+        "catalog": "c", "schema": "s", "dataSource": "POSTGRES",
+        "models": [{"name": "orders", "tableReference": {"table": "Orders"}, "cached": True, "refreshTime": "30m",
+                    "columns": [{"name": "OrderID", "type": "INTEGER"}, {"name": "ShipCountry", "type": "VARCHAR"}]}],
+        "metrics": [{"name": "m", "baseObject": "orders", "timeGrain": [{"name": "g", "refColumn": "OrderID"}],
+                     "measure": [{"name": "n", "expression": "count(*)"}]}],
+        "views": [{"name": "german", "statement": "SELECT count(*) FROM orders WHERE ShipCountry = 'Germany'",
+                   "properties": {"question": "How many orders went to Germany?", "viewId": "3"}}],
+    }
+    path = _write(tmp_path, "mdl.json", json.dumps(manifest, indent=1))
+    defs = load_definitions(path)
+    assert [(v.name, v.question) for v in defs.verified] == [("german", "How many orders went to Germany?")]
+    tails = {u.split(": ", 1)[1] for u in defs.unmapped}
+    assert {"dataSource", "models[0].cached", "models[0].refreshTime", "metrics[0].timeGrain",
+            "views[0].properties.viewId"} <= tails
+    with connect(_northwind()) as db:
+        entries = audit(defs, db)
+    assert [e.detail.split("first: ")[1] for e in entries if e.kind == "verified query"] == ["122"]
+
+
+def test_the_check_summary_counts_what_was_not_run_apart(tmp_path, capsys):
+    path = _write(tmp_path, "sem.yml", _DBT_NORTHWIND + "  - name: rev_growth\n    type: derived\n"
+                  "    type_params: {expr: revenue * 2, metrics: [{name: revenue}]}\n")
+    assert main(["definitions", "check", str(path), "--db", str(_northwind())]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "5 of 6 ran and returned rows; 1 not run (derived)"
+
+
+def test_wren_columns_without_an_expression_are_quoted_on_postgresql(pg):
+    url, raw, schema = pg
+    raw.execute(f'CREATE TABLE {schema}."Track" ("TrackId" INTEGER, "Name" TEXT, "Milliseconds" INTEGER)')
+    raw.execute(f'INSERT INTO {schema}."Track" VALUES (1, \'a\', 1000), (2, \'b\', 3000)')
+    manifest = {"models": [{"name": "tracks", "tableReference": {"schema": schema, "table": "Track"},
+                            "columns": [{"name": "TrackId"}, {"name": "Name"}, {"name": "Milliseconds"},
+                                        {"name": "seconds", "isCalculated": True,
+                                         "expression": '"Milliseconds" / 1000'}]}],
+                "metrics": [{"name": "m", "baseObject": "tracks",
+                             "measure": [{"name": "total_ms", "expression": "sum(Milliseconds)"},
+                                         {"name": "total_s", "expression": "sum(seconds)"}]}],
+                "views": [{"name": "long_tracks", "statement": "SELECT t.Name FROM tracks t WHERE t.Milliseconds > 2000"}]}
+    with connect(url) as db:
+        from tempfile import TemporaryDirectory
+
+        with TemporaryDirectory() as tmp:
+            mdl = Path(tmp) / "mdl.json"
+            mdl.write_text(json.dumps(manifest), encoding="utf-8")
+            entries = audit(load_definitions(mdl), db)
+    assert [(e.name, e.status) for e in entries] == [("total_ms", "ok"), ("total_s", "ok"), ("long_tracks", "ok")], \
+        entries
+    assert entries[0].detail.endswith("first: 4000")

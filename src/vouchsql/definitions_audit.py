@@ -9,17 +9,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .semantic import logical_sql
+from .semantic.model import logical_source, logical_tables_read, name_sql, physical_table
 
 if TYPE_CHECKING:
     from .db import Database
     from .definitions import Definitions
+    from .semantic import LogicalTable
 
 
 @dataclass(frozen=True)
 class Entry:
     kind: str  # verified query, metric, measure, filter, view, table
     name: str
-    status: str  # ok, empty, error, not run
+    status: str  # ok, empty, error, not run (an error: the file itself is wrong, or the SQL fails)
     detail: str
     source: str = ""
 
@@ -37,15 +39,41 @@ def audit(defs: Definitions, db: Database) -> list[Entry]:
         if t.table.lower() not in names:
             out.append(Entry("table", t.name, "error", f"the database has no table {t.table}"))
     tables = list(defs.logical_tables)
+    omit: dict[str, set[str]] = {}
+    logical = [v.sql for v in defs.verified if v.logical] + [r.sql for r in defs.runnables if r.logical and r.sql]
+    read = {t.name for sql in logical for t in logical_tables_read(sql, tables)}
+    for t in tables:
+        if t.name in read and t.table.lower() in names:
+            for column, entry in _failing_columns(db, t):
+                omit.setdefault(t.name, set()).add(column)
+                out.append(entry)
     for v in defs.verified:
-        sql = logical_sql(v.sql, tables, db) if v.logical else v.sql
+        sql = logical_sql(v.sql, tables, db, omit) if v.logical else v.sql
         out.append(_run(db, "verified query", v.name, sql, v.source))
     for r in defs.runnables:
-        runnable = r.runnable_sql(tables, db)
+        runnable = r.runnable_sql(tables, db, omit)
         if runnable is None:
-            out.append(Entry(r.kind, r.name, "not run", r.why or "cannot run on its own", r.source))
+            out.append(Entry(r.kind, r.name, "error" if r.broken else "not run", r.why or "cannot run on its own",
+                             r.source))
         else:
             out.append(_run(db, r.kind, r.name, runnable, r.source))
+    return out
+
+
+def _failing_columns(db: Database, table: LogicalTable) -> list[tuple[str, Entry]]:
+    """The logical columns of ``table`` whose own expression does not run, each as an error
+    entry: they are left out of the table's CTE, so an item that does not read them is not
+    blamed for them. Each column is tried alone only when the whole table does not run."""
+    if not table.columns or db.execute(logical_source(table, db), max_rows=1).error is None:
+        return []
+    out = []
+    for name, expr in table.columns:
+        sql = f"SELECT {table.column_sql(name, expr, db)} FROM {physical_table(db, table)} AS {name_sql(table.name, db)}"
+        result = db.execute(sql, max_rows=1)
+        if result.error is not None:
+            out.append((name, Entry("column", f"{table.name}.{name}", "error",
+                                    f"its expression {expr} does not run: {result.error.message}",
+                                    table.source_of(name))))
     return out
 
 

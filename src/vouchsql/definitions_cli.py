@@ -72,13 +72,32 @@ def _check(args: argparse.Namespace, config: Config, out: Console) -> int:
             print(f"  {e.status.upper():8} {e.kind} {e.name}: {e.detail}" + (f"  [{e.source}]" if e.source else ""))
         for field in defs.unmapped:
             print(f"  NOT READ {field}")
-        bad = [e for e in entries if not e.ok]
         if not entries:
             print("nothing to run: the file holds no verified queries, metrics, measures, filters or views")
         else:
-            print(f"{len(entries) - len(bad)} of {len(entries)} ran and returned rows (or were not run, as said)"
-                  + (f"; {len(bad)} need attention" if bad else ""))
+            print(summary(entries))
     return 1 if any(not e.ok for e in entries) else 0
+
+
+def summary(entries: list[Any]) -> str:
+    """``15 of 19 ran and returned rows; 2 not run (derived, cumulative); 2 need attention``:
+    what was not run is counted apart from what ran."""
+    ran = [e for e in entries if e.status == "ok"]
+    skipped = [e for e in entries if e.status == "not run"]
+    bad = [e for e in entries if not e.ok]
+    text = f"{len(ran)} of {len(entries)} ran and returned rows"
+    if skipped:
+        kinds = sorted({_why_kind(e.detail) for e in skipped})
+        text += f"; {len(skipped)} not run ({', '.join(kinds)})"
+    return text + (f"; {len(bad)} need{'s' if len(bad) == 1 else ''} attention" if bad else "")
+
+
+def _why_kind(detail: str) -> str:
+    """A few words for why an item was not run, from its reason."""
+    for word in ("derived", "cumulative", "ratio", "model-level", "base object"):
+        if word in detail:
+            return word
+    return detail.split(":")[0].split(" (")[0][:40]
 
 
 def _run(args: argparse.Namespace, config: Config, out: Console) -> int:

@@ -28,7 +28,7 @@ _NEGATION = re.compile(r"\b(?:not|no|never|without|except|excluding|other than|n
 _COLUMN_STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "is", "no", "num", "nbr"}
 # the parts that must agree for two readings to ask the same thing; columns may differ a little
 PARTS = ("entities", "values", "connective", "numbers", "years", "aggregates", "directions", "rows", "negated",
-         "columns")
+         "qualifiers", "columns")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)")
 
 
@@ -45,6 +45,10 @@ class Reading:
     rows: int | None
     negated: bool
     filter_columns: frozenset[str] = frozenset()  # columns named that hold a named value
+    # words of this database's vocabulary (a table's or column's name, a term, a filter, a
+    # synonym of the definitions) that no other part explains: "late", "unshipped",
+    # "discounted", "last year" — a qualifier one question says and the other does not
+    qualifiers: frozenset[str] = frozenset()
 
     def describe(self) -> dict[str, Any]:
         """The reading as JSON: what the evidence shows."""
@@ -53,7 +57,7 @@ class Reading:
                 "numbers": [f"{op} {v:g}" + (f" and {h:g}" if h is not None else "") for op, v, h in sorted(self.numbers)],
                 "years": [f"{rel} {y}" + (f"-{m:02d}" if m else "") for y, m, rel in sorted(self.years, key=str)],
                 "aggregates": sorted(self.aggregates), "directions": sorted(self.directions),
-                "rows": self.rows, "negated": self.negated}
+                "rows": self.rows, "negated": self.negated, "qualifiers": sorted(self.qualifiers)}
 
 
 @dataclass(frozen=True)
@@ -105,11 +109,14 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
                          if parts <= wordset}
     values: set[str] = set()
     known_values: set[str] = set()
+    synonym_words: set[str] = set()  # the words of a synonym the question says: they name a table or column
     if definitions is not None:
         by_name = {t.name.lower(): t.qualified.lower() for t in profile.tables}
         for target, syns in definitions.synonyms.items():
             table, _, column = target.partition(".")
-            if any(_phrase_in(s, qwords) for s in syns):
+            said = [s for s in syns if _phrase_in(s, qwords)]
+            if said:
+                synonym_words |= {_stem(w) for s in said for w in words(s).split()}
                 if column:
                     key = _column_key(column)
                     if key:
@@ -125,10 +132,19 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
     values |= _held_words(question, index, known_values)
     # the columns that hold a named value: named to filter ("whose nationality is not Russia"),
     # which a paraphrase may leave unsaid ("people not from Russia")
+    # and the table that holds a named value is named with it ("Beverages products" names the
+    # category as "products in the Beverages category" does), where one table holds it
     holding: set[str] = set()
     for v in values:
         refs = (index.exact.get(v, set()) | index.singular.get(v, set())) if index is not None else set()
         holding |= {k for _, column, _ in refs if (k := _column_key(column))}
+        held_in = {table for table, _, _ in refs}
+        if definitions is not None:
+            held_in |= {target.partition(".")[0] for target, vs in definitions.values.items()
+                        if v in {fold(str(x)) for x in vs}}
+        found = {tp.qualified.lower() for t in held_in if (tp := profile.find(t)) is not None}
+        if len(found) == 1:
+            entities |= found
     if definitions is not None:
         holding |= {k for target, vs in definitions.values.items() if values & {fold(str(x)) for x in vs}
                     if (k := _column_key(target.partition(".")[2]))}
@@ -150,11 +166,58 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
     connective = None
     if len(values) >= 2:
         connective = "any" if re.search(r" (?:or|either) ", text) else "all"
+    explained = {_stem(w) for name in entities for w in words_of(name.rpartition(".")[2]).split()}
+    explained |= {_stem(w) for key in columns for w in key.split()}
+    explained |= {_stem(w) for v in values for w in v.split()} | synonym_words
+    vocabulary = profile.memo("reading_vocabulary", lambda: _catalogue_vocabulary(profile))
+    if definitions is not None:
+        vocabulary = vocabulary | _definitions_vocabulary(definitions)
+    qualifiers = {w for w in (_stem(x) for x in words(question).split()) if w in vocabulary and w not in explained}
+    qualifiers |= {f"period:{m.group(0).strip()}" for m in _PERIOD.finditer(text)}
     return Reading(entities=frozenset(entities), columns=frozenset(columns), values=frozenset(values),
                    connective=connective, numbers=frozenset(numbers),
                    years=frozenset((y.year, y.month, y.relation) for y in filters.years),
                    aggregates=frozenset(aggregates), directions=frozenset(directions), rows=rows,
-                   negated=bool(_NEGATION.search(text)), filter_columns=frozenset(holding & columns))
+                   negated=bool(_NEGATION.search(text)), filter_columns=frozenset(holding & columns),
+                   qualifiers=frozenset(qualifiers))
+
+
+# A period named relative to today ("last year", "this month", "in the past 30 days"): no year is
+# read from it, and two questions that differ in it ask for different rows.
+_PERIOD = re.compile(r" (?:last|this|next|previous|past|current|prior) (?:\d+ )?(?:year|quarter|month|week|day)s? "
+                     r"| (?:today|yesterday|ytd|year to date) ")
+# Words of a question that ask, count or rank rather than name part of the data, and words
+# too common in names to qualify anything ("name", "id", "number").
+_PLAIN = frozenset(_COLUMN_STOP | {"name", "id", "number", "count", "total", "average", "sum", "max", "min", "each",
+                                   "per", "all", "list", "show", "type", "date", "value", "amount", "code", "info"})
+
+
+def _stem(word: str) -> str:
+    """A word's stem for comparing qualifiers: singular, without -ed/-ing and a doubled last
+    consonant ("shipped", "shipping" and "ship" are one; "discounted" is "discount")."""
+    w = singular(word.lower())
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[:-len(suffix)]
+            if len(w) >= 3 and w[-1] == w[-2] and w[-1] not in "aeiousl":
+                w = w[:-1]
+            break
+    return w
+
+
+def _vocabulary(names: list[str]) -> frozenset[str]:
+    return frozenset(st for name in names for w in words_of(name).split()
+                     if len(w) >= 3 and w not in _PLAIN and w not in _FUNCTION and (st := _stem(w)) not in _PLAIN)
+
+
+def _catalogue_vocabulary(profile: Profile) -> frozenset[str]:
+    """The words of this database's table and column names, stemmed: read once per database."""
+    return _vocabulary([t.name for t in profile.tables] + [c.name for t in profile.tables for c in t.columns])
+
+
+def _definitions_vocabulary(definitions: Definitions) -> frozenset[str]:
+    """The words of the definitions' terms (metrics, filters) and synonyms, stemmed."""
+    return _vocabulary(list(definitions.definitions) + [w for ws in definitions.synonyms.values() for w in ws])
 
 
 _PLURAL_TOP = re.compile(r"\b(?:top|first|last)\s+\d+|\b(?:all|every)\b.*\b(?:most|least|highest|lowest)\b", re.I)

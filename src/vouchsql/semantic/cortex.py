@@ -3,7 +3,9 @@
 Read: each logical table's ``base_table`` (the physical table), its ``dimensions``,
 ``time_dimensions``, ``facts`` (and the older ``measures``) as logical columns with their
 ``expr``, ``synonyms`` and ``sample_values``; ``metrics`` and ``filters`` (table-level and
-model-level) as terms with their expression; ``primary_key`` and ``relationships`` as notes;
+model-level) as terms with their expression (written over the columns' logical names, with or
+without the logical table's name in front: ``SUM(orders.freight)``); ``primary_key`` and
+``relationships`` as notes (a relationship naming a table the model lacks is an error);
 ``custom_instructions`` as a note; ``verified_queries`` (question and SQL over the ``__table``
 logical names) as verified queries. Everything else is named in ``unmapped``.
 """
@@ -12,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import LogicalTable, Mapped, Runnable, VerifiedQuery, spaced
-from .source import Where, line_of
+from .model import LogicalTable, Mapped, Runnable, VerifiedQuery, logical_alias, spaced
+from .source import Where, _kind, line_at, line_of
 
 _TOP = {"name", "description", "tables", "relationships", "verified_queries", "custom_instructions",
         "metrics", "filters"}
@@ -22,11 +24,16 @@ _TABLE = {"name", "description", "base_table", "synonyms", "primary_key", "dimen
 _COLUMN = {"name", "expr", "description", "synonyms", "data_type", "sample_values", "unique", "is_enum",
            "default_aggregation"}
 _COLUMN_KINDS = ("dimensions", "time_dimensions", "facts", "measures")
+_MEASURE = {"name", "expr", "description", "synonyms"}
+_BASE = {"database", "schema", "table"}
+_RELATIONSHIP = {"name", "left_table", "right_table", "relationship_columns", "relationship_type", "join_type"}
+_VERIFIED = {"name", "question", "sql", "verified_by", "verified_at", "use_as_onboarding_question"}
 
 
 def is_cortex(data: Any) -> bool:
-    tables = data.get("tables") if isinstance(data, dict) else None
-    return isinstance(tables, list) and any(isinstance(t, dict) and "base_table" in t for t in tables)
+    """A mapping with ``tables``: Vouch's own format has no such key, so a malformed Cortex
+    model (``tables:`` a mapping, say) is reported as one, not as unknown Vouch keys."""
+    return isinstance(data, dict) and "tables" in data
 
 
 def read(data: Any, where: Where) -> Mapped:
@@ -36,6 +43,9 @@ def read(data: Any, where: Where) -> Mapped:
     if data.get("custom_instructions"):
         out.notes.append(f"Instructions: {where.text(data, 'custom_instructions', '')}")
     by_name: dict[str, LogicalTable] = {}
+    if not isinstance(data.get("tables"), list):
+        raise where.fail(data, "tables", f"expected a list of logical tables (a Cortex Analyst semantic model), "
+                                         f"got {_kind(data.get('tables'))}", "tables")
     for i, raw in enumerate(where.items(data, "tables", "")):
         field = f"tables[{i}]"
         t = where.mapping(raw, field)
@@ -44,9 +54,11 @@ def read(data: Any, where: Where) -> Mapped:
         base = where.mapping(t.get("base_table"), f"{field}.base_table") if "base_table" in t else None
         if base is None:
             raise where.fail(t, f"{field}.base_table", "missing: the physical table this logical table reads")
+        _unknown(out, base, _BASE, f"{field}.base_table", where)
         physical = where.text(base, "table", f"{field}.base_table")
         schema = where.text(base, "schema", f"{field}.base_table", required=False)
         columns: list[tuple[str, str]] = []
+        sources: list[tuple[str, str]] = []
         if t.get("description"):
             out.notes.append(f"Table {physical} ('{name}'): {where.text(t, 'description', field)}")
         out.add_synonyms(physical, [spaced(name), *where.words(t, "synonyms", field)])
@@ -56,8 +68,9 @@ def read(data: Any, where: Where) -> Mapped:
                 c = where.mapping(rawc, cfield)
                 _unknown(out, c, _COLUMN, cfield, where)
                 cname = where.text(c, "name", cfield)
-                expr = where.text(c, "expr", cfield, required=False) or cname
+                expr = where.sql(c, "expr", cfield, required=False) or cname
                 columns.append((cname, expr))
+                sources.append((cname, f"{where.path}:{line_at(c, 'expr')}"))
                 target = f"{physical}.{expr}" if _is_column(expr) else f"{physical}.{cname}"
                 out.add_synonyms(target, [spaced(cname), *where.words(c, "synonyms", cfield)])
                 values = where.words(c, "sample_values", cfield)
@@ -68,12 +81,17 @@ def read(data: Any, where: Where) -> Mapped:
                                                 f"(column {expr} of {physical})")
                 elif not _is_column(expr):
                     out.terms[spaced(cname)] = f"{expr} on {physical}"
-        pk = t.get("primary_key")
-        if isinstance(pk, dict):
+        if t.get("primary_key") is not None:
+            pk = t["primary_key"]
+            if not isinstance(pk, dict):
+                raise where.fail(t, f"{field}.primary_key", f"expected a mapping (columns: [...]), got {_kind(pk)}",
+                                 "primary_key")
+            _unknown(out, pk, {"columns"}, f"{field}.primary_key", where)
             cols = where.words(pk, "columns", f"{field}.primary_key")
             if cols:
                 out.notes.append(f"Each row of {physical} is one {spaced(name)}: key {', '.join(cols)}")
-        table = LogicalTable(name=name, table=physical, schema=schema, columns=tuple(columns))
+        table = LogicalTable(name=name, table=physical, schema=schema, columns=tuple(columns),
+                             sources=tuple(sources))
         by_name[name.lower()] = table
         out.logical_tables.append(table)
         _measures(out, t, field, table, where)
@@ -81,12 +99,21 @@ def read(data: Any, where: Where) -> Mapped:
     for i, raw in enumerate(where.items(data, "relationships", "")):
         field = f"relationships[{i}]"
         r = where.mapping(raw, field)
+        _unknown(out, r, _RELATIONSHIP, field, where)
         left, right = where.text(r, "left_table", field), where.text(r, "right_table", field)
         pairs = []
         for j, rc in enumerate(where.items(r, "relationship_columns", field)):
-            rc = where.mapping(rc, f"{field}.relationship_columns[{j}]")
-            pairs.append(f"{left}.{where.text(rc, 'left_column', field)} = "
-                         f"{right}.{where.text(rc, 'right_column', field)}")
+            rcfield = f"{field}.relationship_columns[{j}]"
+            rc = where.mapping(rc, rcfield)
+            _unknown(out, rc, {"left_column", "right_column"}, rcfield, where)
+            pairs.append(f"{left}.{where.text(rc, 'left_column', rcfield)} = "
+                         f"{right}.{where.text(rc, 'right_column', rcfield)}")
+        missing = [n for n in (left, right) if n.lower() not in by_name]
+        if missing:
+            rname = where.text(r, "name", field, required=False) or f"{left} to {right}"
+            out.runnables.append(Runnable(
+                name=rname, kind="relationship", sql=None, broken=True, source=f"{where.path}:{line_of(r)}",
+                why=f"{field} names {' and '.join(missing)}, which the model defines no logical table for"))
         kind = where.text(r, "relationship_type", field, required=False) or "unspecified"
         join = where.text(r, "join_type", field, required=False) or "inner"
         names = {n: by_name[n.lower()].table for n in (left, right) if n.lower() in by_name}
@@ -97,11 +124,10 @@ def read(data: Any, where: Where) -> Mapped:
         v = where.mapping(raw, field)
         out.verified.append(VerifiedQuery(
             name=where.text(v, "name", field), question=where.text(v, "question", field),
-            sql=where.text(v, "sql", field), logical=True,
+            sql=where.sql(v, "sql", field), logical=True,
             verified_by=where.text(v, "verified_by", field, required=False),
             source=f"{where.path}:{line_of(v)}"))
-        for key in set(v) - {"name", "question", "sql", "verified_by", "verified_at", "use_as_onboarding_question"}:
-            out.unmapped.append(f"{field}.{key}")
+        _unknown(out, v, _VERIFIED, field, where)
     return out
 
 
@@ -116,20 +142,22 @@ def _measures(out: Mapped, parent: dict[str, Any], field: str, table: LogicalTab
         for i, raw in enumerate(where.items(parent, kind, field)):
             mfield = f"{prefix}{kind}[{i}]"
             m = where.mapping(raw, mfield)
+            _unknown(out, m, _MEASURE, mfield, where)
             name = where.text(m, "name", mfield)
-            expr = where.text(m, "expr", mfield)
+            expr = where.sql(m, "expr", mfield)
             over = f" over {table.table}" if table else ""
             said = f"{where.text(m, 'description', mfield)}; " if m.get("description") else ""
             if kind == "metrics":
                 out.terms[spaced(name)] = f"{said}{expr}{over} (metric {name})"
-                sql = f"SELECT {expr} FROM __{table.name}" if table else None
+                sql = f"SELECT {expr} FROM __{table.name}{logical_alias(table.name)}" if table else None
             else:
                 out.terms[spaced(name)] = f"{said}the rows{over} where {expr} (filter {name})"
-                sql = f"SELECT COUNT(*) FROM __{table.name} WHERE {expr}" if table else None
+                sql = f"SELECT COUNT(*) FROM __{table.name}{logical_alias(table.name)} WHERE {expr}" if table else None
             for syn in where.words(m, "synonyms", mfield):
                 out.terms.setdefault(syn, f"the same as {spaced(name)}")
             out.runnables.append(Runnable(name=name, kind=kind[:-1], sql=sql, logical=True,
-                                          why="" if sql else "a model-level metric names its tables itself",
+                                          why="" if sql else f"a model-level {kind[:-1]} reads its tables "
+                                                                 f"by name, joined as the relationships say",
                                           source=f"{where.path}:{line_of(m)}"))
 
 

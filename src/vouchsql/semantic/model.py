@@ -11,18 +11,35 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     from ..db.base import Database
 
-_IDENT = re.compile(r"[a-z_][a-z0-9_]*")
+_IDENT = re.compile(r"[a-z_][a-z0-9_]*", re.I)
+# words reserved in the common engines' SQL: a logical name spelled so is quoted
+_RESERVED = frozenset("""all and any as asc between both by case cast check collate column constraint create cross
+current_date current_time current_timestamp current_user default desc distinct do else end except false fetch
+for foreign from full grant group having in index inner intersect into is join key keys leading left like limit
+natural not null offset on only or order outer primary range rank references right row rows select some table
+then to trailing true union unique user using values when where window with""".split())
 
 
 @dataclass(frozen=True)
 class LogicalTable:
     """A logical table: its name, the physical table it reads, and its columns as
-    ``(logical name, SQL expression over the physical table)``."""
+    ``(logical name, SQL expression over the physical table)``. ``identifiers``: the logical
+    names whose expression is a physical column's name as stored (a WrenAI column without an
+    ``expression``), quoted in the engine's dialect where it runs. ``sources``: where each
+    column is defined (``file:line``), by logical name."""
 
     name: str
     table: str
     schema: str | None = None
     columns: tuple[tuple[str, str], ...] = ()
+    identifiers: frozenset[str] = frozenset()
+    sources: tuple[tuple[str, str], ...] = ()
+
+    def column_sql(self, name: str, expr: str, db: Database) -> str:
+        return db.quote(expr) if name in self.identifiers else expr
+
+    def source_of(self, name: str) -> str:
+        return dict(self.sources).get(name, "")
 
 
 @dataclass(frozen=True)
@@ -51,12 +68,14 @@ class Runnable:
     why: str = ""
     source: str = ""
     table: LogicalTable | None = None
+    broken: bool = False  # not run because the file is wrong (an undefined measure, say): needs attention
 
-    def runnable_sql(self, tables: list[LogicalTable], db: Database) -> str | None:
+    def runnable_sql(self, tables: list[LogicalTable], db: Database,
+                     omit: dict[str, set[str]] | None = None) -> str | None:
         if self.sql is None:
             return None
         sql = self.sql.replace("{from}", physical_table(db, self.table)) if self.table else self.sql
-        return logical_sql(sql, tables, db) if self.logical else sql
+        return logical_sql(sql, tables, db, omit) if self.logical else sql
 
 
 @dataclass
@@ -85,8 +104,18 @@ def spaced(name: str) -> str:
     return " ".join(name.replace("_", " ").split())
 
 
-def _name_sql(name: str, db: Database) -> str:
-    return name if _IDENT.fullmatch(name) else db.quote(name)
+def name_sql(name: str, db: Database) -> str:
+    """A logical name as SQL: unquoted where it is a plain identifier, so that SQL written over
+    it unquoted (``order_id``, ``TrackId``) reads it however the engine folds case; quoted
+    otherwise (spaces, a keyword)."""
+    return name if _IDENT.fullmatch(name) and name.lower() not in _RESERVED else db.quote(name)
+
+
+def logical_alias(name: str) -> str:
+    """``AS name`` for ``FROM __name``, so that expressions written with the logical table's
+    name in front (``orders.freight``, Snowflake's own examples) read the CTE; nothing where
+    the name is not a plain identifier."""
+    return f" AS {name}" if _IDENT.fullmatch(name) and name.lower() not in _RESERVED else ""
 
 
 def physical_table(db: Database, table: LogicalTable) -> str:
@@ -100,17 +129,33 @@ def physical_table(db: Database, table: LogicalTable) -> str:
     return db.table_sql(table.table)
 
 
-def logical_sql(sql: str, tables: list[LogicalTable], db: Database) -> str:
+def logical_tables_read(sql: str, tables: list[LogicalTable]) -> list[LogicalTable]:
+    """The logical tables ``sql`` reads as ``__name``."""
+    return [t for t in tables if re.search(rf"(?<![\w\"`.])__{re.escape(t.name)}(?!\w)", sql, re.I)]
+
+
+def logical_source(table: LogicalTable, db: Database, omit: Iterable[str] = ()) -> str:
+    """The SELECT a logical table is: each column's expression under its logical name, over
+    the physical table under the logical table's name (``FROM "Order Details" AS order_lines``,
+    so ``order_lines.UnitPrice`` in an expression reads it). ``omit``: logical columns left out."""
+    skip = set(omit)
+    cols = ", ".join(f"{table.column_sql(name, expr, db)} AS {name_sql(name, db)}"
+                     for name, expr in table.columns if name not in skip) or "*"
+    return f"SELECT {cols} FROM {physical_table(db, table)} AS {name_sql(table.name, db)}"
+
+
+def logical_sql(sql: str, tables: list[LogicalTable], db: Database,
+                omit: dict[str, set[str]] | None = None) -> str:
     """``sql`` written over ``__name`` logical tables, with each one it reads defined as a CTE
-    over its physical table (``WITH __orders AS (SELECT expr AS name, … FROM orders) …``):
-    how Cortex Analyst itself runs a verified query."""
-    used = [t for t in tables if re.search(rf"(?<![\w\"`.])__{re.escape(t.name)}(?!\w)", sql, re.I)]
+    over its physical table (``WITH __orders AS (SELECT expr AS name, … FROM orders AS orders) …``):
+    how Cortex Analyst itself runs a verified query. ``omit``: by logical table name, columns
+    left out of its CTE (those whose own expression fails, reported on their own)."""
+    used = logical_tables_read(sql, tables)
     if not used:
         return sql
     ctes = []
     for t in used:
-        cols = ", ".join(f"{expr} AS {_name_sql(name, db)}" for name, expr in t.columns) or "*"
-        ctes.append(f"{_name_sql('__' + t.name, db)} AS (SELECT {cols} FROM {physical_table(db, t)})")
+        ctes.append(f"{name_sql('__' + t.name, db)} AS ({logical_source(t, db, (omit or {}).get(t.name, ()))})")
     body = sql.strip().rstrip(";").strip()
     head = re.match(r"WITH\s+(RECURSIVE\s+)?", body, re.I)
     if head:

@@ -1,9 +1,10 @@
 """Reading a semantic-layer file with the line of every mapping, so an error names the file, the
 line and the field ("models/semantic.yml:14: semantic_models[0].measures[2].agg: …").
 
-YAML (PyYAML's safe loader) and JSON (read as YAML where it can be, which is JSON's common
-case; plain ``json`` otherwise, without lines) give :class:`Node` dicts and :class:`Items`
-lists that remember where they start and where each key is.
+YAML (PyYAML's safe loader) and JSON (checked by ``json`` first, which allows no trailing
+comma, then read as YAML where it can be for the lines; plain ``json`` otherwise, without
+lines) give :class:`Node` dicts and :class:`Items` lists that remember where they start and
+where each key is. A key given twice in one mapping is an error naming its line.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ class Node(dict[str, Any]):
         return cast(int, getattr(self, "lines", {}).get(key, self.line))
 
 
+_DUPLICATE = "duplicate key"
+
+
 class Items(list[Any]):
     line: int = 0
 
@@ -46,6 +50,9 @@ def _loader() -> tuple[type[yaml.SafeLoader], ModuleType]:
         loader.flatten_mapping(node)
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
+            if key in out:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{_DUPLICATE} {key!r} (the second would replace the first)", key_node.start_mark)
             out[key] = loader.construct_object(value_node, deep=True)
             out.lines[key] = key_node.start_mark.line + 1
         return out
@@ -69,25 +76,49 @@ def read_text(path: Path) -> str:
         raise UserInputError(f"cannot read {path}: not UTF-8 text (offset {exc.start})") from None
 
 
-def load_structured(text: str, path: Path) -> Any:
-    """The file's data, dicts as :class:`Node` with lines. JSON that YAML cannot read (a tab
-    inside a string, say) is read by ``json`` without lines."""
+def load_structured(text: str, path: Path, *, empty_ok: bool = False) -> Any:
+    """The file's data, dicts as :class:`Node` with lines. A ``.json`` file must be JSON as
+    ``json`` reads it (no trailing comma, no comment); JSON that YAML cannot read (a tab inside
+    a string, say) is read by ``json`` without lines. An empty file is an error (None where
+    ``empty_ok``: a placeholder YAML file in a dbt project)."""
+    if not text.strip():
+        if empty_ok:
+            return None
+        raise UserInputError(f"{path}: the file is empty")
+    plain: Any = None
+    if path.suffix.lower() == ".json":
+        try:
+            plain = json.loads(text)
+        except json.JSONDecodeError as jexc:
+            raise UserInputError(f"{path}:{jexc.lineno}: not valid JSON: {_json_problem(text, jexc)}") from None
     try:
         Loader, yaml = _loader()
     except ImportError:
+        if plain is not None:
+            return plain
         raise UserInputError(f"{path} is YAML, which needs PyYAML (pip install pyyaml)") from None
     try:
-        return yaml.load(text, Loader=Loader)  # noqa: S506 — a SafeLoader subclass
+        data = yaml.load(text, Loader=Loader)  # noqa: S506 — a SafeLoader subclass
     except yaml.YAMLError as exc:
-        if path.suffix.lower() == ".json":
-            try:
-                return json.loads(text)
-            except json.JSONDecodeError as jexc:
-                raise UserInputError(f"{path}:{jexc.lineno}: not valid JSON: {jexc.msg}") from None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if plain is not None and not problem.startswith(_DUPLICATE):
+            return plain
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UserInputError(f"{where}: not valid YAML: {problem}") from None
+        kind = "JSON" if plain is not None else "YAML"
+        raise UserInputError(f"{where}: not valid {kind}: {problem}") from None
+    if data is None and not empty_ok:
+        raise UserInputError(f"{path}: the file is empty (only comments)")
+    return data
+
+
+def _json_problem(text: str, exc: json.JSONDecodeError) -> str:
+    """``json``'s message, saying so where the cause is a trailing comma, which JSON (and
+    Python's ``json``) does not allow."""
+    before = text[:exc.pos].rstrip()
+    if before.endswith(",") and text[exc.pos:exc.pos + 1] in "]}":
+        return f"a trailing comma before '{text[exc.pos]}' (column {exc.colno}): JSON allows none"
+    return f"{exc.msg} (column {exc.colno})"
 
 
 class Where:
@@ -109,6 +140,16 @@ class Where:
         if not isinstance(node, dict):
             raise self.fail(node, field, f"expected a mapping, got {_kind(node)}")
         return node
+
+    def sub(self, parent: dict[str, Any], key: str, field: str) -> dict[str, Any]:
+        """``parent[key]`` as a mapping (empty where it is absent); anything else is an error
+        naming the key's line."""
+        value = parent.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(parent, f"{field}.{key}" if field else key, f"expected a mapping, got {_kind(value)}", key)
+        return value
 
     def items(self, parent: dict[str, Any], key: str, field: str) -> list[Any]:
         value = parent.get(key)
@@ -134,6 +175,20 @@ class Where:
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise self.fail(parent, name, f"expected text, got {_kind(value)}", key)
         return str(value).strip()
+
+    @overload
+    def sql(self, parent: dict[str, Any], key: str, field: str, *, required: Literal[True] = True) -> str: ...
+
+    @overload
+    def sql(self, parent: dict[str, Any], key: str, field: str, *, required: bool) -> str | None: ...
+
+    def sql(self, parent: dict[str, Any], key: str, field: str, *, required: bool = True) -> str | None:
+        """An SQL expression or statement: text only (a number or true/false is an error)."""
+        value = parent.get(key)
+        if value is not None and not isinstance(value, str):
+            raise self.fail(parent, f"{field}.{key}" if field else key,
+                            f"expected text, got {_kind(value)}", key)
+        return self.text(parent, key, field, required=required)
 
     def words(self, parent: dict[str, Any], key: str, field: str) -> tuple[str, ...]:
         value = parent.get(key)
@@ -161,3 +216,8 @@ def _kind(value: Any) -> str:
 
 def line_of(node: Any) -> int:
     return cast(int, getattr(node, "line", 0))
+
+
+def line_at(node: Any, key: str) -> int:
+    """The line of ``key`` in ``node`` (the node's own line where the key is not there)."""
+    return node.line_of(key) if isinstance(node, Node) else line_of(node)
