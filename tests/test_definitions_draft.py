@@ -115,3 +115,85 @@ def test_cli_writes_to_stdout_or_a_new_file_only(demo_db, tmp_path, capsys):
     assert main(["definitions", "draft", "--db", str(demo_db), "--out", str(out)]) == 2
     assert "never replaces a file" in capsys.readouterr().err
     assert main(["definitions", "draft", "--db", str(demo_db), "--max-values", "0"]) == 2
+
+
+@pytest.fixture
+def pg_other_schema(tmp_path):
+    """A few tables joined by foreign keys in a schema that is not the connection's default
+    (mixed-case names, as a copied database keeps them); yields (url, schema)."""
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'vouchsql[postgres]')")
+    try:
+        raw = psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=test", autocommit=True,
+                              connect_timeout=3)
+    except psycopg.Error as exc:
+        pytest.skip(f"PostgreSQL is not reachable at {PG_URL}: {str(exc).strip().splitlines()[0]}")
+    schema = f"vouch_draft_{uuid.uuid4().hex[:8]}"
+    try:
+        raw.execute(f'CREATE SCHEMA {schema}')
+        raw.execute(f'CREATE TABLE {schema}."CustomerType" ("CustomerTypeID" int PRIMARY KEY, "Label" text)')
+        raw.execute(f'CREATE TABLE {schema}."Customer" ("CustomerId" int PRIMARY KEY, "Country" text, '
+                    f'"CustomerTypeID" int REFERENCES {schema}."CustomerType")')
+        raw.execute(f'CREATE TABLE {schema}."Invoice" ("InvoiceId" int PRIMARY KEY, "CustomerId" int '
+                    f'REFERENCES {schema}."Customer", "InvoiceDate" timestamp, "Total" numeric(10,2))')
+        raw.execute(f'CREATE TABLE {schema}."InvoiceLine" ("InvoiceLineId" int PRIMARY KEY, "InvoiceId" int '
+                    f'REFERENCES {schema}."Invoice", "Quantity" int)')
+        raw.execute(f"INSERT INTO {schema}.\"CustomerType\" SELECT i, 'type ' || i FROM generate_series(1, 3) i")
+        raw.execute(f"INSERT INTO {schema}.\"Customer\" SELECT i, CASE WHEN i % 2 = 0 THEN 'USA' ELSE 'France' END, "
+                    f"1 + i % 3 FROM generate_series(1, 20) i")
+        raw.execute(f"INSERT INTO {schema}.\"Invoice\" SELECT i, 1 + i % 20, TIMESTAMP '2024-01-01' + i * "
+                    f"INTERVAL '1 day', i * 1.5 FROM generate_series(1, 60) i")
+        raw.execute(f'INSERT INTO {schema}."InvoiceLine" SELECT i, 1 + i % 60, 1 + i % 4 FROM generate_series(1, 120) i')
+        yield PG_URL, schema
+    finally:
+        raw.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        raw.close()
+
+
+def _assert_relationships_name_the_draft(model: dict) -> int:
+    """Every relationship's tables are logical tables of the draft and its columns dimensions
+    of those tables (Cortex Analyst reads both by their logical names), as are primary keys."""
+    tables = {t["name"]: t for t in model["tables"]}
+    assert len(tables) == len(model["tables"]), "two logical tables share a name"
+    for t in model["tables"]:
+        assert t["base_table"]["database"] and t["base_table"]["schema"] and t["base_table"]["table"], t["name"]
+        dims = {d["name"] for d in t.get("dimensions", [])}
+        assert set(t.get("primary_key", {}).get("columns", [])) <= dims, t["name"]
+    for r in model["relationships"]:
+        for side in ("left", "right"):
+            assert r[f"{side}_table"] in tables, (r["name"], r[f"{side}_table"])
+            dims = {d["name"] for d in tables[r[f"{side}_table"]].get("dimensions", [])}
+            for rc in r["relationship_columns"]:
+                assert rc[f"{side}_column"] in dims, (r["name"], side, rc[f"{side}_column"])
+    return len(model["relationships"])
+
+
+def test_the_chinook_cortex_relationships_name_its_own_tables_and_dimensions(tmp_path):
+    with vouchsql.connect(_sqlite("chinook"), cache_dir=str(tmp_path)) as db:
+        text = draft(db, "cortex")
+        profile = db.profile()
+    model = yaml.safe_load(text)
+    assert _assert_relationships_name_the_draft(model) == len(profile.join_pairs) > 0
+    track = next(t for t in model["tables"] if t["name"] == "track")
+    assert track["base_table"] == {"database": "chinook", "schema": "main", "table": "Track"}
+    assert "# base_table: database chinook and schema 'main'" in text  # what a person must check
+    (tmp_path / "model.yaml").write_text(text, encoding="utf-8")
+    assert load_definitions(str(tmp_path / "model.yaml")).notes  # Vouch reads its own draft back
+
+
+@pytest.mark.parametrize("engine", ["postgresql"])
+def test_a_cortex_draft_of_a_postgresql_schema_other_than_the_default(engine, pg_other_schema, tmp_path):
+    url, schema = pg_other_schema
+    with vouchsql.connect(url, cache_dir=str(tmp_path), schemas=schema) as db:
+        text = draft(db, "cortex")
+    model = yaml.safe_load(text)
+    assert {t["name"] for t in model["tables"]} == {"customer_type", "customer", "invoice", "invoice_line"}
+    assert _assert_relationships_name_the_draft(model) == 3
+    rel = next(r for r in model["relationships"] if r["left_table"] == "customer")
+    assert rel["right_table"] == "customer_type"
+    assert rel["relationship_columns"] == [{"left_column": "customer_type_id", "right_column": "customer_type_id"}]
+    invoice = next(t for t in model["tables"] if t["name"] == "invoice")
+    assert invoice["base_table"] == {"database": "test", "schema": schema, "table": "Invoice"}
+    assert invoice["primary_key"] == {"columns": ["invoice_id"]}
+    assert f"database test and schema '{schema}'" in text
+    (tmp_path / "model.yaml").write_text(text, encoding="utf-8")
+    assert load_definitions(str(tmp_path / "model.yaml")).notes

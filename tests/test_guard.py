@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import shutil
 import warnings
+from pathlib import Path
 
 import pytest
 
+from conftest import DATASETS
 from vouchsql.guard import Guard, Withheld, summary
 
 GOOD_Q = "How many orders are there?"
@@ -67,6 +69,57 @@ def test_a_write_is_withheld_and_never_run(guard, shop, file_digest):
     with pytest.raises(Withheld, match="not allowed"):
         guard.require(GOOD_Q, "DELETE FROM orders")
     assert file_digest(shop) == before
+
+
+# -- recorded definitions: a Cortex model's verified queries -------------------------------------
+
+SINGER_MODEL = Path(__file__).parent / "fixtures" / "semantic" / "cortex" / "singer.yaml"
+SINGER_Q = "How many singers are there?"
+SINGER_WRONG = "SELECT COUNT(*) FROM singer WHERE Citizenship = 'France'"  # not the verified count
+
+
+@pytest.fixture
+def singer(tmp_path):
+    pytest.importorskip("yaml", reason="semantic models are YAML")
+    source = DATASETS / "spider" / "singer.sqlite"
+    if not source.exists():
+        pytest.skip(f"{source} is absent (../shared/datasets)")
+    shutil.copy(source, tmp_path / "singer.sqlite")
+    return tmp_path / "singer.sqlite"
+
+
+@pytest.mark.parametrize("how", ["keyword", "keyword, open database", "settings, open database", "dict"])
+def test_a_guard_with_definitions_withholds_a_wrong_answer_to_a_verified_question(singer, tmp_path, how):
+    from vouchsql.db import connect
+
+    settings = {"cache_dir": str(tmp_path / "cache")}
+    model: object = str(SINGER_MODEL)  # a Cortex semantic model
+    if how == "dict":  # Vouch's own form, as vouchsql.ask takes it too
+        model = {"verified_queries": [{"name": "singer_count", "question": SINGER_Q,
+                                       "sql": "SELECT COUNT(*) FROM singer"}]}
+    with connect(singer, **settings) as db:
+        if how == "keyword":
+            guard = Guard(singer, settings=settings, definitions=model)
+        elif how == "settings, open database":
+            guard = Guard(db, settings={"definitions": str(SINGER_MODEL)})
+        else:
+            guard = Guard(db, definitions=model)
+        with pytest.raises(Withheld) as caught:
+            guard.require(SINGER_Q, SINGER_WRONG)
+        fired = next(c for c in caught.value.answer.checks if c.name == "verified_query")
+        assert fired.fired and fired.evidence["name"] == "singer_count"
+        assert "singer_count" in str(caught.value)
+        answer = guard.require(SINGER_Q, "SELECT COUNT(*) FROM singer")  # the verified rows pass the guard
+        assert not next(c for c in answer.checks if c.name == "verified_query").fired
+        # and without the model the same SQL is not withheld: the definitions did it
+        assert Guard(db).require(SINGER_Q, SINGER_WRONG).verdict.gate != "abstain"
+
+
+def test_a_guard_refuses_a_definitions_file_it_cannot_read(singer, tmp_path):
+    from vouchsql.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="no definitions file"):
+        Guard(singer, definitions=tmp_path / "missing.yaml")
 
 
 # -- LangChain: QuerySQLDatabaseTool ---------------------------------------------------------------

@@ -106,3 +106,28 @@ def test_the_notebook_output_renders_in_chromium(executed, tmp_path):
         finally:
             browser.close()
     assert len(shot) > 5_000  # a rendered page, not a blank one
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_the_notebook_the_repl_and_the_cli_say_the_same_agreement(demo_db, k, capsys):
+    """One candidate: agreement is unmeasured on every surface (never "1.00 over 1"); three:
+    the same agreement over three candidates. One helper words it for all of them."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from vouchsql.cli import main
+
+    question, sql = "How many orders are there?", "SELECT COUNT(*) FROM orders"
+    answer = vouchsql.check(demo_db, question, [sql] * k)
+    page = html.unescape(re.sub(r"<[^>]+>", " ", answer._repr_html_()))
+    console = Console(file=io.StringIO(), width=200, record=True, color_system=None)
+    console.print(answer)
+    repl = console.export_text()
+    assert main(["check", "--db", str(demo_db), "-q", question] + [a for _ in range(k) for a in ("--sql", sql)]) in (0, 1, 2)
+    cli = capsys.readouterr().out
+    said = "agreement unmeasured (one candidate)" if k == 1 else "agreement 1.00 over 3 candidates"
+    for surface, text in (("notebook", page), ("repl", repl), ("cli", cli)):
+        assert said in text, surface
+        assert re.findall(r"agreement (?:unmeasured \([^)]*\)|\S+ over \d+ \w+)", text) == [said], surface

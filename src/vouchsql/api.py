@@ -36,25 +36,36 @@ def build_demo(out: "str | os.PathLike[str] | None" = None, *, seed: int | None 
 def check(db: "str | os.PathLike[str] | Database", question: str, candidates: "list[str] | str", *,
           answer_text: str | None = None, hint: str | None = None, rule: str | None = None,
           all_choices: bool = False, judged_parts: "list[tuple[str, bool]] | None" = None,
-          judged_claims: "list[tuple[str, bool]] | None" = None, **settings: Any) -> Answer:
+          judged_claims: "list[tuple[str, bool]] | None" = None,
+          definitions: "str | os.PathLike[str] | dict[str, Any] | Definitions | None" = None,
+          **settings: Any) -> Answer:
     """Vouch for a SQL answer without a model. ``candidates[0]`` is the answer being
     checked; further candidates are independent samples used for agreement.
     ``judged_parts``: the question's parts and whether the answer covers each, as a judge of
     your own listed them (IES §3.2 COMPLETE); without it COMPLETE comes from the alignment.
     ``judged_claims``: the claims of ``answer_text`` its result does not support, each with
-    whether it is about the answer, as a judge of your own listed them (``claim_judge``)."""
+    whether it is about the answer, as a judge of your own listed them (``claim_judge``).
+    ``definitions``: recorded definitions (any file ``load_definitions`` reads, a dict, or
+    ``Definitions``), as :func:`ask` takes them; they hold for this check whether ``db`` is a
+    path or an open Database (default: the ``definitions`` setting)."""
+    from contextlib import nullcontext
+
     from .checks.claim_judge import from_claims
     from .checks.complete_judge import from_parts
+    from .definitions import load_definitions, use_definitions
     from .pipeline import check_candidates
 
     if isinstance(candidates, str):
         candidates = [candidates]
+    defs = load_definitions(definitions)  # a file that cannot be read is the caller's error, before connecting
     owned = not isinstance(db, Database)
     database = db if isinstance(db, Database) else connect(db, **settings)
     try:
-        return check_candidates(database, question, list(candidates), answer_text=answer_text,
-                                hint=hint, rule=rule, all_choices=all_choices,
-                                judged_complete=from_parts(judged_parts), judged_claims=from_claims(judged_claims))
+        with use_definitions(defs) if defs is not None else nullcontext():
+            return check_candidates(database, question, list(candidates), answer_text=answer_text,
+                                    hint=hint, rule=rule, all_choices=all_choices,
+                                    judged_complete=from_parts(judged_parts),
+                                    judged_claims=from_claims(judged_claims))
     finally:
         if owned:
             database.close()

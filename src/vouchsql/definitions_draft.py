@@ -135,25 +135,69 @@ def _snake(name: str) -> str:
     return re.sub(r"\W+", "_", out).strip("_").lower() or "column"
 
 
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``… where it is taken already; recorded as taken."""
+    out, n = name, 2
+    while out in taken:
+        out, n = f"{name}_{n}", n + 1
+    taken.add(out)
+    return out
+
+
+def _database_name(target: str) -> str:
+    """The database a connection reads, as far as its target says: a URL's database (its
+    first path segment) or a file's stem; empty where the target names none."""
+    if "://" in target:
+        scheme, rest = target.split("://", 1)
+        if scheme.lower() in ("sqlite", "duckdb"):
+            target = rest[1:] if rest.startswith("/") else rest
+        else:
+            path = rest.split("?", 1)[0].split("#", 1)[0]
+            _, slash, tail = path.partition("/")
+            return tail.split("/", 1)[0] if slash else ""
+    stem = re.split(r"[\\/]", target.rstrip("/\\"))[-1]
+    return stem.rsplit(".", 1)[0] if "." in stem else stem
+
+
 def _cortex(facts: dict[str, Any]) -> str:
+    """The Cortex-style model. Every logical name is the draft's own: a table is named by its
+    snake-cased name (its schema too where two schemas hold one name), a column by its
+    snake-cased name, and each relationship names those logical tables and columns, as
+    Cortex Analyst reads them (primary keys too). A column a relationship joins on, or a
+    primary key's, is a dimension."""
     try:
         import yaml
     except ImportError:
         raise UserInputError("the cortex format is YAML, which needs PyYAML (pip install pyyaml)") from None
+    database = _database_name(str(facts["target"]))
     model: dict[str, Any] = {
-        "name": _snake(str(facts["target"]).rsplit("/", 1)[-1].split(".")[0]) or "database",
+        "name": _snake(database or "database"),
         "description": f"Drafted by vouch definitions draft from the profile of {facts['target']}; review it.",
         "tables": [], "relationships": []}
-    for entry in facts["tables"]:
+    pairs = list(facts["pairs"])
+    joined = {(p.left_table.lower(), p.left_column.lower()) for p in pairs}
+    joined |= {(p.right_table.lower(), p.right_column.lower()) for p in pairs}
+    bare = [_snake(entry["table"].name) for entry in facts["tables"]]
+    table_names: set[str] = set()
+    logical_table: dict[str, str] = {}  # a table's qualified name, lower-cased → its logical name
+    logical_column: dict[tuple[str, str], str] = {}  # (qualified, column), lower-cased → the dimension's name
+    schemas: set[str] = set()
+    for entry, name in zip(facts["tables"], bare):
         t = entry["table"]
-        logical: dict[str, Any] = {"name": _snake(t.name), "description": t.comment or "",
-                                   "base_table": {"schema": t.schema_name or facts["schema"] or "", "table": t.name}}
-        if t.primary_key:
-            logical["primary_key"] = {"columns": list(t.primary_key)}
+        qualified = _qualified(t)
+        lname = _unique(_snake(qualified) if bare.count(name) > 1 else name, table_names)
+        logical_table[qualified.lower()] = lname
+        schema = t.schema_name or facts["schema"] or ""
+        schemas.add(schema)
+        logical: dict[str, Any] = {"name": lname, "description": t.comment or "",
+                                   "base_table": {"database": database, "schema": schema, "table": t.name}}
         dims, times, measures = [], [], []
+        column_names: set[str] = set()
         for item in entry["columns"]:
             c, values = item["column"], item["values"]
-            field: dict[str, Any] = {"name": _snake(c.name), "expr": c.name, "data_type": c.type or "TEXT"}
+            cname = _unique(_snake(c.name), column_names)
+            logical_column[(qualified.lower(), c.name.lower())] = cname
+            field: dict[str, Any] = {"name": cname, "expr": c.name, "data_type": c.type or "TEXT"}
             about = [c.comment] if c.comment else []
             about += [f"{s.value:g} stands in for a missing value ({s.share:.1%})" for s in c.stand_ins]
             if about:
@@ -161,7 +205,9 @@ def _cortex(facts: dict[str, Any]) -> str:
             sample = values if values is not None else [v for v, _ in c.top_values]
             if sample:
                 field["sample_values"] = [v if isinstance(v, (int, float, str)) else str(v) for v in sample]
-            if _TIME.search(c.type or ""):
+            if (qualified.lower(), c.name.lower()) in joined or c.name in t.primary_key:
+                dims.append(field)
+            elif _TIME.search(c.type or ""):
                 times.append(field)
             elif _NUMBER.search(c.type or "") and not _is_key(t, c):
                 measures.append(field)
@@ -169,17 +215,30 @@ def _cortex(facts: dict[str, Any]) -> str:
                 if values is not None:
                     field["is_enum"] = True
                 dims.append(field)
-        for name, fields in (("dimensions", dims), ("time_dimensions", times), ("facts", measures)):
+        if t.primary_key:
+            logical["primary_key"] = {"columns": [logical_column.get((qualified.lower(), k.lower()), k)
+                                                  for k in t.primary_key]}
+        for kind, fields in (("dimensions", dims), ("time_dimensions", times), ("facts", measures)):
             if fields:
-                logical[name] = fields
+                logical[kind] = fields
         model["tables"].append(logical)
-    for p in facts["pairs"]:
+    relationship_names: set[str] = set()
+    for p in pairs:
+        left, right = logical_table.get(p.left_table.lower()), logical_table.get(p.right_table.lower())
+        left_column = logical_column.get((p.left_table.lower(), p.left_column.lower()))
+        right_column = logical_column.get((p.right_table.lower(), p.right_column.lower()))
+        if left is None or right is None or left_column is None or right_column is None:
+            continue  # a table the draft leaves out (it could not be profiled): noted in the Vouch format
         model["relationships"].append({
-            "name": f"{_snake(p.left_table)}_{_snake(p.left_column)}_to_{_snake(p.right_table)}",
-            "left_table": _snake(p.left_table), "right_table": _snake(p.right_table),
-            "relationship_columns": [{"left_column": p.left_column, "right_column": p.right_column}],
+            "name": _unique(f"{left}_{left_column}_to_{right}", relationship_names),
+            "left_table": left, "right_table": right,
+            "relationship_columns": [{"left_column": left_column, "right_column": right_column}],
             "join_type": "left_outer", "relationship_type": "many_to_one",
             **({} if p.source == "declared" else {"description": "inferred from the names; confirm it"})})
+    where = ", ".join(repr(s) for s in sorted(schemas) if s) or "none"
     head = (f"# Drafted by `vouch definitions draft --format cortex` from the profile of {facts['target']}.\n"
-            "# A starting Cortex Analyst-style semantic model: review every table, add metrics and verified queries.\n")
+            "# A starting Cortex Analyst-style semantic model: review every table, add metrics and verified queries.\n"
+            f"# base_table: database {database or '(none: the connection names none)'} and schema {where} are what "
+            "this connection calls them;\n"
+            "# check that they name the Snowflake database and schema that hold these tables before Cortex reads it.\n")
     return head + yaml.safe_dump(model, sort_keys=False, allow_unicode=True, width=120)

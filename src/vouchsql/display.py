@@ -54,11 +54,24 @@ def result_html(result: Result, limit: int = MAX_ROWS) -> str:
     return f'<table><tr>{head}</tr>{body}</table><div class="dim">{caption}</div>'
 
 
+def agreement_text(answer: Answer) -> str:
+    """How far the candidates agree, in the one wording every surface prints beside the score
+    (``vouch check`` and ``vouch ask``, rich's REPL, a notebook): unmeasured with one candidate
+    (there is nothing to agree with), else the agreement over the candidates; empty where
+    there is no candidate or no agreement to show."""
+    n = len(answer.candidates)
+    if n == 1:
+        return "agreement unmeasured (one candidate)"
+    if n == 0 or answer.agreement is None:
+        return ""
+    return f"agreement {answer.agreement:.2f} over {n} candidates"
+
+
 def answer_html(answer: Answer) -> str:
     v = answer.verdict
     fg, bg = _GATE_COLOURS[v.gate]
-    agreement = "" if answer.agreement is None else \
-        f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} candidates"
+    agreement = agreement_text(answer)
+    agreement = f" · {agreement}" if agreement else ""
     parts = [_STYLE, '<div class="vouch">',
              f'<div><span class="gate" style="color:{fg};background:{bg}">{v.gate.upper()}</span> '
              f"score {v.score:.2f} ({_e(v.rule)}; not a probability){_e(agreement)}</div>"]

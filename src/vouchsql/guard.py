@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the stacks' libraries are imported only by the adapter that
 
     from .answer import Answer
     from .db import Database
+    from .definitions import Definitions
 
 
 class Withheld(VouchError):
@@ -54,23 +55,38 @@ class Withheld(VouchError):
 class Guard:
     """``db``: a path, URL or open :class:`~vouchsql.db.Database` (then the caller closes it).
     ``block``: the gates that withhold the SQL; ``("abstain", "flag")`` lets only ``pass``
-    through, which needs agreeing samples (one SQL alone is capped at ``flag``)."""
+    through, which needs agreeing samples (one SQL alone is capped at ``flag``).
+    ``settings``: settings for each check (``timeout``, ``max_rows`` …). ``definitions``: recorded
+    definitions (a file of any format ``load_definitions`` reads — Vouch's, a Cortex semantic
+    model, a dbt project, WrenAI MDL — a dict, or ``Definitions``), as :func:`vouchsql.check`
+    and :func:`vouchsql.ask` take them: their rules and verified queries are checked on every
+    SQL (a ``definitions`` key in ``settings`` works too; the keyword wins)."""
 
     db: "str | os.PathLike[str] | Database"
     block: tuple[str, ...] = ("abstain",)
     settings: dict[str, Any] = field(default_factory=dict)
+    definitions: "str | os.PathLike[str] | dict[str, Any] | Definitions | None" = None
 
     def __post_init__(self) -> None:
         unknown = set(self.block) - {"pass", "flag", "abstain"}
         if unknown:
             raise UserInputError(f"block: unknown gate(s) {sorted(unknown)}; gates are pass, flag and abstain")
+        if self.definitions is not None:
+            from .definitions import load_definitions
+
+            load_definitions(self.definitions)  # a file that cannot be read fails here, not at the first check
 
     def check(self, question: str, sql: str, samples: "list[str] | tuple[str, ...]" = (), *,
               answer_text: str | None = None, hint: str | None = None) -> "Answer":
         """The Answer for ``sql`` (``samples``: independent SQL for the same question)."""
         from . import api
 
-        return api.check(self.db, question, [sql, *samples], answer_text=answer_text, hint=hint, **self.settings)
+        settings = dict(self.settings)
+        definitions = settings.pop("definitions", None)
+        if self.definitions is not None:
+            definitions = self.definitions
+        return api.check(self.db, question, [sql, *samples], answer_text=answer_text, hint=hint,
+                         definitions=definitions, **settings)
 
     def blocks(self, answer: "Answer") -> bool:
         return answer.verdict.gate in self.block

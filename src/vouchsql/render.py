@@ -13,6 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from .display import agreement_text
 from .flaws import flaw_name
 from .jsonout import dumps
 from .rules import RHO_MIN
@@ -138,13 +139,15 @@ def _print_checks(console: Console, answer: Answer, show_all: bool) -> None:
         console.print(Text(f"No check fired ({len(answer.checks)} run).", style="green"))
 
 
-def _print_verdict(console: Console, answer: Answer, agreement: str) -> None:
-    """The gate badge, the score, ``agreement`` (how it was measured), the reasons and the question."""
+def _print_verdict(console: Console, answer: Answer) -> None:
+    """The gate badge, the score, the agreement (in the words a notebook shows too), the
+    reasons and the question."""
     v = answer.verdict
     head = Text()
     head.append(f" {v.gate.upper()} ", style=_GATE_STYLE[v.gate])
     head.append(f"  score {v.score:.2f} ({v.rule}; not a probability)")
-    head.append(agreement)
+    agreement = agreement_text(answer)
+    head.append(f" · {agreement}" if agreement else "")
     console.print(head)
     for reason in v.reasons:
         console.print(f"  • {reason}", highlight=False)
@@ -153,13 +156,7 @@ def _print_verdict(console: Console, answer: Answer, agreement: str) -> None:
 
 def print_answer(console: Console, answer: Answer, show_all_checks: bool = False) -> None:
     """The verdict first, then the result, the SQL, the checks that fired and open choices."""
-    if len(answer.candidates) < 2:
-        agreement = " · agreement unmeasured (one candidate)"
-    elif answer.agreement is not None:
-        agreement = f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} candidates"
-    else:
-        agreement = ""
-    _print_verdict(console, answer, agreement)
+    _print_verdict(console, answer)
     _print_shown(console, answer)
     _print_checks(console, answer, show_all_checks)
     for choice in answer.choices:
@@ -205,8 +202,7 @@ def print_ask_answer(console: Console, answer: Answer, show_all_checks: bool = F
     the answer text, the interpretation computed, the alternatives, the result table, the
     SQL, the checks that fired and what the model calls cost."""
     v = answer.verdict
-    _print_verdict(console, answer, "" if answer.agreement is None
-                   else f" · agreement {answer.agreement:.2f} over {len(answer.candidates)} sample(s)")
+    _print_verdict(console, answer)
     p = answer.premise
     if p is not None and not p.is_valid:
         console.print(Text(f"Premise flawed — {p.flaw_code} {flaw_name(p.flaw_code)}: ", style="bold red")

@@ -642,8 +642,11 @@
   function traceView(a) {
     const parts = [];
     const ag = a.agreement;
-    parts.push(el("p", { text: "Agreement: " + (ag === null || ag === undefined ? "none (the shown answer has no result)"
-      : Number(ag).toFixed(2) + " over " + (a.candidates || []).length + " candidate(s)") +
+    const n = (a.candidates || []).length;
+    // The wording of display.agreement_text, which the CLI, the REPL and notebooks print.
+    parts.push(el("p", { text: "Agreement: " + (n === 1 ? "unmeasured (one candidate)"
+      : ag === null || ag === undefined ? "none (the shown answer has no result)"
+      : Number(ag).toFixed(2) + " over " + n + " candidates") +
       (a.agreement_bounds && a.agreement_bounds.truncated_pairs ? " · " + a.agreement_bounds.truncated_pairs + " truncated pair(s), lower bound " + a.agreement_bounds.lower_bound : "") }));
     const cands = a.candidates || [];
     if (cands.length) {
