@@ -28,16 +28,21 @@ def _sqlite(name: str) -> Path:
     return path
 
 
+def _pg_raw():
+    """An autocommit connection to the local PostgreSQL server, or a skip naming why not."""
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'vouchsql[postgres]')")
+    try:
+        return psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=test", autocommit=True,
+                               connect_timeout=3)
+    except psycopg.Error as exc:
+        pytest.skip(f"PostgreSQL is not reachable at {PG_URL}: {str(exc).strip().splitlines()[0]}")
+
+
 @pytest.fixture(scope="module")
 def pg_chinook():
-    psycopg = pytest.importorskip("psycopg")
     from engine_copies import copy_to_postgres, read_source
 
-    try:
-        raw = psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=test", autocommit=True,
-                              connect_timeout=3)
-    except psycopg.Error as exc:
-        pytest.skip(f"PostgreSQL is not reachable at {PG_URL}: {exc}")
+    raw = _pg_raw()
     schema = f"vouch_draft_{uuid.uuid4().hex[:8]}"
     copy_to_postgres(read_source(_sqlite("chinook")), raw, schema)
     raw.execute("RESET search_path")
@@ -121,12 +126,7 @@ def test_cli_writes_to_stdout_or_a_new_file_only(demo_db, tmp_path, capsys):
 def pg_other_schema(tmp_path):
     """A few tables joined by foreign keys in a schema that is not the connection's default
     (mixed-case names, as a copied database keeps them); yields (url, schema)."""
-    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'vouchsql[postgres]')")
-    try:
-        raw = psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=test", autocommit=True,
-                              connect_timeout=3)
-    except psycopg.Error as exc:
-        pytest.skip(f"PostgreSQL is not reachable at {PG_URL}: {str(exc).strip().splitlines()[0]}")
+    raw = _pg_raw()
     schema = f"vouch_draft_{uuid.uuid4().hex[:8]}"
     try:
         raw.execute(f'CREATE SCHEMA {schema}')
