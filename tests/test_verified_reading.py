@@ -103,3 +103,34 @@ def test_a_value_names_the_table_that_holds_it():
         b = read_question(long, profile, value_index(db, profile, long))
     assert {e.rpartition(".")[2] for e in a.entities} == {"products", "categories"} and a.values == {"beverages"}
     assert likeness(a, b).exact
+
+
+SAKILA = SHARED / "sakila.sqlite"
+SAKILA_MODEL = Path(__file__).resolve().parents[1] / "bench" / "cases" / "sakila_cortex.yaml"
+
+
+@pytest.mark.parametrize("question, sql", [
+    # the verified "List the inactive customers.", asked more broadly
+    ("List the customers.", "SELECT first_name, last_name FROM customer"),
+    # the verified "… rental rate of films for each rating", asked of long films only
+    ("What is the average rental rate of long films for each rating?",
+     "SELECT rating, AVG(rental_rate) FROM film WHERE length > 150 GROUP BY rating"),
+    # "active" is a column's word before the entity: it qualifies the customers counted
+    ("How many active customers does each store have?",
+     "SELECT store_id, COUNT(*) FROM customer WHERE active = 1 GROUP BY store_id"),
+])
+def test_a_word_before_the_entity_qualifies_it(question, sql):
+    """A modifier of the entity ("inactive", "long", "active") is read whether or not the
+    database's vocabulary holds the word: the broader and the narrower question differ."""
+    if not SAKILA.exists():
+        pytest.skip("the shared Sakila database is not here")
+    vq, _ = _verified(SAKILA, SAKILA_MODEL, question, sql)
+    assert not vq.fired and vq.evidence.get("name") is None
+
+
+def test_a_paraphrase_on_sakila_is_still_vetoed():
+    if not SAKILA.exists():
+        pytest.skip("the shared Sakila database is not here")
+    vq, _ = _verified(SAKILA, SAKILA_MODEL, "Show the ten longest films.",
+                      "SELECT title, length FROM film ORDER BY length ASC LIMIT 10")
+    assert vq.fired and vq.kind == "veto" and vq.evidence["name"] == "longest_films"

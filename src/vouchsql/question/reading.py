@@ -104,7 +104,8 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
     :class:`~vouchsql.question.values.ValueIndex`) says which named values the data holds."""
     qwords = _question_words(question)
     wordset = set(qwords)
-    entities = {t.qualified.lower() for t in entity_tables(entity_words(question), profile).values()}
+    named_entities = entity_tables(entity_words(question), profile)
+    entities = {t.qualified.lower() for t in named_entities.values()}
     columns: set[str] = {key for key, parts in profile.memo("reading_column_keys", lambda: _column_keys(profile))
                          if parts <= wordset}
     values: set[str] = set()
@@ -174,6 +175,10 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
         vocabulary = vocabulary | _definitions_vocabulary(definitions)
     qualifiers = {w for w in (_stem(x) for x in words(question).split()) if w in vocabulary and w not in explained}
     qualifiers |= {f"period:{m.group(0).strip()}" for m in _PERIOD.finditer(text)}
+    # a column's word before an entity qualifies it too ("active customers" where the column is
+    # ``active``): only what names the rows themselves (an entity, a value, a synonym) is no modifier
+    named_rows = explained - {_stem(w) for key in columns for w in key.split()}
+    qualifiers |= {f"of:{w}" for w in _modifiers(text, named_entities, named_rows)}
     return Reading(entities=frozenset(entities), columns=frozenset(columns), values=frozenset(values),
                    connective=connective, numbers=frozenset(numbers),
                    years=frozenset((y.year, y.month, y.relation) for y in filters.years),
@@ -188,8 +193,37 @@ _PERIOD = re.compile(r" (?:last|this|next|previous|past|current|prior) (?:\d+ )?
                      r"| (?:today|yesterday|ytd|year to date) ")
 # Words of a question that ask, count or rank rather than name part of the data, and words
 # too common in names to qualify anything ("name", "id", "number").
-_PLAIN = frozenset(_COLUMN_STOP | {"name", "id", "number", "count", "total", "average", "sum", "max", "min", "each",
+_PLAIN = frozenset(_COLUMN_STOP | {"not", "never", "name", "id", "number", "count", "total", "average", "sum", "max", "min", "each",
                                    "per", "all", "list", "show", "type", "date", "value", "amount", "code", "info"})
+
+
+def _modifiers(text: str, named: dict[str, Any], explained: set[str]) -> set[str]:
+    """The word right before each entity the question names, where it qualifies which rows
+    ("the *inactive* customers", "*long* films", "*overdue* rentals"): not a function word, a
+    number or a word another part explains. Read whether or not the database's vocabulary
+    holds it: "inactive" is no column's word where the column is ``active``."""
+    tokens = text.split()
+    out: set[str] = set()
+    for form in named:
+        parts = form.split()
+        for i in range(1, len(tokens) - len(parts) + 1):
+            if tokens[i:i + len(parts)] != parts:
+                continue
+            before = tokens[i - 1]
+            stem = _stem(before)
+            if (len(before) >= 3 and before.isalpha() and before not in _FUNCTION and before not in _PLAIN
+                    and before not in _DETERMINERS and stem not in explained and stem not in _PLAIN):
+                out.add(stem)
+    return out
+
+
+# Words before a noun that choose how many or which way, not which rows: other parts read them.
+_DETERMINERS = frozenset("""the all any each every some many few several both either neither another other same
+different distinct unique individual separate their his her its our your my whose which what those these this
+that top bottom first last next previous highest lowest largest smallest biggest greatest most least more fewer
+oldest youngest newest latest earliest longest shortest best worst cheapest dearest overall entire whole total
+average mean maximum minimum max min number count sum per given such only also just ten twenty hundred one two
+three four five six seven eight nine""".split())
 
 
 def _stem(word: str) -> str:
