@@ -134,3 +134,14 @@ def test_a_paraphrase_on_sakila_is_still_vetoed():
     vq, _ = _verified(SAKILA, SAKILA_MODEL, "Show the ten longest films.",
                       "SELECT title, length FROM film ORDER BY length ASC LIMIT 10")
     assert vq.fired and vq.kind == "veto" and vq.evidence["name"] == "longest_films"
+
+
+def test_a_lower_case_word_names_no_value_of_a_column_of_names():
+    """"still" is the surname of one Sakila customer (STILL): written in lower case it is a word
+    of the question, not a named value, so the paraphrase matches its verified query."""
+    if not SAKILA.exists():
+        pytest.skip("the shared Sakila database is not here")
+    vq, _ = _verified(SAKILA, SAKILA_MODEL, "How many rentals are still not returned?",
+                      "SELECT COUNT(*) FROM rental WHERE return_date IS NOT NULL")
+    assert vq.evidence["reading"]["values"] == [] and vq.evidence["reading"]["entities"] == ["rental"]
+    assert vq.fired and vq.evidence["name"] == "unreturned_rentals"

@@ -130,7 +130,7 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
         text = fold(m.text)
         if m.quoted or text in known_values or (index is not None and index.lookup(m.text, quoted=m.quoted)):
             values.add(text)
-    values |= _held_words(question, index, known_values)
+    values |= _held_words(question, index, known_values, profile)
     # the columns that hold a named value: named to filter ("whose nationality is not Russia"),
     # which a paraphrase may leave unsaid ("people not from Russia")
     # and the table that holds a named value is named with it ("Beverages products" names the
@@ -263,11 +263,14 @@ def _names_column(phrase: str, columns: set[str]) -> bool:
     return bool(first) and any("number" in c.split() and singular(first[0]) in c.split() for c in columns)
 
 
-def _held_words(question: str, index: ValueIndex | None, known: set[str]) -> set[str]:
+def _held_words(question: str, index: ValueIndex | None, known: set[str], profile: Profile) -> set[str]:
     """Runs of one to three words, in any letter case, that are a value the data holds or the
     definitions list ("How many orders were cancelled?" names the status 'cancelled'): the
-    longest run wins, and a run of function words alone is none."""
-    plain = fold(question).replace("?", " ").replace(",", " ").replace(".", " ").split()
+    longest run wins, and a run of function words alone is none. A run written all in lower
+    case names a value only of a column whose values repeat (a status, a category): "still"
+    is a word of the question, not the surname of the one customer called STILL."""
+    words = question.replace("?", " ").replace(",", " ").replace(".", " ").split()
+    plain = [fold(w) for w in words]
     out: set[str] = set()
     i = 0
     while i < len(plain):
@@ -276,12 +279,25 @@ def _held_words(question: str, index: ValueIndex | None, known: set[str]) -> set
             if len(plain[i:i + n]) < n or all(w in _COLUMN_STOP or w in _FUNCTION or len(w) < 3
                                                 for w in plain[i:i + n]):
                 continue
-            if run in known or (index is not None and (run in index.exact or run in index.singular)):
+            refs = (index.exact.get(run, set()) | index.singular.get(run, set())) if index is not None else set()
+            if run not in known and refs and all(w.islower() for w in words[i:i + n]):
+                refs = {r for r in refs if _repeating(profile, r[0], r[1])}
+            if run in known or refs:
                 out.add(run)
                 i += n - 1
                 break
         i += 1
     return out
+
+
+def _repeating(profile: Profile, table: str, column: str) -> bool:
+    """Whether a column's values repeat (fewer distinct values than half its rows): a category
+    a lower-case word may name, not a name or a code of one row."""
+    tp = profile.find(table)
+    col = tp.column(column) if tp is not None else None
+    if tp is None or col is None or col.distinct_count is None or not tp.row_count:
+        return True  # not measured: read it as before
+    return col.distinct_count * 2 < tp.row_count
 
 
 # Words that ask rather than name: a column holding the value 'what' or 'all' does not make
