@@ -197,3 +197,53 @@ def test_a_cortex_draft_of_a_postgresql_schema_other_than_the_default(engine, pg
     assert f"database test and schema '{schema}'" in text
     (tmp_path / "model.yaml").write_text(text, encoding="utf-8")
     assert load_definitions(str(tmp_path / "model.yaml")).notes
+
+
+@pytest.mark.parametrize("engine", ["postgresql"])
+def test_a_cortex_draft_of_mixed_case_postgresql_columns_runs_a_verified_query_against_its_database(
+        engine, pg_other_schema, tmp_path, capsys):
+    """PostgreSQL folds an unquoted ``InvoiceId`` to ``invoiceid``: the draft writes each
+    ``expr`` as the engine needs it, so a verified query added to the draft runs on the database
+    it was drafted from; and it writes no field Vouch's own Cortex reader would not read."""
+    url, schema = pg_other_schema
+    with vouchsql.connect(url, cache_dir=str(tmp_path), schemas=schema) as db:
+        text = draft(db, "cortex")
+    model = yaml.safe_load(text)
+    invoice = next(t for t in model["tables"] if t["name"] == "invoice")
+    exprs = {c["name"]: c["expr"] for kind in ("dimensions", "time_dimensions", "facts") for c in invoice.get(kind, [])}
+    assert exprs["invoice_id"] == '"InvoiceId"' and exprs["total"] == '"Total"'
+    assert all("description" not in r for r in model["relationships"])
+    model["verified_queries"] = [{
+        "name": "usa_revenue", "question": "What is the revenue from customers in the USA?",
+        "sql": "SELECT SUM(i.total) FROM __invoice AS i JOIN __customer AS c ON c.customer_id = i.customer_id "
+               "WHERE c.country = 'USA'"}]
+    path = tmp_path / "model.yaml"
+    path.write_text(yaml.safe_dump(model, sort_keys=False), encoding="utf-8")
+    defs = load_definitions(str(path))
+    assert not [u for u in defs.unmapped if "relationships" in u], defs.unmapped
+    assert main(["definitions", "check", str(path), "--db", url, "--schemas", schema]) == 0
+    shown = capsys.readouterr().out
+    assert "OK       verified query usa_revenue: 1 row(s), first: " in shown, shown
+    assert "NOT READ" not in shown
+
+
+def test_a_draft_lists_relationships_inferred_from_the_names_in_its_header(tmp_path):
+    db_path = tmp_path / "shop.sqlite"
+    import sqlite3
+
+    raw = sqlite3.connect(db_path)
+    raw.executescript("CREATE TABLE customer (customer_id INTEGER PRIMARY KEY, name TEXT);"
+                      "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER, amount REAL);"
+                      "INSERT INTO customer VALUES (1, 'a'), (2, 'b');"
+                      "INSERT INTO orders VALUES (1, 1, 2.0), (2, 2, 3.0), (3, 1, 4.0);")
+    raw.commit()
+    raw.close()
+    with vouchsql.connect(db_path, cache_dir=str(tmp_path)) as db:
+        text = draft(db, "cortex")
+        inferred = [p for p in db.profile().join_pairs if p.source != "declared"]
+    model = yaml.safe_load(text)
+    if not inferred:
+        pytest.skip("the profile inferred no relationship here")
+    assert all("description" not in r for r in model["relationships"])
+    assert "# Relationships inferred from the names, not declared (confirm them): orders_customer_id_to_customer" \
+        in text

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import vouchsql
+from conftest import PG_URL
 from vouchsql.cli import main
 from vouchsql.db import connect
 from vouchsql.definitions import load_definitions
@@ -60,9 +61,11 @@ def test_a_dbt_project_folder_loads_its_semantic_models_and_metrics():
     assert {"measure", "metric"} <= kinds
     terms = " ".join(defs.definitions.values())
     assert "SUM(" in terms and "(metric " in terms
-    # a cumulative window and a derived metric are named as not run, with the reason
-    assert any("cumulative" in u for u in defs.unmapped)
-    assert any("derived" in u for u in defs.unmapped)
+    # a cumulative window and a derived metric are named as not run, with the reason, once:
+    # they are read (as terms), so they are not also listed as not read
+    not_run = {r.name: r.why for r in defs.runnables if r.sql is None}
+    assert "cumulative" in not_run["cumulative_revenue"] and "derived" in not_run["revenue_per_customer"]
+    assert not any("cumulative" in u or "derived" in u for u in defs.unmapped)
     # the filtered metric's {{ Dimension('…') }} resolved to the column
     filtered = [r for r in defs.runnables if r.sql and "CASE WHEN" in r.sql]
     assert filtered and all("{{" not in r.sql for r in filtered)
@@ -459,3 +462,208 @@ def test_wren_columns_without_an_expression_are_quoted_on_postgresql(pg):
     assert [(e.name, e.status) for e in entries] == [("total_ms", "ok"), ("total_s", "ok"), ("long_tracks", "ok")], \
         entries
     assert entries[0].detail.endswith("first: 4000")
+
+
+_DBT_CHINOOK_JOINS = """
+semantic_models:
+  - name: customers
+    model: ref('Customer')
+    entities:
+      - {name: customer, type: primary, expr: CustomerId}
+      - {name: employee, type: foreign, expr: SupportRepId}
+    dimensions:
+      - {name: country, type: categorical, expr: Country}
+    measures:
+      - {name: customer_count, agg: count, expr: CustomerId}
+  - name: employees
+    model: ref('Employee')
+    entities:
+      - {name: employee, type: primary, expr: EmployeeId}
+    dimensions:
+      - {name: country, type: categorical, expr: Country}
+  - name: invoices
+    model: ref('Invoice')
+    entities:
+      - {name: invoice, type: primary, expr: InvoiceId}
+      - {name: customer, type: foreign, expr: CustomerId}
+    dimensions:
+      - {name: billing_country, type: categorical, expr: BillingCountry}
+      - {name: invoice_date, type: time, expr: InvoiceDate, type_params: {time_granularity: day}}
+    measures:
+      - {name: invoice_total, agg: sum, expr: Total}
+      - name: latest_day_revenue
+        agg: sum
+        expr: Total
+        non_additive_dimension: {name: invoice_date, window_choice: max}
+      - name: last_total_per_customer
+        agg: sum
+        expr: Total
+        non_additive_dimension: {name: invoice_date, window_choice: max, window_groupings: [customer]}
+  - name: invoice_lines
+    model: ref('InvoiceLine')
+    entities:
+      - {name: invoice_line, type: primary, expr: InvoiceLineId}
+      - {name: invoice, type: foreign, expr: InvoiceId}
+    measures:
+      - {name: line_revenue, agg: sum, expr: UnitPrice * Quantity}
+metrics:
+  - name: revenue_from_usa_customers
+    type: simple
+    type_params: {measure: invoice_total}
+    filter: "{{ Dimension('customer__country') }} = 'USA'"
+  - name: usa_billed_revenue
+    type: simple
+    type_params: {measure: invoice_total}
+    filter: "{{ Dimension('invoice__billing_country') }} = 'USA'"
+  - name: line_revenue_usa
+    type: simple
+    type_params: {measure: line_revenue}
+    filter: "{{ Dimension('invoice__billing_country') }} = 'USA'"
+  - name: customers_with_canadian_rep
+    type: simple
+    type_params: {measure: customer_count}
+    filter: "{{ Dimension('employee__country') }} = 'Canada'"
+  - name: lines_of_usa_customers
+    type: simple
+    type_params: {measure: line_revenue}
+    filter: "{{ Dimension('invoice__customer__country') }} = 'USA'"
+  - name: usa_customer_share
+    type: ratio
+    type_params: {numerator: revenue_from_usa_customers, denominator: usa_billed_revenue}
+  - name: latest_usa_day
+    type: simple
+    type_params: {measure: latest_day_revenue}
+    filter: "{{ Dimension('invoice__billing_country') }} = 'USA'"
+  - name: visits_to_buys
+    type: conversion
+    type_params:
+      conversion_type_params:
+        base_measure: {name: customer_count}
+        conversion_measure: {name: invoice_total}
+        entity: customer
+        window: 7 days
+  - name: revenue_growth
+    type: derived
+    type_params: {expr: a - b, metrics: [{name: usa_billed_revenue, alias: a}, {name: line_revenue_usa, alias: b}]}
+"""
+
+
+def _chinook():
+    path = SHARED / "datasets" / "chinook.sqlite"
+    if not path.exists():
+        pytest.skip(f"no {path}")
+    return path
+
+
+def _first(entry):
+    return float(entry.detail.split("first: ")[1])
+
+
+def test_a_dbt_filter_on_another_models_dimension_reads_that_model_through_the_entity(tmp_path):
+    """``customer__country`` on a measure of invoices is the customer's country (joined through
+    the invoice's customer key), not a column of Invoice; ``employee__country`` on customers is
+    the support rep's, not the customer's own Country."""
+    defs = load_definitions(_write(tmp_path, "sem.yml", _DBT_CHINOOK_JOINS))
+    path = _chinook()
+    raw = sqlite3.connect(path)
+    usa_customers = raw.execute("SELECT SUM(i.Total) FROM Invoice i JOIN Customer c ON c.CustomerId = i.CustomerId "
+                                "WHERE c.Country = 'USA'").fetchone()[0]
+    usa_lines = raw.execute("SELECT SUM(l.UnitPrice * l.Quantity) FROM InvoiceLine l JOIN Invoice i "
+                            "ON i.InvoiceId = l.InvoiceId WHERE i.BillingCountry = 'USA'").fetchone()[0]
+    canadian_rep = raw.execute("SELECT COUNT(*) FROM Customer c JOIN Employee e ON e.EmployeeId = c.SupportRepId "
+                               "WHERE e.Country = 'Canada'").fetchone()[0]
+    own_country = raw.execute("SELECT COUNT(*) FROM Customer WHERE Country = 'Canada'").fetchone()[0]
+    raw.close()
+    assert canadian_rep != own_country  # the data tells the two readings apart
+    with connect(path) as db:
+        got = {e.name: e for e in audit(defs, db)}
+    assert got["revenue_from_usa_customers"].status == "ok"
+    assert _first(got["revenue_from_usa_customers"]) == pytest.approx(usa_customers)
+    assert _first(got["line_revenue_usa"]) == pytest.approx(usa_lines)
+    assert _first(got["customers_with_canadian_rep"]) == canadian_rep
+    assert _first(got["usa_customer_share"]) == pytest.approx(1.0)  # a ratio over one table, one side joined
+    # a filter two entities away is not run, with why; the file is not blamed for it
+    far = got["lines_of_usa_customers"]
+    assert far.status == "not run" and "more than one join" in far.detail
+    # the term says which table's column the filter reads
+    term = defs.definitions["customers with canadian rep"]
+    assert "Employee.Country = 'Canada'" in term and "through entity employee" in term
+    assert "WHEN Country" not in term
+    assert "Customer.Country = 'USA'" in defs.definitions["revenue from usa customers"]
+
+
+def test_a_dbt_non_additive_dimension_counts_only_the_rows_at_its_latest_value(tmp_path):
+    defs = load_definitions(_write(tmp_path, "sem.yml", _DBT_CHINOOK_JOINS))
+    path = _chinook()
+    raw = sqlite3.connect(path)
+    latest = raw.execute("SELECT SUM(Total) FROM Invoice WHERE InvoiceDate = (SELECT MAX(InvoiceDate) FROM Invoice)"
+                         ).fetchone()[0]
+    per_customer = raw.execute("SELECT SUM(Total) FROM Invoice i WHERE InvoiceDate = (SELECT MAX(InvoiceDate) "
+                               "FROM Invoice j WHERE j.CustomerId = i.CustomerId)").fetchone()[0]
+    total = raw.execute("SELECT SUM(Total) FROM Invoice").fetchone()[0]
+    raw.close()
+    assert latest != pytest.approx(total)
+    with connect(path) as db:
+        got = {e.name: e for e in audit(defs, db)}
+    assert _first(got["latest_day_revenue"]) == pytest.approx(latest)
+    assert _first(got["last_total_per_customer"]) == pytest.approx(per_customer)
+    # a filter on it is not run rather than run in an order MetricFlow may not use
+    assert got["latest_usa_day"].status == "not run" and "non_additive_dimension" in got["latest_usa_day"].detail
+    term = defs.definitions["latest day revenue"]
+    assert "only the rows at the latest invoice_date" in term
+    assert "of each customer" in defs.definitions["last total per customer"]
+    assert not any("non_additive_dimension" in u for u in defs.unmapped)
+
+
+def test_dbt_metrics_read_as_terms_but_not_run_are_listed_once_as_not_run(tmp_path, capsys):
+    path = _write(tmp_path, "sem.yml", _DBT_CHINOOK_JOINS)
+    assert main(["definitions", "check", str(path), "--db", str(_chinook())]) == 0
+    shown = capsys.readouterr().out
+    for name in ("visits_to_buys", "revenue_growth", "lines_of_usa_customers"):
+        assert f"NOT RUN  metric {name}:" in shown
+        assert f"({name})" not in shown.split("NOT READ", 1)[-1]
+    assert "NOT READ" not in shown  # conversion_type_params is read into the term
+    assert "metric visits_to_buys: a term only; not run:" in shown
+    assert "the conversion rate from customer_count to invoice_total of each customer within 7 days" in \
+        load_definitions(path).definitions["visits to buys"]
+    assert "not run (conversion, derived, join, non_additive)" in shown.strip().splitlines()[-1]
+
+
+def test_a_cortex_question_given_as_a_number_is_an_error_naming_its_line(tmp_path, capsys):
+    path = _write(tmp_path, "m.yaml", "name: x\ntables:\n  - name: t\n    base_table: {table: Orders}\n"
+                  "verified_queries:\n  - name: q\n    question: 42\n    sql: SELECT 1\n")
+    with pytest.raises(UserInputError, match=r"m\.yaml:7: verified_queries\[0\]\.question: expected text, got int"):
+        load_definitions(path)
+
+
+def test_wren_bare_identifier_expressions_are_quoted_on_postgresql_and_a_table_elsewhere_names_its_schema(pg):
+    """``"expression": "CustomerId"`` names the physical column as stored (Wren reads
+    identifiers case-sensitively): quoted, PostgreSQL does not fold it to ``customerid``. A real
+    expression is left as written; a table outside the schemas read names its schema."""
+    url, raw, schema = pg
+    raw.execute(f'CREATE TABLE {schema}."Invoice" ("InvoiceId" INTEGER, "CustomerId" INTEGER, "Total" NUMERIC)')
+    raw.execute(f'INSERT INTO {schema}."Invoice" VALUES (1, 7, 2.5), (2, 7, 4), (3, 9, 1)')
+    manifest = {"models": [{"name": "invoices", "tableReference": {"schema": "main", "table": "Invoice"},
+                            "columns": [{"name": "invoice_id", "expression": "InvoiceId"},
+                                        {"name": "customer_id", "expression": "CustomerId"},
+                                        {"name": "total", "expression": "Total"},
+                                        {"name": "doubled", "isCalculated": True, "expression": '"Total" * 2'}]}],
+                "metrics": [{"name": "m", "baseObject": "invoices",
+                             "measure": [{"name": "revenue", "expression": "sum(total)"},
+                                         {"name": "customers", "expression": "count(DISTINCT customer_id)"},
+                                         {"name": "doubled_revenue", "expression": "sum(doubled)"}]}]}
+    from tempfile import TemporaryDirectory
+
+    with TemporaryDirectory() as tmp:
+        path = Path(tmp) / "mdl.json"
+        path.write_text(json.dumps(manifest), encoding="utf-8")
+        defs = load_definitions(path)
+        with connect(url) as db:
+            entries = audit(defs, db)
+        assert [(e.name, e.status, e.detail.split("first: ")[-1]) for e in entries] == [
+            ("revenue", "ok", "7.5"), ("customers", "ok", "2"), ("doubled_revenue", "ok", "15")], \
+            entries
+        with connect(PG_URL) as db:  # the default schema: the table is in another one
+            missing = [e for e in audit(defs, db) if e.kind == "table"]
+    assert len(missing) == 1 and f"schema {schema} has one: pass --schemas {schema}" in missing[0].detail
+

@@ -37,7 +37,7 @@ def audit(defs: Definitions, db: Database) -> list[Entry]:
         {t.name.lower() for t in db.schema()}
     for t in defs.logical_tables:
         if t.table.lower() not in names:
-            out.append(Entry("table", t.name, "error", f"the database has no table {t.table}"))
+            out.append(Entry("table", t.name, "error", f"the database has no table {t.table}{_elsewhere(db, t.table)}"))
     tables = list(defs.logical_tables)
     omit: dict[str, set[str]] = {}
     logical = [v.sql for v in defs.verified if v.logical] + [r.sql for r in defs.runnables if r.logical and r.sql]
@@ -58,6 +58,23 @@ def audit(defs: Definitions, db: Database) -> list[Entry]:
         else:
             out.append(_run(db, r.kind, r.name, runnable, r.source))
     return out
+
+
+def _elsewhere(db: Database, table: str) -> str:
+    """Where a table the file maps is, when the catalogue read lacks it: the schemas of the
+    database that hold a table of that name (``--schemas`` reads them), from the standard
+    ``information_schema``; nothing where the engine keeps none (one namespace)."""
+    name = table.lower().replace("'", "''")
+    result = db.execute(f"SELECT DISTINCT table_schema FROM information_schema.tables "
+                        f"WHERE LOWER(table_name) = '{name}'", max_rows=20)
+    if result.error is not None:
+        return ""
+    read = {(t.schema or db.default_schema or "").lower() for t in db.schema()} | {(db.default_schema or "").lower()}
+    others = sorted(str(r[0]) for r in result.rows if r[0] is not None and str(r[0]).lower() not in read)
+    if others:
+        return (f" in the schemas read ({', '.join(sorted(s for s in read if s)) or 'the default'}); schema "
+                f"{', '.join(others)} has one: pass --schemas {others[0]} (or --schemas '*')")
+    return ""
 
 
 def _failing_columns(db: Database, table: LogicalTable) -> list[tuple[str, Entry]]:

@@ -94,7 +94,8 @@ def summary(entries: list[Any]) -> str:
 
 def _why_kind(detail: str) -> str:
     """A few words for why an item was not run, from its reason."""
-    for word in ("derived", "cumulative", "ratio", "model-level", "base object"):
+    for word in ("derived", "cumulative", "conversion", "ratio", "model-level", "base object", "non_additive",
+                 "join"):
         if word in detail:
             return word
     return detail.split(":")[0].split(" (")[0][:40]

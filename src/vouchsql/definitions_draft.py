@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import UserInputError
 
@@ -112,7 +112,25 @@ def draft(db: Database, fmt: str = "vouch", max_values: int = MAX_VALUES) -> str
         raise UserInputError(f"unknown draft format {fmt!r}: vouch (Vouch's TOML) or cortex (a Cortex-style "
                              f"semantic model, YAML)")
     facts = _facts(db, max_values)
-    return _vouch(facts) if fmt == "vouch" else _cortex(facts)
+    return _vouch(facts) if fmt == "vouch" else _cortex(facts, lambda name: _column_expr(db, name))
+
+
+def _column_expr(db: Database, name: str) -> str:
+    """A physical column as an ``expr`` the engine reads back as that column: as written where
+    the engine reads the bare name so (a plain identifier it does not fold, or folds to itself),
+    else quoted in its dialect (``"AlbumId"`` on PostgreSQL, which would read ``albumid``; a
+    name with a space or a keyword anywhere)."""
+    from sqlglot import exp
+    from sqlglot.dialects.dialect import Dialect
+
+    from .semantic.model import name_sql
+
+    written = name_sql(name, db)
+    if written != name:
+        return written
+    dialect = Dialect.get_or_raise(db.dialect)
+    folded = dialect.normalize_identifier(exp.to_identifier(name, quoted=False)).name
+    return db.quote(name) if folded != name and dialect.case_sensitive(name) else name
 
 
 def _toml(text: str) -> str:
@@ -159,12 +177,14 @@ def _database_name(target: str) -> str:
     return stem.rsplit(".", 1)[0] if "." in stem else stem
 
 
-def _cortex(facts: dict[str, Any]) -> str:
+def _cortex(facts: dict[str, Any], column_expr: Callable[[str], str]) -> str:
     """The Cortex-style model. Every logical name is the draft's own: a table is named by its
     snake-cased name (its schema too where two schemas hold one name), a column by its
     snake-cased name, and each relationship names those logical tables and columns, as
     Cortex Analyst reads them (primary keys too). A column a relationship joins on, or a
-    primary key's, is a dimension."""
+    primary key's, is a dimension. Each ``expr`` is the physical column as ``column_expr``
+    writes it for the engine. A relationship inferred from the names is listed in the header
+    comment (Cortex's relationships have no field for it)."""
     try:
         import yaml
     except ImportError:
@@ -197,7 +217,7 @@ def _cortex(facts: dict[str, Any]) -> str:
             c, values = item["column"], item["values"]
             cname = _unique(_snake(c.name), column_names)
             logical_column[(qualified.lower(), c.name.lower())] = cname
-            field: dict[str, Any] = {"name": cname, "expr": c.name, "data_type": c.type or "TEXT"}
+            field: dict[str, Any] = {"name": cname, "expr": column_expr(c.name), "data_type": c.type or "TEXT"}
             about = [c.comment] if c.comment else []
             about += [f"{s.value:g} stands in for a missing value ({s.share:.1%})" for s in c.stand_ins]
             if about:
@@ -223,22 +243,27 @@ def _cortex(facts: dict[str, Any]) -> str:
                 logical[kind] = fields
         model["tables"].append(logical)
     relationship_names: set[str] = set()
+    inferred: list[str] = []
     for p in pairs:
         left, right = logical_table.get(p.left_table.lower()), logical_table.get(p.right_table.lower())
         left_column = logical_column.get((p.left_table.lower(), p.left_column.lower()))
         right_column = logical_column.get((p.right_table.lower(), p.right_column.lower()))
         if left is None or right is None or left_column is None or right_column is None:
             continue  # a table the draft leaves out (it could not be profiled): noted in the Vouch format
+        rname = _unique(f"{left}_{left_column}_to_{right}", relationship_names)
         model["relationships"].append({
-            "name": _unique(f"{left}_{left_column}_to_{right}", relationship_names),
-            "left_table": left, "right_table": right,
+            "name": rname, "left_table": left, "right_table": right,
             "relationship_columns": [{"left_column": left_column, "right_column": right_column}],
-            "join_type": "left_outer", "relationship_type": "many_to_one",
-            **({} if p.source == "declared" else {"description": "inferred from the names; confirm it"})})
+            "join_type": "left_outer", "relationship_type": "many_to_one"})
+        if p.source != "declared":
+            inferred.append(rname)
     where = ", ".join(repr(s) for s in sorted(schemas) if s) or "none"
     head = (f"# Drafted by `vouch definitions draft --format cortex` from the profile of {facts['target']}.\n"
             "# A starting Cortex Analyst-style semantic model: review every table, add metrics and verified queries.\n"
             f"# base_table: database {database or '(none: the connection names none)'} and schema {where} are what "
             "this connection calls them;\n"
             "# check that they name the Snowflake database and schema that hold these tables before Cortex reads it.\n")
+    for k in range(0, len(inferred), 4):
+        head += ("# Relationships inferred from the names, not declared (confirm them): " if k == 0 else "#   ") + \
+            ", ".join(inferred[k:k + 4]) + "\n"
     return head + yaml.safe_dump(model, sort_keys=False, allow_unicode=True, width=120)

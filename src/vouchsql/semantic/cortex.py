@@ -71,7 +71,8 @@ def read(data: Any, where: Where) -> Mapped:
                 expr = where.sql(c, "expr", cfield, required=False) or cname
                 columns.append((cname, expr))
                 sources.append((cname, f"{where.path}:{line_at(c, 'expr')}"))
-                target = f"{physical}.{expr}" if _is_column(expr) else f"{physical}.{cname}"
+                column = _column_of(expr)
+                target = f"{physical}.{column or cname}"
                 out.add_synonyms(target, [spaced(cname), *where.words(c, "synonyms", cfield)])
                 values = where.words(c, "sample_values", cfield)
                 if values:
@@ -79,7 +80,7 @@ def read(data: Any, where: Where) -> Mapped:
                 if c.get("description"):
                     out.terms[spaced(cname)] = (f"{where.text(c, 'description', cfield)} "
                                                 f"(column {expr} of {physical})")
-                elif not _is_column(expr):
+                elif column is None:
                     out.terms[spaced(cname)] = f"{expr} on {physical}"
         if t.get("primary_key") is not None:
             pk = t["primary_key"]
@@ -123,7 +124,8 @@ def read(data: Any, where: Where) -> Mapped:
         field = f"verified_queries[{i}]"
         v = where.mapping(raw, field)
         out.verified.append(VerifiedQuery(
-            name=where.text(v, "name", field), question=where.text(v, "question", field),
+            # the question is text only, like SQL (`question: 42` is an error, not the question "42")
+            name=where.text(v, "name", field), question=where.sql(v, "question", field),
             sql=where.sql(v, "sql", field), logical=True,
             verified_by=where.text(v, "verified_by", field, required=False),
             source=f"{where.path}:{line_of(v)}"))
@@ -131,8 +133,14 @@ def read(data: Any, where: Where) -> Mapped:
     return out
 
 
-def _is_column(expr: str) -> bool:
-    return expr.replace("_", "").replace(" ", "").isalnum() and " " not in expr.strip()
+def _column_of(expr: str) -> str | None:
+    """The physical column an ``expr`` names, bare or quoted (``AlbumId``, ``"AlbumId"``,
+    ``"Order Date"``, as a draft writes them); None for an expression."""
+    text = expr.strip()
+    if len(text) > 2 and (text[0], text[-1]) in (('"', '"'), ("`", "`"), ("[", "]")):
+        inner = text[1:-1]
+        return inner if text[0] not in inner and "]" not in inner else None
+    return text if text.replace("_", "").isalnum() else None
 
 
 def _measures(out: Mapped, parent: dict[str, Any], field: str, table: LogicalTable | None, where: Where) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from ..db.base import Database
+    from ..db.catalog import TableInfo
 
 _IDENT = re.compile(r"[a-z_][a-z0-9_]*", re.I)
 # words reserved in the common engines' SQL: a logical name spelled so is quoted
@@ -25,8 +26,12 @@ class LogicalTable:
     """A logical table: its name, the physical table it reads, and its columns as
     ``(logical name, SQL expression over the physical table)``. ``identifiers``: the logical
     names whose expression is a physical column's name as stored (a WrenAI column without an
-    ``expression``), quoted in the engine's dialect where it runs. ``sources``: where each
-    column is defined (``file:line``), by logical name."""
+    ``expression``), quoted in the engine's dialect where it runs. ``bare``: the logical names
+    whose expression is a bare identifier (WrenAI's ``"expression": "CustomerId"``): where it
+    names a column of the physical table (case aside), that column quoted as the catalogue
+    spells it, since the engine would fold it otherwise (PostgreSQL: ``customerid``); left as
+    written where it names none. ``sources``: where each column is defined (``file:line``), by
+    logical name."""
 
     name: str
     table: str
@@ -34,9 +39,17 @@ class LogicalTable:
     columns: tuple[tuple[str, str], ...] = ()
     identifiers: frozenset[str] = frozenset()
     sources: tuple[tuple[str, str], ...] = ()
+    bare: frozenset[str] = frozenset()
 
     def column_sql(self, name: str, expr: str, db: Database) -> str:
-        return db.quote(expr) if name in self.identifiers else expr
+        if name in self.identifiers:
+            return db.quote(expr)
+        if name in self.bare:
+            found = catalogue_table(db, self)
+            spelt = [c.name for c in (found.columns if found else []) if c.name.lower() == expr.lower()]
+            if spelt:
+                return db.quote(spelt[0] if expr not in spelt else expr)
+        return expr
 
     def source_of(self, name: str) -> str:
         return dict(self.sources).get(name, "")
@@ -59,7 +72,8 @@ class VerifiedQuery:
 class Runnable:
     """A metric, measure or filter `vouch definitions check` runs once: ``sql`` computes it
     (None where it cannot run on its own; ``why`` says why). ``{from}`` in ``sql`` stands for
-    ``table``'s physical table as the engine names it; ``logical``: it reads ``__name`` tables."""
+    ``table``'s physical table as the engine names it, ``{join0}``, ``{join1}``… for those of
+    ``joins`` (other tables it reads); ``logical``: it reads ``__name`` tables."""
 
     name: str
     kind: str  # metric, measure, filter
@@ -69,12 +83,15 @@ class Runnable:
     source: str = ""
     table: LogicalTable | None = None
     broken: bool = False  # not run because the file is wrong (an undefined measure, say): needs attention
+    joins: tuple[LogicalTable, ...] = ()
 
     def runnable_sql(self, tables: list[LogicalTable], db: Database,
                      omit: dict[str, set[str]] | None = None) -> str | None:
         if self.sql is None:
             return None
         sql = self.sql.replace("{from}", physical_table(db, self.table)) if self.table else self.sql
+        for k, joined in enumerate(self.joins):
+            sql = sql.replace(f"{{join{k}}}", physical_table(db, joined))
         return logical_sql(sql, tables, db, omit) if self.logical else sql
 
 
@@ -118,14 +135,21 @@ def logical_alias(name: str) -> str:
     return f" AS {name}" if _IDENT.fullmatch(name) and name.lower() not in _RESERVED else ""
 
 
-def physical_table(db: Database, table: LogicalTable) -> str:
-    """The physical table as the engine names it: looked up in the catalogue (case aside, the
-    model's schema where the database has it), else as written."""
+def catalogue_table(db: Database, table: LogicalTable) -> TableInfo | None:
+    """The catalogue's entry for ``table``'s physical table (case aside, the model's schema
+    where the database has it), or None."""
     want, schema = table.table.lower(), (table.schema or "").lower()
     found = [t for t in db.schema() if t.name.lower() == want]
     exact = [t for t in found if (t.schema or "").lower() == schema] or found
-    if exact:
-        return db.table_sql(exact[0].name, exact[0].schema)
+    return exact[0] if exact else None
+
+
+def physical_table(db: Database, table: LogicalTable) -> str:
+    """The physical table as the engine names it: looked up in the catalogue (case aside, the
+    model's schema where the database has it), else as written."""
+    found = catalogue_table(db, table)
+    if found is not None:
+        return db.table_sql(found.name, found.schema)
     return db.table_sql(table.table)
 
 

@@ -7,8 +7,9 @@ a calculated column's ``expression`` as a term; relationship columns are links, 
 (``measure`` expressions over ``baseObject`` with their ``dimension``s) as terms, ``views``
 (a name for a SQL ``statement``) as terms; a view with ``properties.question`` is a verified
 query (the question and the SQL that answers it). A column without an ``expression`` is the
-physical column of its name, quoted in the engine's dialect. Everything else is named in
-``unmapped``.
+physical column of its name, quoted in the engine's dialect; so is an ``expression`` that is
+one identifier naming a column of the model's table (``"expression": "CustomerId"``), as the
+catalogue spells it. Everything else is named in ``unmapped``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _RELATIONSHIP = {"name", "models", "joinType", "condition", "properties"}
 _METRIC = {"name", "baseObject", "dimension", "measure", "properties"}
 _MEASURE = {"name", "type", "expression", "isCalculated", "notNull", "properties"}
 _VIEW = {"name", "statement", "properties"}
+_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def is_wren(data: Any) -> bool:
@@ -61,6 +63,7 @@ def read(data: Any, where: Where) -> Mapped:
         columns: list[tuple[str, str]] = []
         sources: list[tuple[str, str]] = []
         identifiers: set[str] = set()
+        bare: set[str] = set()  # an expression that is one identifier: a physical column, where the table has it
         links = {str(c.get("name")).lower() for c in where.items(m, "columns", field)
                  if isinstance(c, dict) and c.get("relationship")}
         for j, rawc in enumerate(where.items(m, "columns", field)):
@@ -73,6 +76,8 @@ def read(data: Any, where: Where) -> Mapped:
             expr = where.sql(c, "expression", cfield, required=False)
             cprops = _properties(out, c, cfield, where, {"displayName", "description"})
             sources.append((cname, f"{where.path}:{line_of(c)}"))
+            if expr and _BARE.fullmatch(expr):
+                bare.add(cname)  # Wren reads identifiers case-sensitively: quoted as the catalogue spells it
             if c.get("isCalculated") and expr:
                 if _crosses(expr, links):
                     # Wren follows the relationship to compute it; as a column of this one
@@ -96,7 +101,8 @@ def read(data: Any, where: Where) -> Mapped:
         if key:
             out.notes.append(f"Each row of {physical} is one {spaced(name)}: key {key}")
         out.logical_tables.append(LogicalTable(name=name, table=physical, schema=schema, columns=tuple(columns),
-                                               identifiers=frozenset(identifiers), sources=tuple(sources)))
+                                               identifiers=frozenset(identifiers), sources=tuple(sources),
+                                               bare=frozenset(bare)))
     for i, raw in enumerate(where.items(data, "relationships", "")):
         field = f"relationships[{i}]"
         r = where.mapping(raw, field)
