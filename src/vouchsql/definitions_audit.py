@@ -38,6 +38,8 @@ def audit(defs: Definitions, db: Database) -> list[Entry]:
     for t in defs.logical_tables:
         if t.table.lower() not in names:
             out.append(Entry("table", t.name, "error", f"the database has no table {t.table}{_elsewhere(db, t.table)}"))
+        elif (unread := _named_schema_unread(db, t)):
+            out.append(Entry("table", t.name, "error", unread))
     tables = list(defs.logical_tables)
     omit: dict[str, set[str]] = {}
     logical = [v.sql for v in defs.verified if v.logical] + [r.sql for r in defs.runnables if r.logical and r.sql]
@@ -75,6 +77,26 @@ def _elsewhere(db: Database, table: str) -> str:
         return (f" in the schemas read ({', '.join(sorted(s for s in read if s)) or 'the default'}); schema "
                 f"{', '.join(others)} has one: pass --schemas {others[0]} (or --schemas '*')")
     return ""
+
+
+def _named_schema_unread(db: Database, table: LogicalTable) -> str:
+    """Where the file names the table's schema and that schema holds the table, but only
+    another schema's table of that name was read: the file's items would read the wrong
+    table (a Cortex ``base_table`` in schema ``sales`` while ``--schemas`` read ``public``).
+    A schema the database does not have (Snowflake's ``PUBLIC`` over a SQLite copy) is not
+    this case: the table is read wherever the catalogue has it."""
+    if not table.schema:
+        return ""
+    schemas = {(t.schema or db.default_schema or "").lower() for t in db.schema() if t.name.lower() == table.table.lower()}
+    if table.schema.lower() in schemas:
+        return ""
+    name, schema = table.table.lower().replace("'", "''"), table.schema.lower().replace("'", "''")
+    result = db.execute(f"SELECT 1 FROM information_schema.tables WHERE LOWER(table_name) = '{name}' "
+                        f"AND LOWER(table_schema) = '{schema}'", max_rows=1)
+    if result.error is not None or not result.rows:
+        return ""
+    return (f"the file reads {table.table} in schema {table.schema}, which was not read; the schemas read have "
+            f"another {table.table} ({', '.join(sorted(s for s in schemas if s))}): pass --schemas {table.schema}")
 
 
 def _failing_columns(db: Database, table: LogicalTable) -> list[tuple[str, Entry]]:

@@ -142,7 +142,13 @@ def read(docs: list[tuple[dict[str, Any], Where]]) -> Mapped:
             named = where.text(m, "primary_entity", field, required=False)
             if named:
                 out.notes.append(f"Each row of {physical} is one '{named}' (the primary entity of '{name}')")
-            model = models.setdefault(name, _Model(name, table, entities, dims, keyed | ({named} if named else set())))
+            if name in models:  # MetricFlow refuses two semantic models of one name
+                out.runnables.append(Runnable(
+                    name=name, kind="semantic model", sql=None, broken=True, source=f"{where.path}:{line_of(m)}",
+                    why=f"a second semantic model named {name}; names must be unique, and this one is not read"))
+                continue
+            model = _Model(name, table, entities, dims, keyed | ({named} if named else set()))
+            models[name] = model
             for j, rawm in enumerate(where.items(m, "measures", field)):
                 mfield = f"{field}.measures[{j}]"
                 ms = where.mapping(rawm, mfield)
@@ -180,7 +186,14 @@ def read(docs: list[tuple[dict[str, Any], Where]]) -> Mapped:
             field = f"metrics[{i}]"
             m = where.mapping(raw, field)
             name = where.text(m, "name", field)
-            raw_metrics.setdefault(name, (m, field, where))
+            if name in raw_metrics:  # MetricFlow refuses a project with two metrics of one name
+                first = raw_metrics[name]
+                out.runnables.append(Runnable(
+                    name=name, kind="metric", sql=None, broken=True, source=f"{where.path}:{line_of(m)}",
+                    why=f"a second metric named {name} (the first is at {first[2].path}:{line_of(first[0])}); "
+                        f"names must be unique, and this one is not read"))
+                continue
+            raw_metrics[name] = (m, field, where)
     reader = _Metrics(out, raw_metrics, measures, models)
     for name, (m, field, where) in raw_metrics.items():
         got = reader.resolve(name)
@@ -323,7 +336,9 @@ class _Ratio:
         return [self.numerator, self.denominator]
 
     def sql(self) -> str:
-        return f"CAST({self.numerator.sql()} AS REAL) / NULLIF({self.denominator.sql()}, 0)"
+        # * 1.0, as MetricFlow writes it: a decimal division on every engine (CAST AS REAL is a
+        # 4-byte float on PostgreSQL and DuckDB, and no type at all to MariaDB's CAST)
+        return f"({self.numerator.sql()}) * 1.0 / NULLIF({self.denominator.sql()}, 0)"
 
 
 def _source(aggs: list[_Agg]) -> tuple[str, tuple[LogicalTable, ...]]:
@@ -421,7 +436,7 @@ class _Metrics:
         kind = (where.text(m, "type", field, required=False) or "").lower()
         params = where.sub(m, "type_params", field)
         _unknown(self.out, params, _PARAM_KEYS.get(kind, set()), f"{field}.type_params", where)
-        filt = m.get("filter")
+        filt = _filter_of(m, field, where)
         if kind in ("simple", "cumulative"):
             name, more, fill = self._input(params.get("measure"), f"{field}.type_params.measure", where, "measure")
             if name is None:
@@ -550,7 +565,7 @@ class _Metrics:
         fill = value.get("fill_nulls_with")
         if fill is not None and (isinstance(fill, bool) or not isinstance(fill, (int, float))):
             raise where.fail(value, f"{field}.fill_nulls_with", "expected a number", "fill_nulls_with")
-        return name, value.get("filter"), None if fill is None else repr(fill)
+        return name, _filter_of(value, field, where), None if fill is None else repr(fill)
 
     def _window(self, params: dict[str, Any], field: str, where: Where) -> str:
         """What a cumulative metric accumulates over, in words."""
@@ -663,3 +678,14 @@ def _unknown(out: Mapped, node: dict[str, Any], known: set[str], field: str, whe
     for key in node:
         if key not in known:
             out.unmapped.append(f"{where.path}:{line_at(node, key)}: {field}.{key}")
+
+
+def _filter_of(parent: dict[str, Any], field: str, where: Where) -> str | list[str] | None:
+    """A metric's or an input's ``filter``: text, or a list of texts (a number or a mapping
+    there is the file's error, never a condition ``CASE WHEN 5``)."""
+    value = parent.get("filter")
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    raise where.fail(parent, f"{field}.filter", "expected text or a list of texts", "filter")

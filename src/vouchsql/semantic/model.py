@@ -181,7 +181,10 @@ def logical_sql(sql: str, tables: list[LogicalTable], db: Database,
     for t in used:
         ctes.append(f"{name_sql('__' + t.name, db)} AS ({logical_source(t, db, (omit or {}).get(t.name, ()))})")
     body = sql.strip().rstrip(";").strip()
+    # comments before the statement's own WITH ("-- invoices billed to Canada") go before ours
+    lead = re.match(r"(?:\s*(?:--[^\n]*(?:\n|$)|/\*.*?\*/))*\s*", body, re.S)
+    comments, body = (body[:lead.end()], body[lead.end():]) if lead else ("", body)
     head = re.match(r"WITH\s+(RECURSIVE\s+)?", body, re.I)
     if head:
-        return f"WITH {head.group(1) or ''}{', '.join(ctes)}, {body[head.end():]}"
-    return f"WITH {', '.join(ctes)} {body}"
+        return f"{comments}WITH {head.group(1) or ''}{', '.join(ctes)}, {body[head.end():]}"
+    return f"{comments}WITH {', '.join(ctes)} {body}"
