@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel as _PydanticModel, ConfigDict, Field
 
+from .factories import new_list
+
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
@@ -30,8 +32,8 @@ class Result(BaseModel):
     """The outcome of running one SQL statement. ``error`` is set instead of raising when a
     caller asked for a result object (for example a candidate that fails to run)."""
 
-    columns: list[str] = Field(default_factory=list)
-    rows: list[list[Any]] = Field(default_factory=list)
+    columns: list[str] = Field(default_factory=new_list)
+    rows: list[list[Any]] = Field(default_factory=new_list)
     row_count: int = 0
     truncated: bool = False
     # Why the result was cut off: "rows" (the max_rows cap), "bytes" (max_result_bytes
@@ -100,9 +102,9 @@ class Verdict(BaseModel):
     rule: str
     score: float
     gate: Literal["pass", "flag", "abstain"]
-    reasons: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=new_list)
     # The same reasons, structured: ``reasons`` keeps the short strings of the first release.
-    reason_codes: list[Reason] = Field(default_factory=list)
+    reason_codes: list[Reason] = Field(default_factory=new_list)
 
 
 class Agreement(BaseModel):
@@ -165,10 +167,10 @@ class PromptSchema(BaseModel):
     model_config = ConfigDict(defer_build=True)  # built on first use: `check` never makes one
 
     full: bool
-    tables: list[str] = Field(default_factory=list)
-    listed: list[str] = Field(default_factory=list)
+    tables: list[str] = Field(default_factory=new_list)
+    listed: list[str] = Field(default_factory=new_list)
     omitted: int = 0
-    dropped: list[str] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=new_list)
     total_tables: int = 0
     tokens: int = 0
     budget: int = 0
@@ -187,7 +189,7 @@ class Interpretation(BaseModel):
     text: str
     clause: str = ""
     stated: str | None = None
-    assumptions: list[str] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=new_list)
     shown: bool = False
     picked: bool = False
     same_result_as: int | None = None
@@ -197,11 +199,11 @@ class Interpretation(BaseModel):
 class Answer(BaseModel):
     question: str
     shown: Shown
-    candidates: list[Candidate] = Field(default_factory=list)
+    candidates: list[Candidate] = Field(default_factory=new_list)
     agreement: float | None = None
     agreement_bounds: Agreement | None = None
-    choices: list[Choice] = Field(default_factory=list)
-    checks: list[CheckResult] = Field(default_factory=list)
+    choices: list[Choice] = Field(default_factory=new_list)
+    checks: list[CheckResult] = Field(default_factory=new_list)
     verdict: Verdict
     # The written answer, whose numbers must come from the result: the one given to ``check``,
     # or the one ``ask`` wrote. The field to read.
@@ -209,7 +211,7 @@ class Answer(BaseModel):
     hint: str | None = None
     # Set by ``ask`` / ``refine`` (null or empty from ``check``):
     premise: Premise | None = None
-    interpretations: list[Interpretation] = Field(default_factory=list)
+    interpretations: list[Interpretation] = Field(default_factory=new_list)
     # ``ask``'s reply, kept in the JSON from the first release: ``answer_text`` when it
     # answered, the notice when it did not (a flawed premise). Derived only by :meth:`reply`.
     text: str | None = None

@@ -52,12 +52,17 @@ def check(db: "str | os.PathLike[str] | Database", question: str, candidates: "l
 
     from .checks.claim_judge import from_claims
     from .checks.complete_judge import from_parts
-    from .definitions import load_definitions, use_definitions
     from .pipeline import check_candidates
 
     if isinstance(candidates, str):
         candidates = [candidates]
-    defs = load_definitions(definitions)  # a file that cannot be read is the caller's error, before connecting
+    defs: Definitions | None = None
+    if definitions is not None:
+        # Imported only when definitions are given: vouchsql.definitions and the semantic layer
+        # it reads cost ≈ 60 M instructions of a ``vouch check`` start-up (vouchsql/in_effect.py).
+        from .definitions import load_definitions, use_definitions
+
+        defs = load_definitions(definitions)  # a file that cannot be read is the caller's error, before connecting
     owned = not isinstance(db, Database)
     database = db if isinstance(db, Database) else connect(db, **settings)
     try:

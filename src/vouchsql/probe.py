@@ -30,7 +30,7 @@ SQL-to-SQL goldens of the choice detectors run from named facts the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from sqlglot import exp
 
@@ -38,10 +38,12 @@ from .answer import Result, ResultError
 from .db.base import Database
 from .db.profile import JoinPair, Profile, TableProfile, key_overlap
 from .errors import ProbeSkipped, VouchError
-from .question.values import ValueIndex, value_index
-from .semantic.model import LogicalTable, logical_sql
 from .settings import Config
 from .sql.inspect import table_key
+
+if TYPE_CHECKING:
+    from .question.values import ValueIndex
+    from .semantic.model import LogicalTable
 
 BUDGET_FACTOR = 8
 MIN_BUDGET_ROWS = 1_000_000
@@ -133,6 +135,10 @@ class Probe:
         key = f"logical_sql:{sql}"
         if self.db is None:
             return str(self._fact(key))
+        # Imported here: only verified queries of a semantic model need it, and the semantic
+        # package is most of the ≈ 60 M instructions vouchsql/in_effect.py keeps out of a check.
+        from .semantic.model import logical_sql
+
         out = logical_sql(sql, tables, self.db)
         self._keep(key, out)
         return out
@@ -247,6 +253,10 @@ class Probe:
         read once per connection and bounded by its own limits (columns, distinct values,
         table size), so it is not charged to the budget; without a database, the recorded index
         (an empty one when none was recorded)."""
+        # Imported here: only a question that names values reads them, and the module (two
+        # dataclasses) costs ≈ 6 M instructions of a ``vouch check`` start-up.
+        from .question.values import ValueIndex, value_index
+
         key = f"values:{question}"
         if self.db is None:
             got = (self.facts or {}).get(key)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..answer import CheckResult
-from ..definitions import definitions_in_effect
+from ..in_effect import definitions_in_effect
 from ..errors import UserInputError
 from . import evidence as ev
 from .base import CheckContext, report, unparsed

@@ -29,7 +29,9 @@ from .base import CheckContext, report
 
 DROP_SHARE = 0.30
 MAX_SCOPES = 3  # named values tried per query (one probe each)
-_TOP_WORDS = re.compile(r"(?<!\w)(most|top|best|highest|largest|biggest|greatest|maximum|leading)(?!\w)", re.I)
+# Compiled on first use (re's own cache): only a joined query that ranks groups reaches it,
+# and compiling it at import cost ≈ 1 M instructions of every ``vouch check`` start-up.
+_TOP_WORDS = r"(?<!\w)(most|top|best|highest|largest|biggest|greatest|maximum|leading)(?!\w)"
 
 
 def _has_inner_join(select: exp.Select) -> bool:
@@ -114,7 +116,7 @@ def _ranks_groups_by_joined_rows(ctx: CheckContext, select: exp.Select, drive: s
         except ValueError:
             k = None
         return k is not None and ctx.result.row_count >= k
-    return bool(_TOP_WORDS.search(ctx.question or ""))
+    return bool(re.search(_TOP_WORDS, ctx.question or "", re.I))
 
 
 def _count_rows(ctx: CheckContext, table: exp.Table, conds: list[exp.Expression]) -> int | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlglot import exp
 
@@ -39,11 +39,13 @@ from ..sql.inspect import table_key
 from ..sql.scope import Ref, Scope
 from ..sql.tree import literal_comparisons, selects
 from ..question.filters import STOP, Mention, NumberFilter, QuestionFilters as FiltersRead, read_filters
-from ..question.values import Match
 from ..question.words import fold, singular, squash
 from ..words import words_of
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
+
+if TYPE_CHECKING:  # only annotations name it: vouchsql.question.values is imported where the probe reads values
+    from ..question.values import Match
 
 _INEQ: dict[type[exp.Expr], str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
 _FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "=": "="}

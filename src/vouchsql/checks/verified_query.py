@@ -17,7 +17,7 @@ from typing import Any
 
 from ..agreement import results_match
 from ..answer import CheckResult, Result
-from ..definitions import definitions_in_effect
+from ..in_effect import definitions_in_effect
 from ..errors import UserInputError, VouchError
 from ..question.reading import likeness, read_question
 from . import evidence as ev

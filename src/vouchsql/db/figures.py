@@ -5,9 +5,12 @@ holds. The data model only: :mod:`.measure` fills it, :mod:`.profile` keeps it."
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from ..factories import new_list
 
 TOP_VALUES = 5
 SAMPLE_ROWS_SHOWN = 3
@@ -17,11 +20,20 @@ STAND_IN_SHARE = 0.005  # IES §3.2: a code must cover at least 0.5% of the colu
 # MONEY): a bare "INT" anywhere also matched INTERVAL and POINT, whose comparison with 0 then
 # failed the table's whole profile on PostgreSQL.
 _INTEGER_WORD = r"U?(?:TINY|SMALL|MEDIUM|BIG|HUGE)?INT(?:EGER)?\d*|(?:SMALL|BIG)?SERIAL\d*"
-_NUMERIC_TYPES = re.compile(rf"(?<![A-Z])(?:{_INTEGER_WORD}|REAL|FLOAT\d*|DOUBLE|NUMERIC|NUMBER|DECIMAL|DEC|"
-                            rf"FIXED|(?:SMALL)?MONEY)(?![A-Z])", re.I)
+_NUMERIC_TYPES = (rf"(?<![A-Z])(?:{_INTEGER_WORD}|REAL|FLOAT\d*|DOUBLE|NUMERIC|NUMBER|DECIMAL|DEC|"
+                  rf"FIXED|(?:SMALL)?MONEY)(?![A-Z])")
 # What a value of a declared type computes like (a boolean sums and compares as 0/1).
-_INTEGER_LIKE = re.compile(rf"(?<![A-Z])(?:{_INTEGER_WORD}|BOOL(?:EAN)?)(?![A-Z])", re.I)
-_NUMBER_LIKE = re.compile(rf"{_NUMERIC_TYPES.pattern}|(?<![A-Z])BOOL(?:EAN)?(?![A-Z])", re.I)
+_INTEGER_LIKE = rf"(?<![A-Z])(?:{_INTEGER_WORD}|BOOL(?:EAN)?)(?![A-Z])"
+_NUMBER_LIKE = rf"{_NUMERIC_TYPES}|(?<![A-Z])BOOL(?:EAN)?(?![A-Z])"
+_COMPOSITE = r"\s*(?:STRUCT|MAP|LIST|UNION|ARRAY)\b"
+
+
+@cache
+def _rx(pattern: str) -> re.Pattern[str]:
+    """One of the type patterns above, compiled case-insensitively on first use: a check that
+    reads no column's type needs none of them, and compiling the four at import cost ≈ 16 M
+    instructions of every ``vouch check`` start-up (``bench/startup.py --instructions``)."""
+    return re.compile(pattern, re.I)
 
 
 class StandIn(BaseModel):
@@ -41,8 +53,8 @@ class ColumnProfile(BaseModel):
     distinct_estimated: bool = False
     min: Any = None
     max: Any = None
-    top_values: list[tuple[Any, int]] = Field(default_factory=list)
-    stand_ins: list[StandIn] = Field(default_factory=list)
+    top_values: list[tuple[Any, int]] = Field(default_factory=new_list)
+    stand_ins: list[StandIn] = Field(default_factory=new_list)
     comment: str | None = None
     # Estimates besides distinct_count: the NULL count, and min/max (together, "range").
     null_estimated: bool = False
@@ -60,11 +72,11 @@ class ColumnProfile(BaseModel):
     def is_integer(self) -> bool:
         """Whether the declared type computes as integers (booleans too): ``a / b`` of two
         such columns is an integer division on most engines."""
-        return bool(_INTEGER_LIKE.search(self.type or ""))
+        return bool(_rx(_INTEGER_LIKE).search(self.type or ""))
 
     def is_number(self) -> bool:
         """Whether the declared type holds numbers (booleans too)."""
-        return bool(_NUMBER_LIKE.search(self.type or ""))
+        return bool(_rx(_NUMBER_LIKE).search(self.type or ""))
 
 
 class ForeignKey(BaseModel):
@@ -80,8 +92,8 @@ class TableProfile(BaseModel):
     schema_name: str | None = None
     is_view: bool = False
     row_count: int
-    primary_key: list[str] = Field(default_factory=list)
-    foreign_keys: list[ForeignKey] = Field(default_factory=list)
+    primary_key: list[str] = Field(default_factory=new_list)
+    foreign_keys: list[ForeignKey] = Field(default_factory=new_list)
     columns: list[ColumnProfile]
     sampled: bool = False  # some figures are estimates (from a sample or the engine's statistics)
     sample_size: int | None = None  # rows in the sample the estimates read (None: none read)
@@ -94,7 +106,7 @@ class TableProfile(BaseModel):
     # when every figure was. ``timed_out``: cut short by the clock, so it may differ next time.
     partial: str | None = None
     timed_out: bool = False
-    sample_rows: list[list[Any]] = Field(default_factory=list)
+    sample_rows: list[list[Any]] = Field(default_factory=new_list)
     error: str | None = None
     comment: str | None = None
     # False for a table known from the catalogue only (names, types, keys): its figures are
@@ -114,7 +126,5 @@ class TableProfile(BaseModel):
 def _is_numeric(type_name: str) -> bool:
     """Whether a declared type holds numbers (not a list or struct of them)."""
     t = type_name or ""
-    return "[" not in t and not _COMPOSITE.match(t) and bool(_NUMERIC_TYPES.search(t))
+    return "[" not in t and not _rx(_COMPOSITE).match(t) and bool(_rx(_NUMERIC_TYPES).search(t))
 
-
-_COMPOSITE = re.compile(r"\s*(?:STRUCT|MAP|LIST|UNION|ARRAY)\b", re.I)

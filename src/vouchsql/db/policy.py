@@ -54,12 +54,17 @@ if TYPE_CHECKING:  # sqlglot is imported where a statement is checked
 # Rows of a catalogue query, as the driver returns them.
 CatalogueRows = Iterable[Sequence[Any]]
 
-_WORD = re.compile(r"[^\W\d][\w$]*")
+# The patterns of this module are compiled on first use: most are for PostgreSQL or
+# MariaDB/MySQL only, and compiling them at import cost ≈ 7 M instructions of every
+# ``vouch check`` start-up on SQLite (``bench/startup.py --instructions``).
+@lru_cache(maxsize=None)
+def _word() -> re.Pattern[str]:
+    return re.compile(r"[^\W\d][\w$]*")
 
 
 def words(sql: str) -> set[str]:
     """Every identifier-like word of ``sql``, lower-cased, wherever it stands."""
-    return {w.lower() for w in _WORD.findall(sql)}
+    return {w.lower() for w in _word().findall(sql)}
 
 
 def code_text(sql: str, nested_comments: bool) -> str:
@@ -199,10 +204,12 @@ _PG_REG_TYPES = ("regclass", "regproc", "regprocedure", "regoper", "regoperator"
                  "to_regnamespace")
 _PG_STRING = r"(?:E|U&)?'(?:[^']|'')*'"
 # The forms whose name is a constant the scan reads like any other word.
-_PG_CONSTANT_NAME = re.compile(
-    rf"{_PG_STRING}\s*::\s*(?:pg_catalog\s*\.\s*)?reg\w+"
-    rf"|\bcast\s*\(\s*{_PG_STRING}\s+as\s+(?:pg_catalog\s*\.\s*)?reg\w+\s*\)"
-    rf"|\bto_reg\w+\s*\(\s*{_PG_STRING}\s*\)", re.IGNORECASE)
+@lru_cache(maxsize=None)
+def _pg_constant_name() -> re.Pattern[str]:
+    return re.compile(
+        rf"{_PG_STRING}\s*::\s*(?:pg_catalog\s*\.\s*)?reg\w+"
+        rf"|\bcast\s*\(\s*{_PG_STRING}\s+as\s+(?:pg_catalog\s*\.\s*)?reg\w+\s*\)"
+        rf"|\bto_reg\w+\s*\(\s*{_PG_STRING}\s*\)", re.IGNORECASE)
 
 # Return types of functions SQL cannot call (handlers, triggers): never words to refuse.
 _PG_UNCALLABLE = ("internal", "trigger", "event_trigger", "language_handler", "fdw_handler",
@@ -367,7 +374,7 @@ class PostgresPolicy:
             calls[m.lower()] = calls.get(m.lower(), 0) + 1
         unknown = calls.keys() - self.known - _SQL_CALL_KEYWORDS
         if unknown:
-            for m in _COLUMN_LISTS.findall(sql):
+            for m in _column_lists().findall(sql):
                 name = (m[0] or m[1]).lower()
                 calls[name] = calls.get(name, 0) - 1
             unknown = {n for n in unknown if calls[n] > 0}
@@ -387,7 +394,7 @@ class PostgresPolicy:
                                                       self.refused.get(name.lower(), ("",))[0].startswith("pg_catalog."))}
         found = {pg_name(w) for w in words(_blank(sql, own))}
         calls = {pg_name(w) for w in words(_blank(code_text(sql, nested_comments=True), own))}
-        if calls & set(_PG_REG_TYPES) and words(_PG_CONSTANT_NAME.sub(" ", sql)) & set(_PG_REG_TYPES):
+        if calls & set(_PG_REG_TYPES) and words(_pg_constant_name().sub(" ", sql)) & set(_PG_REG_TYPES):
             raise forbidden("a relation, function or schema named at run time (a reg* cast of an expression)",
                             "what it names cannot be checked before it runs; write the name as a constant")
         for word in sorted(found & PG_SECRET_RELATIONS):
@@ -404,7 +411,9 @@ class PostgresPolicy:
                 raise forbidden(f"the operator {qualified}", reason)
 
 
-_PG_SYSTEM_SCHEMA = re.compile(r"pg_catalog|information_schema|pg_toast\w*|pg_temp\w*", re.IGNORECASE)
+@lru_cache(maxsize=None)
+def _pg_system_schema() -> re.Pattern[str]:
+    return re.compile(r"pg_catalog|information_schema|pg_toast\w*|pg_temp\w*", re.IGNORECASE)
 
 
 def pg_user_schema_tables(sql: str) -> set[tuple[str, str]]:
@@ -429,7 +438,7 @@ def pg_user_schema_tables(sql: str) -> set[tuple[str, str]]:
     for t in tree.find_all(exp.Table):
         if not t.db or t.catalog or not isinstance(t.this, exp.Identifier):
             continue
-        if _PG_SYSTEM_SCHEMA.fullmatch(t.db) or t.db.lower() in aliases:
+        if _pg_system_schema().fullmatch(t.db) or t.db.lower() in aliases:
             continue
         out.add((t.db, t.name))
     return out
@@ -445,8 +454,10 @@ def _blank(text: str, tables: set[tuple[str, str]]) -> str:
 
 
 # A name defined with a column list: a CTE (``digits(d) AS (``) or an alias (``AS v(x)``).
-_COLUMN_LISTS = re.compile(r"([^\W\d][\w$]*)\s*\([^()]*\)\s*AS\s+(?:NOT\s+)?(?:MATERIALIZED\s+)?\("
-                           r"|\bAS\s+([^\W\d][\w$]*)\s*\(", re.IGNORECASE)
+@lru_cache(maxsize=None)
+def _column_lists() -> re.Pattern[str]:
+    return re.compile(r"([^\W\d][\w$]*)\s*\([^()]*\)\s*AS\s+(?:NOT\s+)?(?:MATERIALIZED\s+)?\("
+                      r"|\bAS\s+([^\W\d][\w$]*)\s*\(", re.IGNORECASE)
 
 # Keywords that are followed by "(" without being functions: not a sign of a new function.
 _SQL_CALL_KEYWORDS = frozenset({
@@ -531,7 +542,9 @@ def mysql_body_changes_state(body: str) -> bool:
 
 # String literals and quoted names, backslash escapes and doubled quotes included: what
 # "--" inside them means is not a comment either way.
-_MYSQL_QUOTED = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\"|`(?:[^`]|``)*`", re.DOTALL)
+@lru_cache(maxsize=None)
+def _mysql_quoted() -> re.Pattern[str]:
+    return re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\"|`(?:[^`]|``)*`", re.DOTALL)
 
 
 @dataclass
@@ -582,7 +595,7 @@ class MySQLPolicy:
                             "MariaDB and MySQL run the text inside it as SQL")
         if ":=" in sql:
             raise forbidden("assignment to a user variable (:=)", "it changes session state")
-        if re.search(r"--(?=\S)", _MYSQL_QUOTED.sub(" ", sql)):
+        if re.search(r"--(?=\S)", _mysql_quoted().sub(" ", sql)):
             # MariaDB/MySQL start a comment at "-- " only: "1--1" is 1 - (-1) = 2 there, while
             # sqlglot, and so every check, reads "--1" as a comment.
             raise SQLRejected("'--' followed by a character other than a space is read two ways: MariaDB and MySQL "

@@ -17,7 +17,7 @@ from ..checks import CHECKS, CheckContext, run_checks
 from ..choices import detect_choices, reported
 from ..db.base import Database
 from ..db.profile import Profile, quiet_gc
-from ..definitions import definitions_in_effect
+from ..in_effect import definitions_in_effect
 from ..errors import SQLRejected, UserInputError
 from ..score import RULES, ScoreInput, score
 from ..sql.gate import TOO_DEEP

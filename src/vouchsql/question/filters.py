@@ -78,18 +78,23 @@ _ROW_PATTERNS = [
 ]
 # One row: a singular noun picked by a superlative. Group 1 is the noun; a plural one, or one
 # that is no noun, may want several rows and is passed over. "at most"/"at least" are bounds.
-_SUP_ONE = r"(?<!\bat )(?:" + _SUPERLATIVE[3:-1] + r"|youngest|most common|most commonly)"
+_SUP_ALTERNATIVES = _SUPERLATIVE[3:-1] + r"|youngest|most common|most commonly"
+_SUP_ONE = r"(?<!\bat )(?:" + _SUP_ALTERNATIVES + ")"
+# The word each alternative starts with ("best" of "best[- ]selling"): every _ONE_ROW match holds one.
+_SUP_WORDS = frozenset(alt.split("[")[0].split(" ")[0] for alt in _SUP_ALTERNATIVES.split("|"))
+# Compiled on first use (_rx), and only for a text that may hold a superlative
+# (_may_name_superlative): compiling the three costs ≈ 18 M instructions, and most questions
+# have none ("How many tracks are there?").
 _ONE_ROW = [
     # "the album with the most songs", "the employee who got the highest bonus",
     # "the shop whose number of products is the largest", "the template used by the most documents"
-    re.compile(r"\bthe\s+([a-z]+)\s+(?:with|having|that|who|which|whose|used|made|sold|bought|owned|"
-               r"held|played|written|directed)\s+(?:[\w'-]+\s+){0,6}?(?:the\s+)?" + _SUP_ONE + r"\b", re.I),
+    r"\bthe\s+([a-z]+)\s+(?:with|having|that|who|which|whose|used|made|sold|bought|owned|"
+    r"held|played|written|directed)\s+(?:[\w'-]+\s+){0,6}?(?:the\s+)?" + _SUP_ONE + r"\b",
     # "which actor has … the most", "Which employee received the most awards"
-    re.compile(r"\bwhich\s+([a-z]+)\s+(?:[\w'-]+\s+){0,4}?(?:the\s+)?" + _SUP_ONE + r"\b", re.I),
+    r"\bwhich\s+([a-z]+)\s+(?:[\w'-]+\s+){0,4}?(?:the\s+)?" + _SUP_ONE + r"\b",
     # "the youngest dog", "the most common hometown of teachers": the noun ends the phrase
-    re.compile(r"\bthe\s+" + _SUP_ONE + r"\s+(?:[a-z]+\s+){0,2}?([a-z]+)"
-               r"(?=\s+(?:of|in|from|who|that|which|with|for|at|on|among|is|was|did|does|has|had)\b|\s*[,.?!]|\s*$)",
-               re.I),
+    r"\bthe\s+" + _SUP_ONE + r"\s+(?:[a-z]+\s+){0,2}?([a-z]+)"
+    r"(?=\s+(?:of|in|from|who|that|which|with|for|at|on|among|is|was|did|does|has|had)\b|\s*[,.?!]|\s*$)",
 ]
 _ORDINAL = re.compile(r"\b(second|third|fourth|fifth|next|\d+(?:st|nd|rd|th)|skip\w*|after the first|page|offset|"
                       r"runner[- ]up)\b", re.I)
@@ -172,6 +177,15 @@ def _may_hold_number(text: str) -> bool:
         return True
     low = text.lower()
     return any(c.isdigit() for c in low) or any(w in low for w in NUMBER_WORDS)
+
+
+def _may_name_superlative(text: str) -> bool:
+    """False only where no _ONE_ROW pattern can match ``text``, as :func:`_may_hold_number`:
+    an ASCII text that holds none of the superlatives (_SUP_WORDS). Any other text may."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(w in low for w in _SUP_WORDS)
 
 
 def _num(text: str) -> float | None:
@@ -298,8 +312,8 @@ def read_rows(text: str) -> RowCount | None:
             n = int(raw) if raw.isdigit() else NUMBER_WORDS.get(raw)
             if n and 1 < n <= 1000 and not (1800 <= n <= 2100):
                 return RowCount(n, m.group(0), ordinal)
-    for one_row in _ONE_ROW:
-        m = one_row.search(src)
+    for one_row in _ONE_ROW if _may_name_superlative(src) else ():
+        m = _rx(one_row).search(src)
         if m:
             noun = m.group(1).lower()
             if noun in STOP or noun.endswith("s") and not noun.endswith(("ss", "us", "is")):

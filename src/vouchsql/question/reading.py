@@ -24,12 +24,15 @@ if TYPE_CHECKING:
     from ..definitions import Definitions
     from .values import ValueIndex
 
-_NEGATION = re.compile(r"\b(?:not|no|never|without|except|excluding|other than|n't)\b")
+# The patterns of this module are strings, compiled by re's own cache on first use: only a
+# check with verified queries reads a question this way, and compiling the four at import cost
+# ≈ 5 M instructions of every ``vouch check`` start-up (``bench/startup.py --instructions``).
+_NEGATION = r"\b(?:not|no|never|without|except|excluding|other than|n't)\b"
 _COLUMN_STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "is", "no", "num", "nbr"}
 # the parts that must agree for two readings to ask the same thing; columns may differ a little
 PARTS = ("entities", "values", "connective", "numbers", "years", "aggregates", "directions", "rows", "negated",
          "qualifiers", "columns")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)")
+_NUMBER = r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)"
 
 
 @dataclass(frozen=True)
@@ -159,9 +162,9 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
     numbers = {(n.op, n.value, n.high) for n in filters.numbers}
     read = {n.value for n in filters.numbers} | {n.high for n in filters.numbers if n.high is not None} | \
         {float(y.year) for y in filters.years} | ({float(filters.rows.n)} if filters.rows else set())
-    numbers |= {("?", float(m), None) for m in _NUMBER.findall(question) if float(m) not in read}
+    numbers |= {("?", float(m), None) for m in re.findall(_NUMBER, question) if float(m) not in read}
     rows = filters.rows.n if filters.rows else None
-    if rows is None and any(not d.startswith("order:") for d in directions) and not _PLURAL_TOP.search(question):
+    if rows is None and any(not d.startswith("order:") for d in directions) and not re.search(_PLURAL_TOP, question, re.I):
         rows = 1  # "the student with the most friends": a superlative of one names one row
     text = words(question)
     connective = None
@@ -174,7 +177,7 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
     if definitions is not None:
         vocabulary = vocabulary | _definitions_vocabulary(definitions)
     qualifiers = {w for w in (_stem(x) for x in words(question).split()) if w in vocabulary and w not in explained}
-    qualifiers |= {f"period:{m.group(0).strip()}" for m in _PERIOD.finditer(text)}
+    qualifiers |= {f"period:{m.group(0).strip()}" for m in re.finditer(_PERIOD, text)}
     # a column's word before an entity qualifies it too ("active customers" where the column is
     # ``active``): only what names the rows themselves (an entity, a value, a synonym) is no modifier
     named_rows = explained - {_stem(w) for key in columns for w in key.split()}
@@ -183,14 +186,14 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
                    connective=connective, numbers=frozenset(numbers),
                    years=frozenset((y.year, y.month, y.relation) for y in filters.years),
                    aggregates=frozenset(aggregates), directions=frozenset(directions), rows=rows,
-                   negated=bool(_NEGATION.search(text)), filter_columns=frozenset(holding & columns),
+                   negated=bool(re.search(_NEGATION, text)), filter_columns=frozenset(holding & columns),
                    qualifiers=frozenset(qualifiers))
 
 
 # A period named relative to today ("last year", "this month", "in the past 30 days"): no year is
 # read from it, and two questions that differ in it ask for different rows.
-_PERIOD = re.compile(r" (?:last|this|next|previous|past|current|prior) (?:\d+ )?(?:year|quarter|month|week|day)s? "
-                     r"| (?:today|yesterday|ytd|year to date) ")
+_PERIOD = (r" (?:last|this|next|previous|past|current|prior) (?:\d+ )?(?:year|quarter|month|week|day)s? "
+           r"| (?:today|yesterday|ytd|year to date) ")
 # Words of a question that ask, count or rank rather than name part of the data, and words
 # too common in names to qualify anything ("name", "id", "number").
 _PLAIN = frozenset(_COLUMN_STOP | {"not", "never", "name", "id", "number", "count", "total", "average", "sum", "max", "min", "each",
@@ -254,7 +257,7 @@ def _definitions_vocabulary(definitions: Definitions) -> frozenset[str]:
     return _vocabulary(list(definitions.definitions) + [w for ws in definitions.synonyms.values() for w in ws])
 
 
-_PLURAL_TOP = re.compile(r"\b(?:top|first|last)\s+\d+|\b(?:all|every)\b.*\b(?:most|least|highest|lowest)\b", re.I)
+_PLURAL_TOP = r"\b(?:top|first|last)\s+\d+|\b(?:all|every)\b.*\b(?:most|least|highest|lowest)\b"
 
 
 def _names_column(phrase: str, columns: set[str]) -> bool:

@@ -96,6 +96,49 @@ def _mask(text: str, start: int, end: int) -> str:
     return text[:start] + " " * (end - start) + text[end:]
 
 
+@lru_cache(maxsize=None)
+def _literals(pattern: str) -> tuple[tuple[str, ...], ...] | None:
+    """For each top-level alternative of ``pattern``, the runs of literal text outside its
+    groups, all of which a match holds; None where ``pattern`` has syntax this does not read
+    (then any text may match). ``"(the|its) first(?! name)|max(imum)?"`` gives
+    ``((" first",), ("max",))``."""
+    alternatives: list[tuple[str, ...]] = []
+    runs: list[str] = []
+    run, depth = "", 0
+    for i, ch in enumerate(pattern):
+        if ch == "(":
+            if depth == 0:
+                runs.append(run)
+                run = ""
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth:
+            continue
+        elif ch == "|":
+            runs.append(run)
+            alternatives.append(tuple(r for r in runs if r))
+            runs, run = [], ""
+        elif ch == "?" and pattern[i - 1] == ")":  # an optional group: nothing it holds is required
+            continue
+        elif ch.isalnum() or ch == " ":
+            run += ch
+        else:
+            return None
+    runs.append(run)
+    alternatives.append(tuple(r for r in runs if r))
+    return tuple(alternatives)
+
+
+def _may_match(pattern: str, text: str) -> bool:
+    """False only where ``pattern`` (of the tables above, matched case-sensitively) cannot
+    match ``text``: no alternative's literal runs are all in it. The tables' patterns are
+    compiled one by one during each check (re's cache), ≈ 15 M instructions of a ``vouch check``
+    start-up for all of them; most questions hold few of their words."""
+    needs = _literals(pattern)
+    return needs is None or any(all(r in text for r in runs) for runs in needs)
+
+
 def _read_directions(text: str) -> tuple[list[Claim], Claim | None]:
     order: Claim | None = None
     m = _FROM_TO.search(text)
@@ -109,7 +152,7 @@ def _read_directions(text: str) -> tuple[list[Claim], Claim | None]:
             # reader of the SQL knows which the key is
             order = Claim("age:" + _AGE[m.group(2)], m.group(0).strip())
     for pattern, pol in _ORDER:
-        hit = re.search(rf" ({pattern}) ", text)
+        hit = re.search(rf" ({pattern}) ", text) if _may_match(pattern, text) else None
         if hit and order is None:
             order = Claim(pol, hit.group(1))
     masked = text
@@ -119,7 +162,7 @@ def _read_directions(text: str) -> tuple[list[Claim], Claim | None]:
     for cls, table in (("time", _TIME), ("size", _SIZE)):
         # longest alternatives first so "most recent" is time, not "most"
         for pattern, pol in sorted(table, key=lambda p: -len(p[0])):
-            for hit in re.finditer(rf"(?<= )({pattern})(?= )", masked):
+            for hit in re.finditer(rf"(?<= )({pattern})(?= )", masked) if _may_match(pattern, masked) else ():
                 found.append((hit.start(), Claim(pol, hit.group(1), cls)))
                 masked = _mask(masked, hit.start(), hit.end())
     found.sort(key=lambda f: f[0])
@@ -182,7 +225,7 @@ def _read_aggregates(text: str) -> list[Claim]:
         start = m.end() - len("total ") - 1
         masked = _mask(masked, start, m.end() - 1)
     for pattern, kind in _AGG:
-        for hit in re.finditer(rf"(?<= )({pattern})(?= )", masked):
+        for hit in re.finditer(rf"(?<= )({pattern})(?= )", masked) if _may_match(pattern, masked) else ():
             out.append(Claim(kind, hit.group(1)))
             if kind == "avg" and "number of" in hit.group(1):
                 out.append(Claim("count", hit.group(1)))
