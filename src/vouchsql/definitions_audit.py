@@ -74,8 +74,9 @@ def _elsewhere(db: Database, table: str) -> str:
     read = {(t.schema or db.default_schema or "").lower() for t in db.schema()} | {(db.default_schema or "").lower()}
     others = sorted(str(r[0]) for r in result.rows if r[0] is not None and str(r[0]).lower() not in read)
     if others:
-        return (f" in the schemas read ({', '.join(sorted(s for s in read if s)) or 'the default'}); schema "
-                f"{', '.join(others)} has one: pass --schemas {others[0]} (or --schemas '*')")
+        held = f"schema {others[0]} has one" if len(others) == 1 else f"schemas {', '.join(others)} have one"
+        return (f" in the schemas read ({', '.join(sorted(s for s in read if s)) or 'the default'}); {held}: "
+                f"pass --schemas {others[0]} (or --schemas '*')")
     return ""
 
 
