@@ -180,7 +180,7 @@ def _polarity_of(word: str) -> str | None:
 # -- aggregates --------------------------------------------------------------------------
 _AGG = [
     (r"average number of|mean number of|avg number of", "avg"),  # avg of counts: both
-    (r"total number of|total count of|number of|count of|how many", "count"),
+    (r"total number of|total count of|number of|count of|count the(?! number| total)|how many", "count"),
     (r"average|mean|avg", "avg"),
     (r"how much|in total|sum of|sum|total", "sum"),
     (r"maximum|max", "max"),
