@@ -138,20 +138,18 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
     # which a paraphrase may leave unsaid ("people not from Russia")
     # and the table that holds a named value is named with it ("Beverages products" names the
     # category as "products in the Beverages category" does), where one table holds it
+    listed = {target: {fold(str(x)) for x in vs} for target, vs in definitions.values.items()} \
+        if definitions is not None else {}
     holding: set[str] = set()
     for v in values:
-        refs = (index.exact.get(v, set()) | index.singular.get(v, set())) if index is not None else set()
+        refs = _held_in(index, v)
         holding |= {k for _, column, _ in refs if (k := _column_key(column))}
-        held_in = {table for table, _, _ in refs}
-        if definitions is not None:
-            held_in |= {target.partition(".")[0] for target, vs in definitions.values.items()
-                        if v in {fold(str(x)) for x in vs}}
+        held_in = {table for table, _, _ in refs} | {target.partition(".")[0] for target, vs in listed.items()
+                                                      if v in vs}
         found = {tp.qualified.lower() for t in held_in if (tp := profile.find(t)) is not None}
         if len(found) == 1:
             entities |= found
-    if definitions is not None:
-        holding |= {k for target, vs in definitions.values.items() if values & {fold(str(x)) for x in vs}
-                    if (k := _column_key(target.partition(".")[2]))}
+    holding |= {k for target, vs in listed.items() if values & vs if (k := _column_key(target.partition(".")[2]))}
     shape = read_shape(question)
     directions = {f"{c.cls}:{c.kind}" for c in shape.directions}
     if shape.order is not None:
@@ -170,9 +168,9 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
     connective = None
     if len(values) >= 2:
         connective = "any" if re.search(r" (?:or|either) ", text) else "all"
+    column_words = {_stem(w) for key in columns for w in key.split()}
     explained = {_stem(w) for name in entities for w in words_of(name.rpartition(".")[2]).split()}
-    explained |= {_stem(w) for key in columns for w in key.split()}
-    explained |= {_stem(w) for v in values for w in v.split()} | synonym_words
+    explained |= {_stem(w) for v in values for w in v.split()} | synonym_words | column_words
     vocabulary = profile.memo("reading_vocabulary", lambda: _catalogue_vocabulary(profile))
     if definitions is not None:
         vocabulary = vocabulary | _definitions_vocabulary(definitions)
@@ -180,7 +178,7 @@ def read_question(question: str, profile: Profile, index: ValueIndex | None = No
     qualifiers |= {f"period:{m.group(0).strip()}" for m in re.finditer(_PERIOD, text)}
     # a column's word before an entity qualifies it too ("active customers" where the column is
     # ``active``): only what names the rows themselves (an entity, a value, a synonym) is no modifier
-    named_rows = explained - {_stem(w) for key in columns for w in key.split()}
+    named_rows = explained - column_words
     qualifiers |= {f"of:{w}" for w in _modifiers(text, named_entities, named_rows)}
     return Reading(entities=frozenset(entities), columns=frozenset(columns), values=frozenset(values),
                    connective=connective, numbers=frozenset(numbers),
@@ -282,7 +280,7 @@ def _held_words(question: str, index: ValueIndex | None, known: set[str], profil
             if len(plain[i:i + n]) < n or all(w in _COLUMN_STOP or w in _FUNCTION or len(w) < 3
                                                 for w in plain[i:i + n]):
                 continue
-            refs = (index.exact.get(run, set()) | index.singular.get(run, set())) if index is not None else set()
+            refs = _held_in(index, run)
             if run not in known and refs and all(w.islower() for w in words[i:i + n]):
                 refs = {r for r in refs if _repeating(profile, r[0], r[1])}
             if run in known or refs:
@@ -293,13 +291,20 @@ def _held_words(question: str, index: ValueIndex | None, known: set[str], profil
     return out
 
 
+def _held_in(index: ValueIndex | None, value: str) -> set[tuple[str, str, str]]:
+    """The (table, column, value as stored) places that hold a folded value, as written or
+    singular."""
+    return (index.exact.get(value, set()) | index.singular.get(value, set())) if index is not None else set()
+
+
 def _repeating(profile: Profile, table: str, column: str) -> bool:
     """Whether a column's values repeat (fewer distinct values than half its rows): a category
-    a lower-case word may name, not a name or a code of one row."""
+    a lower-case word may name, not a name or a code of one row. A table or column the profile
+    does not hold is read as before (a category)."""
     tp = profile.find(table)
     col = tp.column(column) if tp is not None else None
-    if tp is None or col is None or col.distinct_count is None or not tp.row_count:
-        return True  # not measured: read it as before
+    if tp is None or col is None or not tp.row_count:
+        return True
     return col.distinct_count * 2 < tp.row_count
 
 

@@ -121,18 +121,23 @@ def spaced(name: str) -> str:
     return " ".join(name.replace("_", " ").split())
 
 
+def _bare(name: str) -> bool:
+    """Whether a logical name may be written bare: a plain identifier, not a keyword."""
+    return bool(_IDENT.fullmatch(name)) and name.lower() not in _RESERVED
+
+
 def name_sql(name: str, db: Database) -> str:
     """A logical name as SQL: unquoted where it is a plain identifier, so that SQL written over
     it unquoted (``order_id``, ``TrackId``) reads it however the engine folds case; quoted
     otherwise (spaces, a keyword)."""
-    return name if _IDENT.fullmatch(name) and name.lower() not in _RESERVED else db.quote(name)
+    return name if _bare(name) else db.quote(name)
 
 
 def logical_alias(name: str) -> str:
     """``AS name`` for ``FROM __name``, so that expressions written with the logical table's
     name in front (``orders.freight``, Snowflake's own examples) read the CTE; nothing where
     the name is not a plain identifier."""
-    return f" AS {name}" if _IDENT.fullmatch(name) and name.lower() not in _RESERVED else ""
+    return f" AS {name}" if _bare(name) else ""
 
 
 def catalogue_table(db: Database, table: LogicalTable) -> TableInfo | None:
