@@ -464,8 +464,8 @@ def test_duckdb_builders_bounded_and_a_file_opened_twice(tmp_path):
     con.execute("CREATE TABLE t AS SELECT range AS id FROM range(10)")
     con.close()
     first = vouchsql.connect(path, cache_dir=str(tmp_path / "c"), timeout=2)
-    # A second connection in the same process (two requests of `vouch serve`) shares DuckDB's
-    # instance, whose configuration the first locked: it used to fail to open.
+    # A second connection in the same process (two requests of `vouch serve`): each has a
+    # worker process and a DuckDB instance of its own, bounded and locked alike.
     with vouchsql.connect(path, cache_dir=str(tmp_path / "c"), timeout=2) as second:
         for db in (first, second):
             for sql in ("SELECT repeat('x', (SELECT 400000000))", "SELECT lpad('a', (SELECT 400000000), 'b')",
@@ -480,9 +480,66 @@ def test_duckdb_builders_bounded_and_a_file_opened_twice(tmp_path):
             r = db.execute("SELECT repeat('ab', 2), lpad('7', 3, '0'), range(3), range(1, 3), list_resize([1], 2), "
                            "unnest(generate_series(1, 2)) AS g")
             assert r.error is None and r.rows[0][:2] == ["abab", "007"], r.error
-            assert db.execute("SELECT current_setting('memory_limit')").rows == [["192.0 MiB"]]
+            assert db.execute("SELECT current_setting('memory_limit')").rows == [["160.0 MiB"]]
     assert first.execute("SELECT count(*) FROM t").rows == [[10]]
     first.close()
+
+
+def test_duckdb_rows_of_many_built_values_are_bounded_by_the_worker(tmp_path):
+    """Each value within the builders' guard, but twenty of them a row over 40,000 rows: DuckDB
+    holds 2,048 such rows at a time outside its memory_limit (310 MiB over a 32 MiB cap in
+    Vouch's own process before). The worker's kernel limit stops the query with a clear
+    error, and the same connection answers the next query."""
+    duckdb = pytest.importorskip("duckdb")
+    import os
+    import signal
+
+    path = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE t AS SELECT range AS id, 'name ' || range AS name FROM range(40000)")
+    con.close()
+    columns = ", ".join(f"repeat(name || '{i}', 350) AS c{i}" for i in range(20))
+    with vouchsql.connect(path, cache_dir=str(tmp_path / "c"), timeout=20, max_result_bytes=32 * 2**20) as db:
+        assert db._conn.pid != os.getpid()
+        r = db.execute(f"SELECT {columns} FROM t")
+        assert r.error is not None and "Out of Memory" in r.error.message, r.error
+        assert "raise --max-result-bytes" in r.error.message
+        # One such column is within bounds: cut, not refused.
+        r = db.execute("SELECT repeat(name, 350) AS c FROM t")
+        assert r.error is None and r.truncated, r.error
+        assert db.execute("SELECT count(*) FROM t").rows == [[40000]]
+        # A worker that dies (killed from outside) is replaced for the next query.
+        dead = db._conn.pid
+        os.kill(dead, signal.SIGKILL)
+        assert db.execute("SELECT count(*) FROM t").rows == [[40000]]
+        assert db._conn.pid != dead
+    # Closed: the worker has ended.
+    with pytest.raises(ProcessLookupError):
+        for _ in range(50):
+            os.kill(db._conn.pid, 0)
+            time.sleep(0.1)
+
+
+def test_duckdb_worker_from_a_script_without_a_main_guard(tmp_path):
+    """The worker is forked from a server that imports DuckDB and nothing else: a user's
+    script that opens a database at module level (no ``if __name__ == "__main__"``) is not
+    run again in it, as multiprocessing's start methods would."""
+    duckdb = pytest.importorskip("duckdb")
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE t AS SELECT range AS id FROM range(7)")
+    con.close()
+    script = tmp_path / "script.py"
+    script.write_text("import vouchsql\n"
+                      f"db = vouchsql.connect({str(path)!r}, cache_dir={str(tmp_path / 'c')!r})\n"
+                      "print('rows', db.execute('SELECT count(*) FROM t').rows)\n"
+                      "db.close()\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["rows [[7]]"]
 
 
 # -- nested values (issue 27, item 4) -----------------------------------------------------------

@@ -14,6 +14,12 @@ back first (``malloc_trim``), so each case is measured from the process's restin
 database is opened before the first case, so imports and the connection count in the
 resting size, as they do in any process that runs a query. Without ``/proc`` (not Linux),
 ``ru_maxrss`` is reported, a peak over the whole process.
+
+DuckDB runs in a worker process per connection (``vouchsql/db/duckdb_worker.py``): its
+high-water mark is reset and read the same way through ``/proc/<pid>``, and added to this
+process's, as is its resting size (an upper bound: the two peaks need not coincide). A
+worker replaced during the case (after running out of memory) reported its peak above its
+start when it closed.
 """
 
 from __future__ import annotations
@@ -32,9 +38,9 @@ _STATUS = Path("/proc/self/status")
 _CLEAR = Path("/proc/self/clear_refs")
 
 
-def _kb(field: str) -> int | None:
+def _kb(field: str, status: Path = _STATUS) -> int | None:
     try:
-        match = re.search(rf"^{field}:\s+(\d+) kB", _STATUS.read_text(), re.MULTILINE)
+        match = re.search(rf"^{field}:\s+(\d+) kB", status.read_text(), re.MULTILINE)
     except OSError:
         return None
     return int(match.group(1)) if match else None
@@ -48,12 +54,18 @@ def _trim() -> None:
         pass
 
 
-def _reset_peak() -> bool:
+def _reset_peak(clear: Path = _CLEAR) -> bool:
     try:
-        _CLEAR.write_text("5")
+        clear.write_text("5")
         return True
     except OSError:
         return False
+
+
+def _worker(db) -> Path | None:
+    """/proc of the DuckDB worker process serving ``db``, if it has one."""
+    pid = getattr(getattr(db, "_conn", None), "pid", None)
+    return Path(f"/proc/{pid}") if pid else None
 
 
 def peak_bytes(resettable: bool) -> int:
@@ -68,6 +80,8 @@ def main() -> int:
     job = json.loads(sys.stdin.read())
     import vouchsql
 
+    from vouchsql.db.duckdb_worker import closed_peaks
+
     db = vouchsql.connect(job["target"], **job.get("settings", {}))
     try:
         db.execute("SELECT 1")  # the connection (and, on a server, the policy) is ready
@@ -75,6 +89,12 @@ def main() -> int:
             _trim()
             resettable = _reset_peak()
             baseline = (_kb("VmRSS") or 0) * 1024
+            worker = _worker(db)
+            worker_base = 0
+            if worker is not None:
+                resettable = _reset_peak(worker / "clear_refs") and resettable
+                worker_base = (_kb("VmRSS", worker / "status") or 0) * 1024
+            del closed_peaks[:]
             out = {"id": case["id"], "raised": None}
             started = time.monotonic()
             try:
@@ -90,6 +110,13 @@ def main() -> int:
                 out["raised"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()[:500]
             out["peak_rss_bytes"] = peak_bytes(resettable)
             out["baseline_rss_bytes"] = baseline
+            if worker is not None:
+                now = _worker(db)
+                here = (_kb("VmHWM", now / "status") or 0) * 1024 if now is not None else 0
+                peak = max([here, *(worker_base + p for p in closed_peaks)])
+                out["worker_peak_rss_bytes"] = peak
+                out["peak_rss_bytes"] += peak
+                out["baseline_rss_bytes"] += worker_base
             out["peak_is_per_case"] = resettable
             print(json.dumps(out), flush=True)
     finally:

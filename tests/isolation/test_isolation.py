@@ -21,16 +21,7 @@ from . import corpus, runner
 from .conftest import RESOURCE_MAX_RESULT_BYTES
 
 # Cases known to fail, each with why. Nothing may be left out of the passing set any other way.
-KNOWN_FAILURES: dict[str, str] = {
-    "duckdb:r-range-scalar-step-01": (
-        "DuckDB builds range(start, stop, step) in one step that neither its memory_limit nor "
-        "the interrupt reaches; its size needs the arguments' types, which the guarding macro "
-        "cannot see (range/generate_series without a step are guarded)"),
-    "csv:r-range-scalar-step-01": (
-        "DuckDB builds range(start, stop, step) in one step that neither its memory_limit nor "
-        "the interrupt reaches; its size needs the arguments' types, which the guarding macro "
-        "cannot see (range/generate_series without a step are guarded)"),
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 def _params(kind: str):

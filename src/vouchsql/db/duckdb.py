@@ -11,12 +11,17 @@ private temporary folder (never beside the user's database), made only when a qu
 and removed on close. A few scalar functions build one value in a single step that neither
 the memory limit nor the time limit reaches (``repeat('x', (SELECT 400000000))``: 865 MB and
 2.6 s past a 1 s limit; ``range((SELECT 400000000))``: 15 GB and 46 s), and DuckDB holds the
-values of 2,048 computed rows at once (``repeat('x', 1000000)`` over 1,000 rows: 2 GB):
+values of 2,048 computed rows at once on each thread (``repeat('x', 1000000)`` over 1,000 rows: 2 GB):
 ``repeat``, ``lpad``, ``rpad``, ``list_resize``, ``array_resize`` and ``range`` /
 ``generate_series`` without a step are shadowed by temporary macros that refuse a value
-larger than ``max_result_bytes`` / 2,048 before it is built, and calling the built-ins by a
+larger than ``max_result_bytes`` / 8,192 before it is built, and calling the built-ins by a
 qualified name (``system.main.repeat``) or as a method (``'x'.repeat(n)``) is refused.
 ``range`` / ``generate_series`` with a step are not guarded.
+
+No rule read from the SQL bounds what a row of lists, lambdas and several such values holds,
+so the guarantee comes from the kernel: the connection lives in a worker process of its own
+(``db/duckdb_worker.py``) whose data segment may grow by ``memory_limit`` plus half a cap
+and 64 MiB (``worker_bytes``); past that DuckDB stops the query with an out-of-memory error.
 """
 
 from __future__ import annotations
@@ -30,11 +35,11 @@ import time
 import uuid
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, SQLRejected, UserInputError
 from ..settings import Config
 from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
+from .duckdb_worker import WorkerConnection
 
 DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet"}
 
@@ -49,16 +54,23 @@ def _import_duckdb() -> ModuleType:
 
 # Scalar functions that build one value of a size their arguments decide, and the temporary
 # macro that shadows each: the size is checked before the built-in runs (every element or
-# character is at least a byte). DuckDB computes 2,048 rows at a time and holds their values
-# at once, outside its memory_limit (repeat('x', 1000000) over 1,000 rows took 2 GB), so one
-# value may hold at most max_result_bytes / 2,048 (16 KiB at the default) -- rows are better
-# generated with FROM range(…). ``CAST(s AS VARCHAR)`` gives a length for text, blobs and
-# lists alike. range/generate_series with a step are passed through unchecked: their size
-# needs the types of the arguments, which a macro does not know.
+# character is at least a byte). DuckDB computes 2,048 rows at a time on each thread and
+# holds their values outside its memory_limit (repeat('x', 1000000) over 1,000 rows took
+# 2 GB), and with a chunk queued, one being handed over and one being built per thread,
+# several chunks are held at once: one value may hold at most max_result_bytes / 8,192
+# (4 KiB at the default), so a chunk of one such column holds a quarter of the cap. Rows
+# are better generated with FROM range(…). ``CAST(s AS VARCHAR)`` gives a length for text,
+# blobs and lists alike. range/generate_series with a step are passed through unchecked:
+# their size needs the types of the arguments, which a macro does not know. Whatever these
+# miss, the worker's kernel limit stops (see worker_bytes).
 _CHUNK_ROWS = 2048
-_TOO_BIG = ("error('{name}() would build a value over {cap_text} bytes: DuckDB computes 2,048 rows at once, "
-            "so one value may hold at most max_result_bytes / 2,048; select less, generate rows with "
-            "FROM range(...), or raise --max-result-bytes')")
+_VALUE_SHARE = 4 * _CHUNK_ROWS
+# DuckDB's threads in a worker: each holds a chunk of rows outside memory_limit, so the
+# worker's bound grows with them.
+_THREADS = min(4, os.cpu_count() or 1)
+_TOO_BIG = ("error('{name}() would build a value over {cap_text} bytes: DuckDB computes 2,048 rows at once "
+            "on each thread, so one value may hold at most max_result_bytes / 8,192; select less, generate "
+            "rows with FROM range(...), or raise --max-result-bytes')")
 _GUARDED_BUILDERS = {
     "repeat": "(s, n) AS system.main.repeat(s, CASE WHEN n > 0 AND n * length(CAST(s AS VARCHAR)) > {cap} "
               "THEN {too_big} ELSE n END)",
@@ -77,19 +89,29 @@ _GUARDED_BUILDERS = {
 }
 _QUALIFIED_BUILDER = re.compile(r"\.\s*\"?\s*(" + "|".join(_GUARDED_BUILDERS) + r")\s*\"?\s*\(", re.IGNORECASE)
 _MiB = 1024 * 1024
-# Files open in this process: path → [connections, spill folder of their shared instance].
-_SHARED: dict[str, list[Any]] = {}
-_SHARED_LOCK = threading.Lock()
+# Errors after which the worker is replaced: its allocator keeps the address space it
+# reached, or it is gone (db/duckdb_worker.py words the second).
+_RESTART = ("DuckDB error: Out of Memory Error", "DuckDB error: the DuckDB worker process ended")
 
 
 def memory_limit(max_result_bytes: int, widest_table: int = 0) -> int:
-    """DuckDB's memory_limit for a given byte cap: two caps (the rows held while fetching and
-    the values being built) and 128 MiB for the engine's own work; beyond it, DuckDB spills
-    to disk or stops the query with an out-of-memory error. A scan holds buffers for every
-    column of a table (a 10,000-column CSV needs about 640 MiB of DuckDB's accounting while
-    its resident memory stays under 400 MB), so a wide table raises the limit to 96 KiB per
-    column of the widest table."""
-    return max(2 * max_result_bytes + 128 * _MiB, widest_table * 96 * 1024)
+    """DuckDB's memory_limit (what its buffer manager may hold: hash tables, sorts, buffered
+    results) for a given byte cap: one cap and 128 MiB for the engine's own work; beyond it,
+    DuckDB spills to disk or stops the query with an out-of-memory error. A scan holds
+    buffers for every column of a table (a 10,000-column CSV needs about 640 MiB of DuckDB's
+    accounting while its resident memory stays under 400 MB), so a wide table raises the
+    limit to 96 KiB per column of the widest table."""
+    return max(max_result_bytes + 128 * _MiB, widest_table * 96 * 1024)
+
+
+def worker_bytes(max_result_bytes: int, limit: int) -> int:
+    """How far the worker's data segment may grow once the database is open: DuckDB's
+    ``memory_limit``; a cap for the chunks of rows DuckDB computes outside that limit (a
+    chunk of a value at the builders' guard holds a quarter of the cap) and for the batch of
+    rows on its way to Vouch's process (``fetch_bounded`` asks for at most a quarter of the
+    cap at a time, and pickling copies it); and 64 MiB and 16 MiB per thread for the
+    engine's own work and its allocator's arenas."""
+    return limit + max_result_bytes + 64 * _MiB + 16 * _MiB * _THREADS
 
 
 def data_files(folder: Path) -> list[Path]:
@@ -116,109 +138,105 @@ class DuckDBDatabase(Database):
         super().__init__(str(self.path), config)
         self._duck_error = duckdb.Error
         self.files: list[Path] = []
+        if self.path.is_dir():
+            self.files = data_files(self.path)
+            if not self.files:
+                raise UserInputError(f"{self.path} is a folder with no .csv, .tsv or .parquet files")
+        elif not self.path.exists():
+            raise UserInputError(f"{self.path}: no such file")
         try:
-            if self.path.is_dir():
-                self.files = data_files(self.path)
-                if not self.files:
-                    raise UserInputError(f"{self.path} is a folder with no .csv, .tsv or .parquet files")
-                self._conn = duckdb.connect(":memory:")
-                literals = [str(f).replace("'", "''") for f in self.files]
-                # The views read their files at query time, so exactly these files stay
-                # readable once external access is off (DuckDB >= 1.3). Older DuckDB has no
-                # allowed_paths: the files are then loaded into in-memory tables instead.
-                try:
-                    self._conn.execute("SET allowed_paths = [" + ", ".join(f"'{x}'" for x in literals) + "]")
-                    kind = "VIEW"
-                except duckdb.Error:
-                    kind = "TABLE"
-                taken: set[str] = set()
-                for f, literal in zip(self.files, literals):
-                    reader = DATA_SUFFIXES[f.suffix.lower()]
-                    self._conn.execute(
-                        f'CREATE {kind} "{_view_name(f, taken)}" AS SELECT * FROM {reader}(\'{literal}\')')
-                self._lock_down()
-            else:
-                if not self.path.exists():
-                    raise UserInputError(f"{self.path}: no such file")
-                self._conn = duckdb.connect(str(self.path), read_only=True)
-                # read_only protects the database file; this stops COPY … TO, EXPORT and
-                # read_csv('/any/file') from reaching the rest of the file system.
-                self._lock_down()
+            self._start()
         except duckdb.Error as exc:
+            self._close_worker()
             self._remove_spill()
             raise UserInputError(f"{self.path}: cannot open with DuckDB ({str(exc).splitlines()[0]})") from None
         self._schema: list[TableInfo] | None = None
 
     _spill: str | None = None
-    _shared_key: str | None = None
+
+    def _start(self) -> None:
+        """A worker process with the database open in it, bounded and locked down."""
+        if self.files:
+            self._conn = WorkerConnection(":memory:", read_only=False)
+            literals = [str(f).replace("'", "''") for f in self.files]
+            # The views read their files at query time, so exactly these files stay
+            # readable once external access is off (DuckDB >= 1.3). Older DuckDB has no
+            # allowed_paths: the files are then loaded into in-memory tables instead.
+            try:
+                self._conn.execute("SET allowed_paths = [" + ", ".join(f"'{x}'" for x in literals) + "]")
+                kind = "VIEW"
+            except self._duck_error:
+                kind = "TABLE"
+            taken: set[str] = set()
+            for f, literal in zip(self.files, literals):
+                reader = DATA_SUFFIXES[f.suffix.lower()]
+                self._conn.execute(
+                    f'CREATE {kind} "{_view_name(f, taken)}" AS SELECT * FROM {reader}(\'{literal}\')')
+        else:
+            # read_only protects the database file; _lock_down stops COPY … TO, EXPORT and
+            # read_csv('/any/file') from reaching the rest of the file system.
+            self._conn = WorkerConnection(str(self.path), read_only=True)
+        self._lock_down()
+
+    def _restart(self) -> None:
+        """A fresh worker after one ran out of memory: DuckDB's allocator keeps the address
+        space it reached, so the next query in that worker would start nearer the limit
+        than in a new one, and its outcome would depend on what ran before."""
+        self._close_worker()
+        self._remove_spill()
+        try:
+            self._start()
+        except self._duck_error as exc:
+            raise ExecutionError(f"DuckDB error: cannot open {self.path} again after its worker process "
+                                 f"stopped ({str(exc).splitlines()[0]})") from None
 
     def _lock_down(self) -> None:
         """Bound memory, guard the value builders, then shut external access and lock the
-        configuration so that no query can undo any of it.
-
-        DuckDB shares one database instance among the read-only connections a process opens
-        to the same file (two requests of ``vouch serve`` at once, say). The first locks its
-        configuration; a later connection finds it locked, checks that external access is
-        off, and only adds its own macros. The spill folder belongs to the instance and goes
-        when its last connection closes."""
+        configuration so that no query can undo any of it. Each connection has a worker
+        process and a DuckDB instance of its own (db/duckdb_worker.py), so nothing here is
+        shared with another connection."""
         max_bytes = self.config.max_result_bytes
-        cap = max(1024, max_bytes // _CHUNK_ROWS)  # bytes one built value may hold
-        key = None if self.files else str(self.path)
-        with _SHARED_LOCK:
-            locked = self._conn.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
-            if locked:
-                external = self._conn.execute("SELECT current_setting('enable_external_access')").fetchone()[0]
-                if external:
-                    raise UserInputError(f"{self.path} is already open in this process with its configuration "
-                                         f"locked and external access on; Vouch cannot open it read-only-safe")
-            else:
-                # DuckDB makes the folder only when a query first spills.
-                self._spill = os.path.join(tempfile.gettempdir(), f"vouch-duckdb-spill-{uuid.uuid4().hex}")
-                spill = self._spill.replace("'", "''")
-                widest = self._conn.execute(
-                    "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM information_schema.columns "
-                    "GROUP BY table_catalog, table_schema, table_name)").fetchone()[0]
-                for statement in (f"SET memory_limit = '{memory_limit(max_bytes, widest) // 1024}KiB'",
-                                  f"SET temp_directory = '{spill}'",
-                                  "SET enable_progress_bar = false",
-                                  # An extension a query needs is not fetched from the network.
-                                  "SET autoinstall_known_extensions = false"):
-                    self._conn.execute(statement)
-            # Temporary macros belong to the connection, so every connection makes its own.
-            for name, overloads in _GUARDED_BUILDERS.items():
-                too_big = _TOO_BIG.format(name=name, cap_text=f"{cap:,}")
-                self._conn.execute(f"CREATE OR REPLACE TEMP MACRO {name}"
-                                   + overloads.format(cap=int(cap), too_big=too_big))
-            if not locked:
-                self._conn.execute("SET enable_external_access = false")
-                self._conn.execute("SET lock_configuration = true")
-            if key is not None:
-                entry = _SHARED.setdefault(key, [0, None])
-                entry[0] += 1
-                if self._spill:
-                    entry[1], self._spill = self._spill, None
-                self._shared_key = key
+        cap = max(1024, max_bytes // _VALUE_SHARE)  # bytes one built value may hold
+        # DuckDB makes the folder only when a query first spills.
+        self._spill = os.path.join(tempfile.gettempdir(), f"vouch-duckdb-spill-{uuid.uuid4().hex}")
+        spill = self._spill.replace("'", "''")
+        widest = self._conn.execute(
+            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM information_schema.columns "
+            "GROUP BY table_catalog, table_schema, table_name)").fetchone()[0]
+        limit = memory_limit(max_bytes, widest)
+        statements = [f"SET memory_limit = '{limit // 1024}KiB'",
+                      f"SET temp_directory = '{spill}'",
+                      f"SET threads = {_THREADS}",
+                      "SET enable_progress_bar = false",
+                      # An extension a query needs is not fetched from the network.
+                      "SET autoinstall_known_extensions = false"]
+        # Temporary macros belong to the connection.
+        for name, overloads in _GUARDED_BUILDERS.items():
+            too_big = _TOO_BIG.format(name=name, cap_text=f"{cap:,}")
+            statements.append(f"CREATE OR REPLACE TEMP MACRO {name}" + overloads.format(cap=int(cap), too_big=too_big))
+        statements += ["SET enable_external_access = false", "SET lock_configuration = true"]
+        # One message to the worker: DuckDB runs the statements in order and stops at the first
+        # that fails.
+        self._conn.execute(";\n".join(statements))
+        # What DuckDB holds outside memory_limit (the chunks of rows being computed) and the
+        # batch of rows on its way to this process share what is left of the worker's bound.
+        self._conn.limit_memory(worker_bytes(max_bytes, limit))
 
     def _remove_spill(self) -> None:
-        with _SHARED_LOCK:
-            key, self._shared_key = self._shared_key, None
-            entry = _SHARED.get(key) if key is not None else None
-            if entry is not None:
-                assert key is not None  # (the entry was found by it)
-                entry[0] -= 1
-                if entry[0] <= 0:
-                    del _SHARED[key]
-                    if entry[1]:
-                        shutil.rmtree(entry[1], ignore_errors=True)
-            if self._spill:
-                shutil.rmtree(self._spill, ignore_errors=True)
-                self._spill = None
+        if self._spill:
+            shutil.rmtree(self._spill, ignore_errors=True)
+            self._spill = None
 
     def close(self) -> None:
         try:
-            self._conn.close()
+            self._close_worker()
         finally:
             self._remove_spill()
+
+    def _close_worker(self) -> None:
+        conn: WorkerConnection | None = getattr(self, "_conn", None)  # (None when opening failed)
+        if conn is not None:
+            conn.close()
 
     def _interrupt(self) -> None:
         self._conn.interrupt()
@@ -251,6 +269,22 @@ class DuckDBDatabase(Database):
 
     def _run(self, sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
         max_bytes = self.config.max_result_bytes if max_bytes is None else max_bytes
+        try:
+            return self._fetch(sql, max_rows, timeout, max_bytes)
+        except ExecutionError as exc:
+            if not exc.message.startswith(_RESTART):
+                raise
+        # Out of memory (or the worker gone): the same query once more in a fresh worker, so
+        # that whether it fits depends on the query alone, never on what ran before.
+        self._restart()
+        try:
+            return self._fetch(sql, max_rows, timeout, max_bytes)
+        except ExecutionError as exc:
+            if exc.message.startswith(_RESTART):
+                self._restart()  # the next query starts fresh as well
+            raise
+
+    def _fetch(self, sql: str, max_rows: int, timeout: float, max_bytes: int) -> Fetch:
         self._check_select(sql)
         timer = threading.Timer(timeout, self._conn.interrupt)
         timer.start()
@@ -265,6 +299,11 @@ class DuckDBDatabase(Database):
                 raise self._stopped(timeout) from None
             if "read-only" in text.lower() or "external access" in text.lower():
                 raise ReadOnlyViolation(f"DuckDB refused: {text}") from None
+            if text.startswith("Out of Memory Error"):
+                raise ExecutionError(
+                    f"DuckDB error: {text}: the query needs more memory than Vouch lets a DuckDB query use "
+                    f"(about {worker_bytes(max_bytes, memory_limit(max_bytes)) // _MiB:,} MiB, set by "
+                    f"max_result_bytes); select fewer or narrower columns, or raise --max-result-bytes") from None
             raise ExecutionError(f"DuckDB error: {text}") from None
         finally:
             timer.cancel()
