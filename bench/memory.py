@@ -95,11 +95,11 @@ def _child(engine: str, target: str, cap: int) -> dict:
         single = {}
         workers = []
         for label, sql in heavy(engine, cap):
-            del closed_peaks[:]
+            closed_peaks.clear()
             single[label] = post(sql)
             workers.append(max(closed_peaks, default=0))
         after_single = peak() + max(workers)
-        del closed_peaks[:]
+        closed_peaks.clear()
         statements = [sql for _, sql in heavy(engine, cap)] * 2
         lock = threading.Lock()
         outcomes = []

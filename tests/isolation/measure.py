@@ -94,7 +94,7 @@ def main() -> int:
             if worker is not None:
                 resettable = _reset_peak(worker / "clear_refs") and resettable
                 worker_base = (_kb("VmRSS", worker / "status") or 0) * 1024
-            del closed_peaks[:]
+            closed_peaks.clear()
             out = {"id": case["id"], "raised": None}
             started = time.monotonic()
             try:

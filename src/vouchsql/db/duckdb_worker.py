@@ -31,13 +31,15 @@ import subprocess
 import sys
 import threading
 import weakref
+from collections import deque
 from multiprocessing.connection import Connection
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-# The peak resident memory of each worker above its own start, in bytes, as each closed:
-# read by bench/memory.py, which adds it to the memory of Vouch's own process.
-closed_peaks: list[int] = []
+# The peak resident memory of the last workers above their own start, in bytes, as each
+# closed: read by bench/memory.py and tests/isolation/measure.py, which add it to the memory
+# of Vouch's own process. Bounded, so a long-running server does not collect them.
+closed_peaks: deque[int] = deque(maxlen=64)
 _ZYGOTE: dict[str, Any] = {}
 _ZYGOTE_LOCK = threading.Lock()
 
