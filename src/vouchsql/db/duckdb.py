@@ -35,11 +35,12 @@ import time
 import uuid
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from ..errors import ExecutionError, QueryTimeout, ReadOnlyViolation, SQLRejected, UserInputError
 from ..settings import Config
 from .base import ColumnInfo, Database, Fetch, ForeignKeyInfo, TableInfo, fetch_bounded
-from .duckdb_worker import WorkerConnection
+from .duckdb_worker import WORKER_ENDED, WorkerConnection
 
 DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet"}
 
@@ -91,7 +92,7 @@ _QUALIFIED_BUILDER = re.compile(r"\.\s*\"?\s*(" + "|".join(_GUARDED_BUILDERS) + 
 _MiB = 1024 * 1024
 # Errors after which the worker is replaced: its allocator keeps the address space it
 # reached, or it is gone (db/duckdb_worker.py words the second).
-_RESTART = ("DuckDB error: Out of Memory Error", "DuckDB error: the DuckDB worker process ended")
+_RESTART = ("DuckDB error: Out of Memory Error", f"DuckDB error: {WORKER_ENDED}")
 
 
 def memory_limit(max_result_bytes: int, widest_table: int = 0) -> int:
@@ -178,6 +179,20 @@ class DuckDBDatabase(Database):
             self._conn = WorkerConnection(str(self.path), read_only=True)
         self._lock_down()
 
+    def _catalogue(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Vouch's own catalogue query, with the same recovery as a user's: a worker that
+        ended is replaced once, and a DuckDB error becomes a Vouch error."""
+        for attempt in (1, 2):
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except self._duck_error as exc:
+                text = str(exc).splitlines()[0]
+                if attempt == 1 and text.startswith(WORKER_ENDED):
+                    self._restart()
+                    continue
+                raise ExecutionError(f"DuckDB error: {text}") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def _restart(self) -> None:
         """A fresh worker after one ran out of memory: DuckDB's allocator keeps the address
         space it reached, so the next query in that worker would start nearer the limit
@@ -220,7 +235,9 @@ class DuckDBDatabase(Database):
         self._conn.execute(";\n".join(statements))
         # What DuckDB holds outside memory_limit (the chunks of rows being computed) and the
         # batch of rows on its way to this process share what is left of the worker's bound.
-        self._conn.limit_memory(worker_bytes(max_bytes, limit))
+        self._worker_limit = worker_bytes(max_bytes, limit)
+        self._conn.limit_memory(self._worker_limit)
+        self._ran = 0  # user queries this worker has run
 
     def _remove_spill(self) -> None:
         if self._spill:
@@ -269,28 +286,39 @@ class DuckDBDatabase(Database):
 
     def _run(self, sql: str, max_rows: int, timeout: float, max_bytes: int | None = None) -> Fetch:
         max_bytes = self.config.max_result_bytes if max_bytes is None else max_bytes
+        start = time.monotonic()
+        fresh = self._ran == 0
         try:
             return self._fetch(sql, max_rows, timeout, max_bytes)
         except ExecutionError as exc:
             if not exc.message.startswith(_RESTART):
                 raise
-        # Out of memory (or the worker gone): the same query once more in a fresh worker, so
-        # that whether it fits depends on the query alone, never on what ran before.
-        self._restart()
+            self._restart()  # the next query starts in a fresh worker
+            left = timeout - (time.monotonic() - start)
+            if (fresh and not exc.message.startswith(_RESTART[1])) or left <= 0:
+                # Out of memory in a worker that had run nothing before: a fresh one would
+                # fail the same way. Or no time is left for a second try.
+                raise
+        # Out of memory in a worker that ran other queries before (DuckDB's allocator keeps
+        # the address space it reached), or the worker gone: the same query once more in the
+        # fresh worker, within the time left, so that whether it fits depends on the query
+        # alone, never on what ran before.
         try:
-            return self._fetch(sql, max_rows, timeout, max_bytes)
+            return self._fetch(sql, max_rows, left, max_bytes)
         except ExecutionError as exc:
             if exc.message.startswith(_RESTART):
-                self._restart()  # the next query starts fresh as well
+                self._restart()
             raise
 
     def _fetch(self, sql: str, max_rows: int, timeout: float, max_bytes: int) -> Fetch:
         self._check_select(sql)
-        timer = threading.Timer(timeout, self._conn.interrupt)
+        self._ran += 1
+        query = self._conn.reserve()
+        timer = threading.Timer(timeout, self._conn.interrupt, args=(query,))
         timer.start()
         start = time.monotonic()
         try:
-            cur = self._conn.execute(sql)
+            cur = self._conn.execute(sql, query=query)
             columns = [d[0] for d in cur.description or []]
             rows, truncated = fetch_bounded(cur.fetchmany, max_rows, max_bytes, start + timeout)
         except (self._duck_error, QueryTimeout) as exc:
@@ -302,7 +330,7 @@ class DuckDBDatabase(Database):
             if text.startswith("Out of Memory Error"):
                 raise ExecutionError(
                     f"DuckDB error: {text}: the query needs more memory than Vouch lets a DuckDB query use "
-                    f"(about {worker_bytes(max_bytes, memory_limit(max_bytes)) // _MiB:,} MiB, set by "
+                    f"(about {self._worker_limit // _MiB:,} MiB, set by "
                     f"max_result_bytes); select fewer or narrower columns, or raise --max-result-bytes") from None
             raise ExecutionError(f"DuckDB error: {text}") from None
         finally:
@@ -329,11 +357,11 @@ class DuckDBDatabase(Database):
         with their comments; a table outside ``main`` is keyed ``schema.name``."""
         if self._schema is not None:
             return self._schema
-        conn = self._conn
-        here = conn.execute("SELECT current_database()").fetchone()[0]
-        known = [r[0] for r in conn.execute(
+        read = self._catalogue
+        here = read("SELECT current_database()")[0][0]
+        known = [r[0] for r in read(
             "SELECT DISTINCT schema_name FROM duckdb_columns() WHERE NOT internal AND database_name = ? "
-            "AND schema_name NOT IN ('information_schema', 'pg_catalog') ORDER BY 1", [here]).fetchall()]
+            "AND schema_name NOT IN ('information_schema', 'pg_catalog') ORDER BY 1", [here])]
         wanted = self.config.schemas
         if not wanted:
             chosen = ["main"]
@@ -351,29 +379,29 @@ class DuckDBDatabase(Database):
         def key(schema: str, name: str) -> tuple[str | None, str]:
             return (None if schema == "main" else schema, name)
 
-        comments = {key(sch, t): c for sch, t, c in conn.execute(
+        comments = {key(sch, t): c for sch, t, c in read(
             f"SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = ? "
             f"AND schema_name IN ({place}) UNION ALL SELECT schema_name, view_name, comment FROM duckdb_views() "
             f"WHERE NOT internal AND database_name = ? AND schema_name IN ({place})",
-            [here, *chosen, here, *chosen]).fetchall()}
-        views = {key(sch, v) for sch, v in conn.execute(
+            [here, *chosen, here, *chosen])}
+        views = {key(sch, v) for sch, v in read(
             f"SELECT schema_name, view_name FROM duckdb_views() WHERE NOT internal AND database_name = ? "
-            f"AND schema_name IN ({place})", [here, *chosen]).fetchall()}
+            f"AND schema_name IN ({place})", [here, *chosen])}
         tables: dict[tuple[str | None, str], TableInfo] = {}
-        for sch, tname, cname, ctype, nullable, comment in conn.execute(
+        for sch, tname, cname, ctype, nullable, comment in read(
                 f"SELECT schema_name, table_name, column_name, data_type, is_nullable, comment FROM duckdb_columns() "
                 f"WHERE NOT internal AND database_name = ? AND schema_name IN ({place}) "
-                f"ORDER BY schema_name, table_name, column_index", [here, *chosen]).fetchall():
+                f"ORDER BY schema_name, table_name, column_index", [here, *chosen]):
             k = key(sch, tname)
             info = tables.get(k)
             if info is None:
                 info = tables[k] = TableInfo(tname, [], is_view=k in views, schema=k[0], comment=comments.get(k))
             info.columns.append(ColumnInfo(cname, str(ctype), bool(nullable), comment))
-        for sch, tname, ctype, cols, ref_table, ref_cols in conn.execute(
+        for sch, tname, ctype, cols, ref_table, ref_cols in read(
                 f"SELECT schema_name, table_name, constraint_type, constraint_column_names, referenced_table, "
                 f"referenced_column_names FROM duckdb_constraints() WHERE database_name = ? "
                 f"AND schema_name IN ({place}) AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')",
-                [here, *chosen]).fetchall():
+                [here, *chosen]):
             info = tables.get(key(sch, tname))
             if info is None:
                 continue

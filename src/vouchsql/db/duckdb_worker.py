@@ -44,6 +44,17 @@ _ZYGOTE: dict[str, Any] = {}
 _ZYGOTE_LOCK = threading.Lock()
 
 
+def _forget_zygote() -> None:
+    """In a child forked from Vouch's process: the lock may have been held by another thread
+    at the fork, and the zygote's socket is the parent's."""
+    global _ZYGOTE_LOCK
+    _ZYGOTE_LOCK = threading.Lock()
+    _ZYGOTE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_zygote)
+
+
 def _zygote_socket() -> socket.socket:
     """The socket to this process's zygote, started on first use (again after a fork)."""
     if _ZYGOTE.get("pid") != os.getpid() or _ZYGOTE["process"].poll() is not None:
@@ -75,6 +86,9 @@ def _zygote(fd: int) -> None:  # pragma: no cover - runs in the zygote
     import duckdb  # noqa: F401  (imported once here, so each worker starts with it)
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped by the kernel
+    # Ctrl-C reaches the whole process group: Vouch's process stops a query through the
+    # interrupt pipe, and the zygote ends when that process's socket closes.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=fd)
     while True:
         try:
@@ -116,16 +130,21 @@ def _serve(calls: Connection, interrupts: Connection) -> None:  # pragma: no cov
     """The worker's loop: one message in, one answer out, until the pipe closes."""
     import duckdb
 
-    state: dict[str, Any] = {"con": None, "base": _rss_bytes()}
+    state: dict[str, Any] = {"con": None, "base": _rss_bytes(), "query": 0}
 
     def listen() -> None:
         while True:
             try:
-                interrupts.recv_bytes()
+                query = int(interrupts.recv_bytes())
             except (EOFError, OSError):
-                return
+                # Vouch's process closed the connection or went away: stop whatever runs
+                # and end, rather than finish a query nobody will read.
+                con = state["con"]
+                if con is not None:
+                    con.interrupt()
+                os._exit(0)
             con = state["con"]
-            if con is not None:
+            if con is not None and state["query"] == query:  # a late interrupt stops nothing
                 con.interrupt()
 
     threading.Thread(target=listen, daemon=True).start()
@@ -155,7 +174,7 @@ def _answer(duckdb: ModuleType, state: dict[str, Any], op: str, args: Any) -> An
         state["con"] = duckdb.connect(path, read_only=read_only)
         return None
     if op == "execute":
-        sql, params = args
+        sql, params, state["query"] = args
         con.execute(sql, params) if params is not None else con.execute(sql)
         # The type objects do not pickle; Vouch reads the names.
         return [(d[0], str(d[1]), None, None, None, None, None) for d in con.description or []] or None
@@ -183,6 +202,9 @@ def _answer(duckdb: ModuleType, state: dict[str, Any], op: str, args: Any) -> An
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         return max(0, peak - state["base"])
     raise ValueError(f"unknown operation {op!r}")
+
+
+WORKER_ENDED = "the DuckDB worker process ended unexpectedly (it may have run out of memory)"
 
 
 def _stop(pid: int, calls: Connection, interrupts: Connection) -> None:
@@ -216,7 +238,10 @@ class WorkerConnection:
         self._calls, self._interrupts = Connection(calls.detach()), Connection(interrupts.detach())
         self._lock = threading.Lock()
         self._closed = False
-        self.description: list[tuple[Any, ...]] | None = None
+        self._dead = False
+        self.query = 0  # the number of the last query sent: an interrupt names the one it means
+        self._owner: int | None = None  # the thread whose query's result the worker holds
+        self._description: list[tuple[Any, ...]] | None = None
         self._finalizer = weakref.finalize(self, _stop, self.pid, self._calls, self._interrupts)
         try:
             self._call("connect", (path, read_only))
@@ -224,18 +249,35 @@ class WorkerConnection:
             self.close()
             raise
 
-    def _call(self, op: str, args: Any = None) -> Any:
+    def _call(self, op: str, args: Any = None, *, result: bool = False) -> Any:
+        """One message and its answer. ``result``: the call reads the held query result, so
+        only the thread that ran that query may make it (an execute claims the result)."""
+        me = threading.get_ident()
         with self._lock:
+            if result and self._owner != me:
+                raise self._duckdb.InvalidInputException(
+                    "the DuckDB connection is busy with another thread's query; open one per thread")
+            if op == "execute":
+                self._owner = None
             if self._closed:
+                if self._dead:
+                    raise self._duckdb.Error(WORKER_ENDED)
                 raise self._duckdb.ConnectionException("Connection already closed!")
             try:
                 self._calls.send((op, args))
                 reply = self._calls.recv()
-            except (EOFError, OSError, BrokenPipeError):
-                self._closed = True
+            except (EOFError, OSError):
+                self._closed = self._dead = True
                 self._finalizer()
-                raise self._duckdb.Error("the DuckDB worker process ended unexpectedly (it may have run "
-                                         "out of memory); open the database again") from None
+                raise self._duckdb.Error(WORKER_ENDED) from None
+            except BaseException:
+                # Interrupted between the question and its answer (Ctrl-C, a signal handler
+                # that raises): the answer would reach the next call, so the worker is let go.
+                self._closed = self._dead = True
+                self._finalizer()
+                raise
+            if op == "execute" and reply[0] == "ok":
+                self._owner, self._description = me, reply[1]
         if reply[0] == "ok":
             return reply[1]
         _, name, message = reply
@@ -244,20 +286,32 @@ class WorkerConnection:
             kind = self._duckdb.Error
         raise kind(message)
 
-    def execute(self, sql: str, params: list[Any] | None = None) -> WorkerConnection:
-        self.description = None
-        self.description = self._call("execute", (sql, params))
+    def reserve(self) -> int:
+        """The number the next query will carry, for an interrupt timer set before it runs."""
+        with self._lock:
+            self.query += 1
+            return self.query
+
+    def execute(self, sql: str, params: list[Any] | None = None, *, query: int | None = None) -> WorkerConnection:
+        self._call("execute", (sql, params, self.reserve() if query is None else query))
         return self
 
+    @property
+    def description(self) -> list[tuple[Any, ...]] | None:
+        with self._lock:
+            if self._owner != threading.get_ident():
+                return None
+            return self._description
+
     def fetchone(self) -> Any:
-        return self._call("fetchone")
+        return self._call("fetchone", result=True)
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        rows: list[tuple[Any, ...]] = self._call("fetchall")
+        rows: list[tuple[Any, ...]] = self._call("fetchall", result=True)
         return rows
 
     def fetchmany(self, n: int) -> list[tuple[Any, ...]]:
-        rows: list[tuple[Any, ...]] = self._call("fetchmany", n)
+        rows: list[tuple[Any, ...]] = self._call("fetchmany", n, result=True)
         return rows
 
     def extract_statements(self, sql: str) -> list[SimpleNamespace]:
@@ -267,12 +321,13 @@ class WorkerConnection:
         """Let the worker's data segment grow by at most ``extra_bytes`` from now on."""
         self._call("limit", extra_bytes)
 
-    def interrupt(self) -> None:
-        """Stop the running query (safe from any thread, and while a call waits)."""
+    def interrupt(self, query: int | None = None) -> None:
+        """Stop query number ``query`` (default: the last sent) if it still runs; safe from
+        any thread, and while a call waits."""
         if self._closed:
             return
         try:
-            self._interrupts.send_bytes(b"i")
+            self._interrupts.send_bytes(str(self.query if query is None else query).encode())
         except (OSError, BrokenPipeError):  # pragma: no cover - the worker is gone
             pass
 
