@@ -24,7 +24,6 @@ imported again in the worker (``multiprocessing``'s start methods re-run the mai
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -52,7 +51,8 @@ def _forget_zygote() -> None:
     _ZYGOTE.clear()
 
 
-os.register_at_fork(after_in_child=_forget_zygote)
+if hasattr(os, "register_at_fork"):  # POSIX; the worker needs fork (see WorkerConnection)
+    os.register_at_fork(after_in_child=_forget_zygote)
 
 
 def _zygote_socket() -> socket.socket:
@@ -123,6 +123,8 @@ def _data_bytes() -> int | None:
 
 
 def _rss_bytes() -> int:
+    import resource  # (POSIX only, like the worker)
+
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -168,6 +170,8 @@ def _serve(calls: Connection, interrupts: Connection) -> None:  # pragma: no cov
 
 
 def _answer(duckdb: ModuleType, state: dict[str, Any], op: str, args: Any) -> Any:  # pragma: no cover - worker
+    import resource
+
     con = state["con"]
     if op == "connect":
         path, read_only = args
@@ -224,6 +228,9 @@ class WorkerConnection:
         import duckdb
 
         self._duckdb = duckdb
+        if not hasattr(os, "fork") or not hasattr(socket, "send_fds"):
+            raise duckdb.Error("DuckDB databases need a POSIX system (Linux or macOS): Vouch runs DuckDB in a "
+                               "forked worker process whose memory it bounds")
         calls, their_calls = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         interrupts, their_interrupts = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
