@@ -145,3 +145,23 @@ def test_workers_end_when_vouchs_process_is_killed(path, tmp_path):
     while not _gone(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(pid)
+
+
+def test_a_zygote_that_ended_is_started_again_and_closing_prints_nothing(path, tmp_path):
+    """Kill the zygote between two opens; open and close many times in a fresh process:
+    every open works and nothing (no thread's traceback) reaches stderr."""
+    script = tmp_path / "cycles.py"
+    script.write_text(
+        "import os, signal, vouchsql\n"
+        "from vouchsql.db import duckdb_worker\n"
+        f"path, cache = {str(path)!r}, {str(tmp_path / 'c')!r}\n"
+        "for i in range(30):\n"
+        "    with vouchsql.connect(path, cache_dir=cache) as db:\n"
+        "        assert db.execute('SELECT count(*) FROM t').rows == [[40000]]\n"
+        "    if i == 10:\n"
+        "        zygote = duckdb_worker._ZYGOTE['process']\n"
+        "        os.kill(zygote.pid, signal.SIGKILL)\n"
+        "        zygote.wait()\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout.strip(), out.stderr) == (0, "ok", "")

@@ -71,14 +71,25 @@ def _zygote_socket() -> socket.socket:
 
 
 def _fork_worker(calls: int, interrupts: int) -> int:
-    """A new worker serving the two socket descriptors; its process id."""
+    """A new worker serving the two socket descriptors; its process id. A zygote that ended
+    since the last request is started again once."""
     with _ZYGOTE_LOCK:
-        sock = _zygote_socket()
-        socket.send_fds(sock, [b"w"], [calls, interrupts])
-        answer = sock.recv(32)
-    if not answer:
-        raise OSError("the DuckDB zygote process ended")
-    return int(answer)
+        for attempt in (1, 2):
+            try:
+                sock = _zygote_socket()
+                socket.send_fds(sock, [b"w"], [calls, interrupts])
+                answer = b""
+                while not answer.endswith(b"\n"):  # the process id, one line
+                    part = sock.recv(32)
+                    if not part:
+                        raise OSError("the DuckDB zygote process ended")
+                    answer += part
+                return int(answer)
+            except OSError:
+                _ZYGOTE.clear()
+                if attempt == 2:
+                    raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _zygote(fd: int) -> None:  # pragma: no cover - runs in the zygote
@@ -107,7 +118,7 @@ def _zygote(fd: int) -> None:  # pragma: no cover - runs in the zygote
                 os._exit(0)
         for f in fds:
             os.close(f)
-        sock.sendall(str(pid).encode())
+        sock.sendall(f"{pid}\n".encode())
 
 
 def _data_bytes() -> int | None:
@@ -134,20 +145,24 @@ def _serve(calls: Connection, interrupts: Connection) -> None:  # pragma: no cov
 
     state: dict[str, Any] = {"con": None, "base": _rss_bytes(), "query": 0}
 
+    def stop(query: int | None) -> None:
+        con = state["con"]
+        if con is not None and (query is None or state["query"] == query):  # a late one stops nothing
+            try:
+                con.interrupt()
+            except duckdb.Error:  # closed meanwhile: nothing runs
+                pass
+
     def listen() -> None:
         while True:
             try:
                 query = int(interrupts.recv_bytes())
-            except (EOFError, OSError):
+            except (EOFError, OSError, ValueError):
                 # Vouch's process closed the connection or went away: stop whatever runs
                 # and end, rather than finish a query nobody will read.
-                con = state["con"]
-                if con is not None:
-                    con.interrupt()
+                stop(None)
                 os._exit(0)
-            con = state["con"]
-            if con is not None and state["query"] == query:  # a late interrupt stops nothing
-                con.interrupt()
+            stop(query)
 
     threading.Thread(target=listen, daemon=True).start()
     while True:
@@ -202,6 +217,7 @@ def _answer(duckdb: ModuleType, state: dict[str, Any], op: str, args: Any) -> An
         return now is not None
     if op == "close":
         if con is not None:
+            state["con"] = None
             con.close()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         return max(0, peak - state["base"])
