@@ -194,9 +194,10 @@ class DuckDBDatabase(Database):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _restart(self) -> None:
-        """A fresh worker after one ran out of memory: DuckDB's allocator keeps the address
-        space it reached, so the next query in that worker would start nearer the limit
-        than in a new one, and its outcome would depend on what ran before."""
+        """A fresh worker after one ran out of memory or ended. DuckDB's allocator keeps the
+        address space it reached, so the next query in a worker that ran out of memory would
+        start nearer the limit than in a new one, and its outcome would depend on what ran
+        before."""
         self._close_worker()
         self._remove_spill()
         try:
