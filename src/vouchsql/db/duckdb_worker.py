@@ -133,7 +133,8 @@ def _data_bytes() -> int | None:
     return None  # pragma: no cover
 
 
-def _rss_bytes() -> int:
+def _peak_bytes() -> int:
+    """The worker's resident high-water mark so far."""
     import resource  # (POSIX only, like the worker)
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -143,7 +144,7 @@ def _serve(calls: Connection, interrupts: Connection) -> None:  # pragma: no cov
     """The worker's loop: one message in, one answer out, until the pipe closes."""
     import duckdb
 
-    state: dict[str, Any] = {"con": None, "base": _rss_bytes(), "query": 0}
+    state: dict[str, Any] = {"con": None, "base": _peak_bytes(), "query": 0}
 
     def stop(query: int | None) -> None:
         con = state["con"]
@@ -213,21 +214,20 @@ def _answer(duckdb: ModuleType, state: dict[str, Any], op: str, args: Any) -> An
         if now is not None:
             cap = now + int(args)
             resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
-        state["base"] = _rss_bytes()
+        state["base"] = _peak_bytes()
         return now is not None
     if op == "close":
         if con is not None:
             state["con"] = None
             con.close()
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        return max(0, peak - state["base"])
+        return max(0, _peak_bytes() - state["base"])
     raise ValueError(f"unknown operation {op!r}")
 
 
 WORKER_ENDED = "the DuckDB worker process ended unexpectedly (it may have run out of memory)"
 
 
-def _stop(pid: int, calls: Connection, interrupts: Connection) -> None:
+def _stop(calls: Connection, interrupts: Connection) -> None:
     """Close the pipes, which ends the worker once its query stops (also when its owner
     was dropped unclosed)."""
     for pipe in (calls, interrupts):
@@ -265,7 +265,7 @@ class WorkerConnection:
         self.query = 0  # the number of the last query sent: an interrupt names the one it means
         self._owner: int | None = None  # the thread whose query's result the worker holds
         self._description: list[tuple[Any, ...]] | None = None
-        self._finalizer = weakref.finalize(self, _stop, self.pid, self._calls, self._interrupts)
+        self._finalizer = weakref.finalize(self, _stop, self._calls, self._interrupts)
         try:
             self._call("connect", (path, read_only))
         except duckdb.Error:
