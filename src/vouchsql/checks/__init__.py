@@ -16,6 +16,7 @@ from .join_key_meaning import JoinKeyMeaning
 from .merged_entities import MergedEntities
 from .missing_table import MissingTable
 from .null_comparison import NullComparison
+from .one_row_groups import OneRowGroups
 from .question_filters import QuestionFilters
 from .question_shape import QuestionShape
 from .reads_no_table import ReadsNoTable
@@ -32,6 +33,7 @@ CHECKS: tuple[Check, ...] = (
     MissingTable(),
     ReadsNoTable(),
     NullComparison(),
+    OneRowGroups(),
     BadJoin(),
     JoinKeyMeaning(),
     StandInValue(),

@@ -152,6 +152,17 @@ class NullComparisonEvidence(Evidence):
     not_measured: list[str] = []  # NOT IN subqueries that could not be probed
 
 
+class OneRowGroup(Evidence):
+    kind: str  # "never", "always" (a HAVING decided by the key) or "order" (ORDER BY a count of 1)
+    table: str  # the table whose primary key the SELECT groups by
+    condition: str  # the comparison or the ORDER BY key, as SQL
+    problem: str
+
+
+class OneRowGroupsEvidence(Evidence):
+    findings: list[OneRowGroup] = []
+
+
 class DateOnlyBound(Evidence):
     sql: str  # the condition as written
     column: str
