@@ -33,6 +33,9 @@ def clubs(tmp_path_factory):
         # tables named like the verbs that open a request
         "show": ("show_id INTEGER PRIMARY KEY, title TEXT", [(i, f"s{i}") for i in range(1, 4)]),
         "list": ("list_id INTEGER PRIMARY KEY, label TEXT", [(1, "a")]),
+        # a place in an order: rank 1 is the best
+        "ladder": ("member_id INTEGER PRIMARY KEY REFERENCES member(id), ladder_rank INTEGER, ranking_points INTEGER",
+                   [(i, i, 1000 - 10 * i) for i in range(1, 31)]),
         # one row per member: keyed on the member's key
         "enrolment": ("member_id INTEGER PRIMARY KEY REFERENCES member(id), club_id INTEGER REFERENCES club(club_id)",
                       [(i, 1 + i % 5) for i in range(1, 31)]),
@@ -52,6 +55,8 @@ def shops(tmp_path_factory):
         "report": ("report_id INTEGER PRIMARY KEY, body TEXT", [(1, "x")]),
         # an age declared as text, as some schemas do
         "driver": ("driver_id INTEGER PRIMARY KEY, name TEXT, age TEXT", [(i, f"d{i}", str(20 + i)) for i in range(1, 9)]),
+        "seller": ("seller_id INTEGER PRIMARY KEY, name TEXT, sales_position INTEGER",
+                   [(i, f"v{i}", i) for i in range(1, 11)]),
         "clerk": ("clerk_id INTEGER PRIMARY KEY, name TEXT, born DATE",
                   [(i, f"k{i}", f"19{60 + i}-0{1 + i % 9}-1{i % 10}") for i in range(1, 21)]),
     })
@@ -116,6 +121,12 @@ def test_from_old_to_young_follows_what_the_key_measures(request, db, question, 
     ("clubs", "Show the names of members older than 40.", "SELECT name FROM member WHERE age > 40"),
     ("clubs", "List all the member names. Show them sorted by name.", "SELECT name FROM member ORDER BY name"),
     ("shops", "Report the names of clerks born before 1970.", "SELECT name FROM clerk WHERE born < '1970-01-01'"),
+    # after a courtesy, and a verb of asking with no article after it
+    ("clubs", "Please show the names of members older than 40.", "SELECT name FROM member WHERE age > 40"),
+    ("clubs", "Can you list the member names?", "SELECT name FROM member"),
+    ("clubs", "Show names of members older than 40.", "SELECT name FROM member WHERE age > 40"),
+    ("shops", "Please report the names of clerks born before 1970.",
+     "SELECT name FROM clerk WHERE born < '1970-01-01'"),
 ])
 def test_the_verb_that_opens_a_request_names_no_table(request, db, question, sql):
     silent(request.getfixturevalue(db), "question_shape", question, sql)
@@ -155,3 +166,22 @@ def test_another_value_of_a_filtered_column_named_in_lower_case(request, db, que
     path = request.getfixturevalue(db)
     fires(path, "question_filters", question, wrong, "kind", "value")
     silent(path, "question_filters", question, right)
+
+
+@pytest.mark.parametrize("db, question, min_sql, points_question, wrong_points", [
+    ("clubs", "What is the highest ladder rank of any member?", "SELECT MIN(ladder_rank) FROM ladder",
+     "Which member has the most ranking points?",
+     "SELECT member_id FROM ladder ORDER BY ranking_points ASC LIMIT 1"),
+    ("shops", "Which seller has the top sales position?", "SELECT name FROM seller ORDER BY sales_position LIMIT 1",
+     "Which seller has the top sales position?", None),
+])
+def test_a_place_in_an_order_is_not_judged_by_highest_or_top(request, db, question, min_sql, points_question,
+                                                              wrong_points):
+    """"The highest rank" is rank 1 (the smallest number) to one reader and the largest to another,
+    so a rank, position, place or seed column is not judged by a superlative; a column that
+    only contains such a word ("ranking points") still is."""
+    path = request.getfixturevalue(db)
+    silent(path, "question_shape", question, min_sql)
+    silent(path, "question_shape", question, min_sql.replace("MIN(", "MAX(").replace("LIMIT 1", "DESC LIMIT 1"))
+    if wrong_points:
+        fires(path, "question_shape", points_question, wrong_points, "part", "direction")

@@ -224,6 +224,16 @@ def _sites(sql: _Sql) -> list[tuple[str, str, str, exp.Expression]]:
     return out
 
 
+# A column whose number is a place in an order (``loser_rank``, ``Money_Rank``, ``position``,
+# ``seed``): the best has the smallest number, so "the highest rank" may be MIN or MAX.
+_ORDINAL = ("rank", "ranking", "position", "place", "seed", "standing")
+
+
+def _is_ordinal(node: exp.Expression) -> bool:
+    """A ranked expression over a column that numbers places (its name ends in rank, position…)."""
+    return any((w := words_of(c.name).lower().split()) and w[-1] in _ORDINAL for c in node.find_all(exp.Column))
+
+
 def _is_age(node: exp.Expression) -> bool:
     """A ranked number that is an age (``age``, ``pet_age``): the young have the low values."""
     return any("age" in words_of(c.name).split() for c in node.find_all(exp.Column))
@@ -236,7 +246,8 @@ def _direction(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[st
     cls: str | None  # a class the question ranks by, then the class of the SQL's ORDER BY key
     for cls in ("size", "time"):
         pol = shape.polarity(cls)
-        mine = [s for s in sites if s[0] == cls]
+        # "the highest rank" is rank 1 to one reader and the largest number to another: not judged
+        mine = [s for s in sites if s[0] == cls and not (cls == "size" and _is_ordinal(s[3]))]
         if pol is None or not mine:
             continue
         measured = True

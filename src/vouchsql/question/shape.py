@@ -296,10 +296,16 @@ def entity_tables(phrase: str, profile: Profile) -> dict[str, TableProfile]:
 
 
 # A clause that starts with a verb and then its object ("Show the names…", "List all …",
-# "Count each …", "Name the …"): that first word asks, it names no entity, even where a table
-# is called ``show`` or ``list``.
-_IMPERATIVE = re.compile(r"(?:^\s*|[.?!;:]\s+|\band\s+)([a-z]+)\s+(?=(?:the|all|me|us|each|every|a|an|how|what|"
-                         r"which|who|whose|any|those|these|only|them|it|its|their|his|her|our|my)\b)", re.I)
+# "Count each …", "Name the …"), after a courtesy ("Please show…", "Can you list…") or not:
+# that first word asks, it names no entity, even where a table is called ``show`` or ``list``.
+# A verb of asking opens a request whatever follows ("Show names of…"); another word only
+# where its object follows ("Name the…", not "Name of the conductor").
+_IMPERATIVE = re.compile(
+    r"(?:^\s*|[.?!;:]\s+|\band\s+)(?:(?:please|kindly|also|then|now|just)\s+|"
+    r"(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
+    r"(?:(show|list|display|give|find|return|tell|report|output|retrieve|fetch|provide|identify|compute|"
+    r"calculate)\s+|([a-z]+)\s+(?=(?:the|all|me|us|each|every|a|an|how|what|which|who|whose|any|those|these|"
+    r"only|them|it|its|their|his|her|our|my)\b))", re.I)
 
 
 def entity_words(question: str) -> str:
@@ -312,7 +318,8 @@ def _mask_imperatives(phrase: str, text: str) -> str:
     """``text`` (:func:`words` of ``phrase``) with each clause's opening verb blanked."""
     starts = []
     for m in _IMPERATIVE.finditer(phrase or ""):
-        starts.append(len(re.findall(r"[a-z0-9$]+", phrase[:m.start(1)].lower())))
+        verb = 1 if m.group(1) else 2
+        starts.append(len(re.findall(r"[a-z0-9$]+", phrase[:m.start(verb)].lower())))
     if not starts:
         return text
     spans = [(m.start(), m.end()) for m in re.finditer(r"[a-z0-9$]+", text)]
