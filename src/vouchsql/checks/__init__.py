@@ -16,6 +16,7 @@ from .join_key_meaning import JoinKeyMeaning
 from .merged_entities import MergedEntities
 from .missing_table import MissingTable
 from .null_comparison import NullComparison
+from .null_sort_key import NullSortKey
 from .one_row_groups import OneRowGroups
 from .question_filters import QuestionFilters
 from .question_shape import QuestionShape
@@ -34,6 +35,7 @@ CHECKS: tuple[Check, ...] = (
     ReadsNoTable(),
     NullComparison(),
     OneRowGroups(),
+    NullSortKey(),
     BadJoin(),
     JoinKeyMeaning(),
     StandInValue(),

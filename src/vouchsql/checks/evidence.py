@@ -152,6 +152,18 @@ class NullComparisonEvidence(Evidence):
     not_measured: list[str] = []  # NOT IN subqueries that could not be probed
 
 
+class NullSortKey(Evidence):
+    order: str  # the ORDER BY … LIMIT as written
+    column: str  # the sort key, as SQL
+    kept_null: int  # rows the LIMIT keeps whose key is NULL
+    limit: int
+
+
+class NullSortKeyEvidence(Evidence):
+    keys: list[NullSortKey] = []
+    not_measured: list[str] = []  # ORDER BY … LIMIT that could not be probed
+
+
 class OneRowGroup(Evidence):
     kind: str  # "never", "always" (a HAVING decided by the key) or "order" (ORDER BY a count of 1)
     table: str  # the table whose primary key the SELECT groups by

@@ -389,9 +389,19 @@ class QuestionFilters:
         consumed: list[tuple[int, int]] = []
         outputs = {fold(o.name) for o in ctx.inspection.outputs}
         groups: dict[frozenset[str], dict[str, Any]] = {}
+        # the question's words that an SQL string literal writes out whole ("government is US
+        # territory" filtered by 'US Territory'): a mention inside them is that value, filtered
+        stated = [(h.start(), h.end(), lit) for lit in sql.strings if len(lit.strip()) >= 3
+                  for h in re.finditer(rf"(?<!\w){re.escape(lit.strip())}(?!\w)", ctx.question, re.I)]
         for m in read.mentions:
             span = (m.start, m.start + len(m.text))
             if any(span[0] < e and s < span[1] for s, e in consumed):
+                continue
+            inside = next((lit for s, e, lit in stated if s <= span[0] and span[1] <= e and e - s > span[1] - span[0]),
+                          None)
+            if inside is not None:
+                measured.append(f"'{m.text}': part of '{inside}', which the SQL filters on")
+                consumed.append(span)
                 continue
             if _is_schema_words(m.text, names) or fold(m.text) in outputs:
                 continue

@@ -271,7 +271,7 @@ def _direction(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[st
         order = outer.args.get("order")
         if order is not None and order.expressions:
             key = order.expressions[0]
-            cls = sql.expr_class(key, outer)
+            cls = sql.expr_class(key, outer) or ("size" if _is_age(key.this) else None)
             want = shape.order.kind
             if want.startswith("age:") and cls:
                 # the old first: a high age, or an early birth date

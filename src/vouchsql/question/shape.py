@@ -145,12 +145,13 @@ def _read_directions(text: str) -> tuple[list[Claim], Claim | None]:
     if m:
         a = _polarity_of(m.group(2)) or _PLAIN.get(m.group(2))
         b = _polarity_of(m.group(4)) or _PLAIN.get(m.group(4))
-        if a and b and a != b:
-            order = Claim(a, m.group(0).strip())
-        elif {_AGE.get(m.group(2)), _AGE.get(m.group(4))} == {"old", "young"}:
-            # "from old to young": descending on an age, ascending on a birth date; the
-            # reader of the SQL knows which the key is
+        if {_AGE.get(m.group(2)), _AGE.get(m.group(4))} == {"old", "young"}:
+            # "from old to young", "from the oldest to the youngest": descending on an age,
+            # ascending on a birth date; the reader of the SQL knows which the key is (read
+            # before the time words, which would call "oldest" early whatever the key)
             order = Claim("age:" + _AGE[m.group(2)], m.group(0).strip())
+        elif a and b and a != b:
+            order = Claim(a, m.group(0).strip())
     for pattern, pol in _ORDER:
         hit = re.search(rf" ({pattern}) ", text) if _may_match(pattern, text) else None
         if hit and order is None:

@@ -1,0 +1,101 @@
+"""Cap: ``ORDER BY x … LIMIT n`` keeps rows whose ``x`` is NULL, so the "first" rows it
+returns are the ones whose value is unknown, not the extreme ones.
+
+"The oldest player" written ``ORDER BY birth_date LIMIT 1`` returns a player with no birth
+date on SQLite and MariaDB, which sort NULLs first in ascending order; "the latest order"
+written ``ORDER BY shipped DESC LIMIT 1`` does the same on PostgreSQL, which sorts them first
+in descending order. Agreement cannot see it: every sample sorts the same way.
+
+Read on each SELECT with a LIMIT whose first ORDER BY key is a column (an output alias or a
+position naming one included) that the profile says holds NULLs in a table the SELECT reads.
+One probe, the SELECT itself with the key added to what it returns, counts the rows it keeps
+whose key is NULL; it fires only where there are some, so the engine's own NULL ordering
+decides (an explicit ``NULLS LAST`` or a ``WHERE x IS NOT NULL`` keeps it quiet). A correlated
+subquery is not probed.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import build_scope
+
+from ..answer import CheckResult
+from ..errors import VouchError
+from ..sql.edit import base_tables
+from ..sql.inspect import table_key
+from ..sql.tree import expand_key, limit_value, selects
+from . import evidence as ev
+from .base import CheckContext, report, unparsed
+
+
+class NullSortKey:
+    name = "null_sort_key"
+    kind = "cap"
+    Evidence = ev.NullSortKeyEvidence
+    feeds = ()
+
+    def run(self, ctx: CheckContext) -> CheckResult:
+        if ctx.tree is None:
+            return unparsed(self)
+        dialect = ctx.probe.dialect
+        found: list[dict[str, object]] = []
+        not_measured: list[str] = []
+        written_selects = selects(ctx.tree)
+        # the qualified tree names each column's table, so a correlated subquery is told apart
+        qualified = (selects(ctx.inspection.qualified)
+                     if ctx.inspection is not None and ctx.inspection.qualified_ok else [])
+        for i, select in enumerate(written_selects):
+            order = select.args.get("order")
+            limit = limit_value(select)
+            if order is None or not order.expressions or limit is None:
+                continue
+            first = order.expressions[0]
+            key = expand_key(select, first.this)
+            if not isinstance(key, exp.Column) or not self._may_hold_null(ctx, select, key):
+                continue
+            written = f"ORDER BY {first.sql(dialect=dialect)} LIMIT {limit}"
+            twin = qualified[i] if len(qualified) == len(written_selects) else None
+            scope = build_scope(twin.copy()) if twin is not None else None
+            correlated = i > 0 and (scope is None or bool(scope.external_columns))
+            nulls = None if correlated else self._kept_nulls(ctx, select, key)
+            if nulls is None:
+                not_measured.append(written)
+            elif nulls:
+                found.append({"order": written, "column": key.sql(dialect=dialect), "kept_null": nulls,
+                              "limit": limit})
+        if found:
+            parts = [f"{f['order']} keeps {f['kept_null']} of its {f['limit']} row(s) with {f['column']} NULL "
+                     f"(unknown): NULLs sort first there on this engine, so the rows kept are the unknown "
+                     f"ones, not the extreme; add WHERE {f['column']} IS NOT NULL" for f in found]
+            return report(self, True, "; ".join(parts), keys=found, not_measured=not_measured)
+        if not_measured:
+            return report(self, False, f"not measured: {'; '.join(not_measured)} (a correlated subquery, or the "
+                                       f"probe failed)", keys=[], not_measured=not_measured)
+        return report(self, False, "no ORDER BY … LIMIT keeps a NULL sort key", keys=[], not_measured=[])
+
+    @staticmethod
+    def _may_hold_null(ctx: CheckContext, select: exp.Select, key: exp.Column) -> bool:
+        """Whether a table the SELECT reads has a column of the key's name with NULLs (the
+        profile's count; the probe decides)."""
+        tables = base_tables(select)
+        if key.table:
+            tables = [t for t in tables if (t.alias_or_name or "").lower() == key.table.lower()]
+        for t in tables:
+            tp = ctx.profile.table(table_key(t, ctx.profile.default_schema))
+            cp = tp.column(key.name) if tp is not None else None
+            if cp is not None and cp.null_count:
+                return True
+        return False
+
+    @staticmethod
+    def _kept_nulls(ctx: CheckContext, select: exp.Select, key: exp.Column) -> int | None:
+        probe_select = select.copy()
+        probe_select.set("expressions", [*probe_select.expressions, exp.alias_(key.copy(), "vouch_k")])
+        probe = (exp.select(exp.func("COUNT", exp.Star()))
+                 .from_(exp.Subquery(this=probe_select, alias=exp.TableAlias(this=exp.to_identifier("vouch_s"))))
+                 .where(exp.column("vouch_k", "vouch_s").is_(exp.null())))
+        try:
+            rows = ctx.probe.rows(probe, max_rows=1)
+        except VouchError:
+            return None
+        return int(rows[0][0] or 0) if rows else 0
