@@ -1,5 +1,7 @@
 """Veto: an equi-join pair whose keys barely overlap, ρ < 0.85 in both directions
-(IES eq. 2; Appendix C takes the better direction)."""
+(IES eq. 2; Appendix C takes the better direction). ``x [NOT] IN (SELECT y …)`` matches x to y
+as a join does, so its pair is measured the same way: a NOT IN over keys that share none
+(codes stored with a leading space on one side) keeps every row."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any, cast
 from ..answer import CheckResult
 from . import evidence as ev
 from ..rules import RHO_MIN
+from ..sql.inspect import pair_sql
 from .base import CheckContext, report, unparsed
 
 
@@ -24,7 +27,7 @@ def join_overlaps(ctx: CheckContext) -> list[dict[str, Any]]:
         seen.add(key)
         pair = ctx.profile.join_pair(j.left.table, j.left.column, j.right.table, j.right.column) \
             or ctx.probe.overlap(j.left.table, j.left.column, j.right.table, j.right.column)
-        out.append({"left": str(j.left), "right": str(j.right), "form": j.form,
+        out.append({"left": str(j.left), "right": str(j.right), "form": j.written,
                     "rho": None if pair is None else pair.rho,
                     "overlap": None if pair is None else pair.overlap,
                     "left_distinct": None if pair is None else pair.left_distinct,
@@ -50,7 +53,7 @@ class BadJoin:
         terms = {"grounded": 1 - len(bad) / len(rated)} if rated else None
         if bad:
             words = "; ".join(
-                f"{p['left']} = {p['right']} shares {p['overlap']} of {p['left_distinct']} and "
+                f"{pair_sql(p['left'], p['right'], p['form'])} shares {p['overlap']} of {p['left_distinct']} and "
                 f"{p['right_distinct']} distinct keys (ρ = {p['rho']:.2f} < {RHO_MIN})" for p in bad)
             return report(self, True, f"the join keys barely overlap: {words}", joins=bad, terms=terms)
         if not pairs:

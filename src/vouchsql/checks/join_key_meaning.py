@@ -22,6 +22,7 @@ from typing import Any
 
 from ..answer import CheckResult
 from ..db.keys import GENERIC, Col, Domain, KeyMap, key_map, norm
+from ..sql.inspect import pair_sql
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
@@ -47,7 +48,7 @@ class JoinKeyMeaning:
             if key in seen:
                 continue
             seen.add(key)
-            pairs.append(judge(km, left, right, j.form))
+            pairs.append(judge(km, left, right, j.written))
         if not pairs:
             return report(self, False, "no equi-join column pairs", pairs=[])
         wrong = [p for p in pairs if p["verdict"] == "different_entities"]
@@ -55,7 +56,7 @@ class JoinKeyMeaning:
             parts = [p["reason"] + _advice(p["should_take"]) for p in wrong]
             return report(self, True, "the join keys belong to different entities: " + "; ".join(parts), pairs=pairs)
         follows = sum(p["verdict"] == "follows" for p in pairs)
-        unmeasured = [f"{p['left']} = {p['right']}" for p in pairs if p["verdict"] == "not_measured"]
+        unmeasured = [pair_sql(p["left"], p["right"], p["form"]) for p in pairs if p["verdict"] == "not_measured"]
         detail = f"{follows} of {len(pairs)} join pair(s) follow their keys' meaning"
         if unmeasured:
             detail += f"; not measured (no key the catalogue or the names place): {', '.join(unmeasured)}"
@@ -77,7 +78,7 @@ def judge(km: KeyMap, left: Col, right: Col, form: str) -> dict[str, Any]:
         if same_name and not declared:
             # Two tables keyed by one name (book.isbn, book_detail.isbn): one key domain.
             return {**out, "verdict": "follows", "reason": f"both columns are named {left.column}"}
-        reason = (f"{left} = {right} joins {_holds(left, dl)} to {_holds(right, dr)}")
+        reason = f"{pair_sql(left, right, form)} joins {_holds(left, dl)} to {_holds(right, dr)}"
         return {**out, "verdict": "different_entities", "reason": reason,
                 "should_take": suggestions(km, left, right)}
     if same_name:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import Scope, build_scope
+from sqlglot.optimizer.scope import Scope, ScopeType, build_scope
 from sqlglot.schema import MappingSchema
 
 from .edit import conjuncts
@@ -43,8 +43,20 @@ class ColumnRef:
 class JoinRef:
     left: ColumnRef
     right: ColumnRef
-    form: str  # "on" or "where"
-    side: str  # "inner", "left", "right", "full"
+    form: str  # "on", "where", or "in" (``x [NOT] IN (SELECT y …)``: the subquery's column is ``right``)
+    side: str  # "inner", "left", "right", "full"; for "in": "semi" (IN) or "anti" (NOT IN)
+
+    @property
+    def written(self) -> str:
+        """How the SQL writes the pair: "on", "where", "in" or "not in"."""
+        return "not in" if self.form == "in" and self.side == "anti" else self.form
+
+
+def pair_sql(left: object, right: object, written: str) -> str:
+    """A pair of columns as the condition that matches them: ``a = b`` or ``a IN (SELECT b …)``."""
+    if written in ("in", "not in"):
+        return f"{left} {written.upper()} (SELECT {right} …)"
+    return f"{left} = {right}"
 
 
 @dataclass
@@ -240,6 +252,34 @@ def _scope_joins(scope: Scope, tracer: _Tracer) -> list[JoinRef]:
         pair = _eq_pair(scope, cond, tracer)
         if pair:
             found.append(JoinRef(pair[0], pair[1], "where", "inner"))
+        found.extend(_in_pairs(scope, cond, tracer))
+    return found
+
+
+def _in_pairs(scope: Scope, node: exp.Expression, tracer: _Tracer) -> list[JoinRef]:
+    """``x IN (SELECT y …)`` or ``NOT x IN (…)`` as pairs of columns, one per SELECT of a
+    UNION: the subquery matches x to y as a join would, so its keys must overlap as a join's do."""
+    side = "semi"
+    if isinstance(node, exp.Not):
+        node, side = node.this, "anti"
+    query = node.args.get("query") if isinstance(node, exp.In) else None
+    inner = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(node.this, exp.Column) or inner is None:
+        return []
+    sub = next((s for s in scope.subquery_scopes if s.expression is inner), None)
+    if sub is None:
+        return []
+    left = tracer.resolve(scope, node.this)
+    found: list[JoinRef] = []
+    for branch in sub.traverse():
+        select = branch.expression
+        if not isinstance(select, exp.Select) or len(select.expressions) != 1 or (
+                branch is not sub and branch.scope_type != ScopeType.SET_OPERATION):
+            continue
+        column = select.expressions[0].unalias()
+        right = tracer.resolve(branch, column) if isinstance(column, exp.Column) else []
+        if len(left) == 1 and len(right) == 1 and left[0] != right[0]:
+            found.append(JoinRef(left[0], right[0], "in", side))
     return found
 
 
