@@ -17,6 +17,7 @@ from .merged_entities import MergedEntities
 from .missing_table import MissingTable
 from .null_comparison import NullComparison
 from .null_sort_key import NullSortKey
+from .numbers_as_text import NumbersAsText
 from .one_row_groups import OneRowGroups
 from .question_filters import QuestionFilters
 from .question_shape import QuestionShape
@@ -36,6 +37,7 @@ CHECKS: tuple[Check, ...] = (
     NullComparison(),
     OneRowGroups(),
     NullSortKey(),
+    NumbersAsText(),
     BadJoin(),
     JoinKeyMeaning(),
     StandInValue(),

@@ -152,6 +152,13 @@ class NullComparisonEvidence(Evidence):
     not_measured: list[str] = []  # NOT IN subqueries that could not be probed
 
 
+class NumbersAsTextEvidence(Evidence):
+    columns: list[str] = []  # the text columns holding numbers that the SQL compares or ranks
+    uses: list[str] = []  # each comparison, MIN/MAX or ORDER BY … LIMIT on them, as SQL
+    as_numbers: str | None = None  # the answer with those columns read as numbers, in brief
+    shown: str | None = None  # the shown answer, in brief
+
+
 class NullSortKey(Evidence):
     order: str  # the ORDER BY … LIMIT as written
     column: str  # the sort key, as SQL

@@ -1,0 +1,67 @@
+"""numbers_as_text: SQLite compares and ranks numbers stored as text as text ('46' > '150');
+the check runs the SQL again with those columns read as numbers and fires only where the
+answer changes. Two SQLite files built here, with text columns of numbers as some public
+schemas have them; verdicts and evidence exactly."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_boundaries import make_db, run_check
+
+
+@pytest.fixture(scope="module")
+def garage(tmp_path_factory):
+    return make_db(tmp_path_factory.mktemp("garage") / "garage.sqlite", {
+        "car": ("id INTEGER PRIMARY KEY, model TEXT, horsepower TEXT, cylinders INTEGER",
+                [(1, "a", "46", 4), (2, "b", "150", 6), (3, "c", "230", 8), (4, "d", "95", 4), (5, "e", "null", 4),
+                 (6, "f", "130", 6)]),
+    })
+
+
+@pytest.fixture(scope="module")
+def staff(tmp_path_factory):
+    return make_db(tmp_path_factory.mktemp("staff") / "staff.sqlite", {
+        # declared without a type: SQLite compares its text with a number by storage class
+        "teacher": ("teacher_id INTEGER PRIMARY KEY, name TEXT, age", [(1, "x", "9"), (2, "y", "32"), (3, "z", "41")]),
+    })
+
+
+@pytest.mark.parametrize("db, sql, uses, as_numbers, shown", [
+    # as text '46', '95' and 'null' are all > '150'; as numbers only 230 is
+    ("garage", "SELECT COUNT(*) FROM car WHERE horsepower > 150", ["horsepower > 150"], "1 row: (1)", "1 row: (4)"),
+    # as text nothing lies between '40' and '100' ('40' > '100')
+    ("garage", "SELECT model FROM car WHERE horsepower BETWEEN 40 AND 100", ["horsepower BETWEEN 40 AND 100"],
+     "2 rows: (a), (d)", "0 rows"),
+    ("garage", "SELECT MAX(horsepower) FROM car WHERE horsepower <> 'null'", ["MAX(horsepower)"], "1 row: (230.0)",
+     "1 row: (95)"),
+    ("garage", "SELECT model FROM car ORDER BY horsepower DESC LIMIT 1", ["ORDER BY horsepower DESC LIMIT 1"],
+     "1 row: (c)", "1 row: (e)"),
+    ("staff", "SELECT name FROM teacher WHERE age < 30", ["age < 30"], "1 row: (x)", "0 rows"),
+    # the youngest: as text MIN is '32', as numbers 9 (the MIN compared back with age is read as a number too)
+    ("staff", "SELECT name FROM teacher WHERE age = (SELECT MIN(age) FROM teacher)", ["MIN(age)"], "1 row: (x)",
+     "1 row: (y)"),
+])
+def test_fires_where_reading_as_numbers_changes_the_answer(request, db, sql, uses, as_numbers, shown):
+    check = run_check(request.getfixturevalue(db), "numbers_as_text", sql)
+    assert (check.fired, check.kind) == (True, "cap")
+    column = "age" if db == "staff" else "horsepower"
+    assert check.evidence == {"columns": [column], "uses": uses, "as_numbers": as_numbers, "shown": shown}
+
+
+@pytest.mark.parametrize("db, sql, detail", [
+    # the same answer read as numbers
+    ("garage", "SELECT COUNT(*) FROM car WHERE horsepower >= 0",
+     "horsepower stored as text; horsepower >= 0 gives the same answer read as numbers"),
+    # equality with a number: SQLite's affinity makes it '150' = '150'; not read
+    ("garage", "SELECT model FROM car WHERE horsepower = 150", "no number stored as text is compared or ranked"),
+    # a column of numbers
+    ("garage", "SELECT model FROM car WHERE cylinders > 4", "no number stored as text is compared or ranked"),
+    # the MIN compared back with the column: both read as numbers, so the same answer where the
+    # text and the numbers rank alike (without that, every such query would look changed)
+    ("garage", "SELECT model FROM car WHERE horsepower = (SELECT MAX(horsepower) FROM car WHERE cylinders = 6)",
+     "horsepower stored as text; MAX(horsepower) gives the same answer read as numbers"),
+])
+def test_quiet(request, db, sql, detail):
+    check = run_check(request.getfixturevalue(db), "numbers_as_text", sql)
+    assert (check.fired, check.detail) == (False, detail)
