@@ -171,6 +171,9 @@ def test_type_lexicons_settle_their_choices():
     assert DETECTORS["strict_cutoff"].lexicon.match("orders of $100 or more") == "or more"
     assert DETECTORS["strict_cutoff"].lexicon.match("products costing less than 10") == "less than"
     assert DETECTORS["strict_cutoff"].lexicon.match("use 0.149 as the cutoff") is None
+    # a year with its side stated: "or after" is inclusive, said as plainly as "or later"
+    assert DETECTORS["strict_cutoff"].lexicon.match("concerts in year 2014 or after") == "or after"
+    assert DETECTORS["strict_cutoff"].lexicon.match("films from 2006 onwards") == "onwards"
     assert DETECTORS["counting_unit"].lexicon.match("How many unique visitors?") == "unique"
     assert DETECTORS["counting_unit"].lexicon.match("How many customers?") is None
     assert DETECTORS["ties"].lexicon.match("every film tied for the longest") == "every"

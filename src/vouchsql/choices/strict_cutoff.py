@@ -38,7 +38,8 @@ class StrictCutoff:
     lexicon = Lexicon(
         phrases=("at least", "at most", "more than", "less than", "fewer than", "greater than", "above", "below",
                  "over", "under", "or more", "or less", "or fewer", "or higher", "or lower", "or above", "or below",
-                 "or greater", "or over", "or under", "or later", "or earlier", "or older", "or younger", "exceed*",
+                 "or greater", "or over", "or under", "or later", "or earlier", "or older", "or younger", "or after",
+                 "or before", "and after", "and before", "and later", "and earlier", "onward*", "exceed*",
                  "no more than", "no less than", "no fewer than", "not more than", "not less than", "strictly",
                  "inclusive", "inclusively", "exclusive", "minimum of", "maximum of", "up to", "between", "beyond",
                  "upwards of", "and up", "and above", "and below", ">=", "<=", "≥", "≤"),
