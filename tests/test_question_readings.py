@@ -29,7 +29,8 @@ def clubs(tmp_path_factory):
         "member": ("id INTEGER PRIMARY KEY, name TEXT, level INTEGER, age INTEGER, member_type TEXT, sport TEXT",
                    [(i, f"m{i}", i % 7, 20 + i, ["Type", "Gold", "Basic"][i % 3], ["tennis", "golf", "chess"][i % 3])
                     for i in range(1, 31)]),
-        "club": ("club_id INTEGER PRIMARY KEY, name TEXT, trophies INTEGER", [(i, f"c{i}", 10 * i) for i in range(1, 6)]),
+        "club": ("club_id INTEGER PRIMARY KEY, name TEXT, trophies INTEGER, founded_year INTEGER",
+                 [(i, f"c{i}", 10 * i, 1880 + 7 * i) for i in range(1, 6)]),
         # tables named like the verbs that open a request
         "show": ("show_id INTEGER PRIMARY KEY, title TEXT", [(i, f"s{i}") for i in range(1, 4)]),
         "list": ("list_id INTEGER PRIMARY KEY, label TEXT", [(1, "a")]),
@@ -122,6 +123,9 @@ def test_a_table_keyed_on_the_entity_counts_it(request, db, question, sql):
      "SELECT name FROM driver ORDER BY age", "SELECT name FROM driver ORDER BY age DESC"),
     ("shops", "List the clerk names from the oldest to the youngest.",
      "SELECT name FROM clerk ORDER BY born", "SELECT name FROM clerk ORDER BY born DESC"),
+    # a year is a date: the oldest first is the earliest year
+    ("clubs", "List the clubs from the oldest to the youngest.",
+     "SELECT name FROM club ORDER BY founded_year", "SELECT name FROM club ORDER BY founded_year DESC"),
 ])
 def test_from_old_to_young_follows_what_the_key_measures(request, db, question, right, wrong):
     path = request.getfixturevalue(db)

@@ -163,6 +163,7 @@ class NullSortKey(Evidence):
     order: str  # the ORDER BY … LIMIT as written
     column: str  # the sort key, as SQL
     kept_null: int  # rows the LIMIT keeps whose key is NULL
+    known_left_out: int  # rows with a known key the LIMIT leaves out
     limit: int
 
 
@@ -172,7 +173,7 @@ class NullSortKeyEvidence(Evidence):
 
 
 class OneRowGroup(Evidence):
-    kind: str  # "never", "always" (a HAVING decided by the key) or "order" (ORDER BY a count of 1)
+    kind: str  # "never" (a HAVING no count of one row meets) or "order" (ORDER BY a count of 1, then LIMIT)
     table: str  # the table whose primary key the SELECT groups by
     condition: str  # the comparison or the ORDER BY key, as SQL
     problem: str

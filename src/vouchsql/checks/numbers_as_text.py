@@ -12,7 +12,11 @@ to a number): each ordering comparison of such a column with a number, each MIN/
 each ORDER BY key of a SELECT with a LIMIT. The SQL runs again with those columns read as
 numbers (``CAST(x AS REAL)``), and the check fires only where the answer changes, showing both.
 A column is such a column when the profile's most frequent values include a number written as
-text.
+text and at least four in five of its non-empty values are numbers (one probe). Read as numbers
+means: where the text is a number; a marker such as ``'TBC'`` or ``'null'`` stays text and
+ranks as before. A MIN/MAX or ORDER BY with no number written beside it is not read on a
+column named as a code or an identifier (a postal code, a phone number, an extension): those
+rank as text on purpose.
 """
 
 from __future__ import annotations
@@ -20,10 +24,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 from ..agreement import strict_match
 from ..answer import CheckResult
+from ..db.figures import TableProfile
+from ..errors import VouchError
+from ..words import words_of
 from ..sql.edit import base_tables
 from ..sql.inspect import table_key
 from ..sql.tree import limit_value, own_nodes, selects, twin
@@ -35,6 +43,51 @@ _ORDERING = (exp.GT, exp.GTE, exp.LT, exp.LTE)
 # SQLite's affinity: a declared type with CHAR, CLOB or TEXT is TEXT; none at all is BLOB
 _TEXT_AFFINITY = re.compile(r"CHAR|CLOB|TEXT", re.I)
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+
+
+MIN_NUMERIC_SHARE = 0.8  # of a column's non-empty values, written as numbers
+# SQLite reads the text as a number where it is one (digits, a point, a leading minus) and
+# leaves the rest as it is, so a marker such as 'TBC' or 'null' still ranks as text
+_AS_NUMBER = ("CASE WHEN TRIM(vouch_x) GLOB '[0-9]*' AND NOT TRIM(vouch_x) GLOB '*[^0-9.]*' THEN CAST(vouch_x AS REAL) "
+              "WHEN TRIM(vouch_x) GLOB '-[0-9]*' AND NOT SUBSTR(TRIM(vouch_x), 2) GLOB '*[^0-9.]*' "
+              "THEN CAST(vouch_x AS REAL) ELSE vouch_x END")
+_CODE_WORDS = {"code", "zip", "postal", "postcode", "phone", "fax", "tel", "extension", "ext", "id", "isbn", "ssn",
+               "sku", "number", "no", "num"}
+
+
+def _as_number(col: exp.Expression) -> exp.Expression:
+    """``col`` read as a number where its text is one, as itself where it is not."""
+    template = sqlglot.parse_one(_AS_NUMBER, read="sqlite")
+    return template.transform(lambda n: col.copy() if isinstance(n, exp.Column) and n.name == "vouch_x" else n)
+
+
+def _code(col: exp.Column) -> bool:
+    """A column named as a code or an identifier (``PostalCode``, ``Phone``, ``Extension``)."""
+    return bool(set(words_of(col.name).lower().split()) & _CODE_WORDS)
+
+
+def _numeric_share(ctx: CheckContext, table: TableProfile, column: str) -> float:
+    """The share of the column's non-empty values written as numbers (one probe, kept per run)."""
+    key = ("numbers_as_text", table.qualified.lower(), column.lower())
+    if key not in ctx.cache:
+        x = exp.column(column, quoted=True)
+        numeric = sqlglot.parse_one(_AS_NUMBER, read="sqlite").transform(
+            lambda n: x.copy() if isinstance(n, exp.Column) and n.name == "vouch_x" else n)
+        probe = sqlglot.parse_one(
+            "SELECT COUNT(*), SUM(CASE WHEN TYPEOF(vouch_n) IN ('real', 'integer') THEN 1 ELSE 0 END) "
+            "FROM t WHERE TRIM(vouch_c) <> ''", read="sqlite")
+        probe = probe.transform(lambda n: numeric.copy() if isinstance(n, exp.Column) and n.name == "vouch_n"
+                                else x.copy() if isinstance(n, exp.Column) and n.name == "vouch_c" else n)
+        from_ = probe.args.get("from_") or probe.args.get("from")
+        assert from_ is not None  # the template has a FROM
+        from_.this.replace(exp.to_table(ctx.probe.table_sql(table.name, table.schema_name), dialect="sqlite"))
+        try:
+            rows = ctx.probe.rows(probe, max_rows=1)
+            total, numbers = (int(rows[0][0] or 0), int(rows[0][1] or 0)) if rows else (0, 0)
+            ctx.cache[key] = numbers / total if total else 0.0
+        except VouchError:
+            ctx.cache[key] = 0.0
+    return float(ctx.cache[key])
 
 
 def _number(node: exp.Expression) -> bool:
@@ -76,24 +129,28 @@ class NumbersAsText:
                         and self._text_numbers(ctx, select, col)):
                     sites.append(col)
                     uses.append(between.sql(dialect=dialect))
+            # ranked with no number written beside it: a code (a postal code, a phone number)
+            # ranks as text on purpose, so only a column named as a quantity is read
             for agg in own_nodes(select, (exp.Max, exp.Min)):
-                if isinstance(agg.this, exp.Column) and self._text_numbers(ctx, select, agg.this):
+                if (isinstance(agg.this, exp.Column) and not _code(agg.this)
+                        and self._text_numbers(ctx, select, agg.this)):
                     sites.append(agg.this)
                     uses.append(agg.sql(dialect=dialect))
             order = select.args.get("order")
             if order is not None and limit_value(select) is not None:
                 for o in order.expressions:
-                    if isinstance(o.this, exp.Column) and self._text_numbers(ctx, select, o.this):
+                    if isinstance(o.this, exp.Column) and not _code(o.this) and self._text_numbers(ctx, select, o.this):
                         sites.append(o.this)
                         uses.append(f"ORDER BY {o.sql(dialect=dialect)} LIMIT {limit_value(select)}")
         if not sites:
             return report(self, False, "no number stored as text is compared or ranked", columns=[], uses=[])
         columns = sorted({c.sql(dialect=dialect) for c in sites})
         tree = ctx.tree.copy()
-        for col in sites + self._matched_with(ctx, sites):
-            target = twin(tree, ctx.tree, col)
-            assert target is not None  # col is in ctx.tree, so its copy has a twin
-            target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("REAL")))
+        # every twin found before any is replaced: a replacement adds nodes to the walk
+        targets = [twin(tree, ctx.tree, col) for col in sites + self._matched_with(ctx, sites)]
+        for target in targets:
+            assert target is not None  # each site is in ctx.tree, so its copy has a twin
+            target.replace(_as_number(target.copy()))
         other = ctx.probe.run(tree)
         shown = ctx.result
         if other.error is not None or shown.error is not None or shown.truncated or other.truncated:
@@ -102,7 +159,8 @@ class NumbersAsText:
         if strict_match(shown, other):
             return report(self, False, f"{', '.join(columns)} stored as text; {', '.join(uses)} gives the same "
                                        f"answer read as numbers", columns=columns, uses=uses)
-        return report(self, True, f"{', '.join(columns)} holds numbers stored as text, so SQLite compares and ranks "
+        return report(self, True, f"{', '.join(columns)} {'holds' if len(columns) == 1 else 'hold'} numbers stored "
+                                  f"as text, so SQLite compares and ranks "
                                   f"them as text in {', '.join(uses)} (as text '9' > '10'); read as numbers "
                                   f"(CAST(… AS REAL)) the answer is {brief(other)} instead of {brief(shown)}",
                       columns=columns, uses=uses, as_numbers=brief(other), shown=brief(shown))
@@ -137,15 +195,17 @@ class NumbersAsText:
         tables = base_tables(select)
         if col.table:
             tables = [t for t in tables if (t.alias_or_name or "").lower() == col.table.lower()]
-        found: list[Any] = []
+        found: list[tuple[TableProfile, Any]] = []
         for t in tables:
             tp = ctx.profile.table(table_key(t, ctx.profile.default_schema))
             cp = tp.column(col.name) if tp is not None else None
-            if cp is not None:
-                found.append(cp)
+            if tp is not None and cp is not None:
+                found.append((tp, cp))
         if len(found) != 1:
             return False
-        cp = found[0]
+        table, cp = found[0]
         if (cp.type or "").strip() and not _TEXT_AFFINITY.search(cp.type):
             return False
-        return any(isinstance(v, str) and _NUMBER.fullmatch(v) for v, _n in cp.top_values)
+        if not any(isinstance(v, str) and _NUMBER.fullmatch(v) for v, _n in cp.top_values):
+            return False
+        return _numeric_share(ctx, table, cp.name) >= MIN_NUMERIC_SHARE

@@ -7,10 +7,12 @@ primary key makes each group exactly one row. ``COUNT(*)`` is then 1 in every gr
 
 - **never**: a HAVING comparison of such a count that no possible count satisfies
   (``GROUP BY id HAVING COUNT(*) > 2``) keeps nothing, whatever the data;
-- **always**: one that every possible count satisfies (``HAVING COUNT(*) >= 1``) filters
-  nothing;
-- **order**: ``ORDER BY COUNT(*) … LIMIT n`` ranks groups whose counts are all 1, so the
-  rows it keeps are an arbitrary pick.
+- **order**: ``ORDER BY COUNT(*) … LIMIT n``, the count as the first key, ranks groups whose
+  counts are all 1, so the rows it keeps are an arbitrary pick.
+
+A comparison every possible count satisfies (``HAVING COUNT(*) >= 1``) filters nothing: the
+answer is the unfiltered one, right where no filter was meant, so it is not judged; nor is a
+count after the first ORDER BY key (a tie-breaker that breaks nothing).
 
 Each is the shape of a count meant over another table ("channels with more than two series",
 "the program with the most students") written over the one table that names the entity. Only
@@ -29,7 +31,7 @@ from sqlglot import exp
 from ..answer import CheckResult
 from ..sql.edit import base_tables, driving_table
 from ..sql.inspect import table_key
-from ..sql.tree import expand_key, limit_value, own_nodes, selects, unalias
+from ..sql.tree import expand_key, limit_value, own_nodes, selects
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
@@ -84,22 +86,19 @@ class OneRowGroups:
             comparisons: list[exp.Binary] = [
                 n for n in (own_nodes(having, exp.Binary) if having is not None else []) if type(n) in _OPS]
             for cmp in comparisons:
-                verdict = self._decided(cmp)
-                if verdict is None:
+                if not self._never(cmp):
                     continue
                 sql: str = cmp.sql(dialect=dialect)
-                what = "keeps no group" if verdict == "never" else "keeps every group"
-                findings.append({"kind": verdict, "table": table, "condition": sql,
-                                 "problem": f"{grouped}, so HAVING {sql} {what}, whatever the data"})
+                findings.append({"kind": "never", "table": table, "condition": sql,
+                                 "problem": f"{grouped}, so HAVING {sql} keeps no group, whatever the data"})
             order = select.args.get("order")
-            if order is not None and limit_value(select) is not None:
-                for o in order.expressions:
-                    counted = expand_key(select, o.this)
-                    if _counts(counted) == (1,):
-                        sql = counted.sql(dialect=dialect)
-                        findings.append({"kind": "order", "table": table, "condition": sql,
-                                         "problem": f"{grouped}, so {sql} is 1 in every group and the "
-                                                    f"LIMIT keeps an arbitrary pick"})
+            if order is not None and order.expressions and limit_value(select) is not None:
+                counted = expand_key(select, order.expressions[0].this)
+                if _counts(counted) == (1,):
+                    sql = counted.sql(dialect=dialect)
+                    findings.append({"kind": "order", "table": table, "condition": sql,
+                                     "problem": f"{grouped}, so {sql} is 1 in every group and the "
+                                                f"LIMIT keeps an arbitrary pick"})
         if findings:
             detail = "; ".join(f["problem"] for f in findings) + (
                 ": the count the question means is of rows of another table, joined to this one")
@@ -119,28 +118,20 @@ class OneRowGroups:
         tp = ctx.profile.find(table_key(table, ctx.profile.default_schema))
         if tp is None or tp.is_view or not tp.primary_key:
             return None
-        # a GROUP BY name that is also an output alias of another expression groups by that expression
-        aliases = {p.alias.lower() for p in select.expressions
-                   if isinstance(p, exp.Alias) and not isinstance(unalias(p), exp.Column)}
-        grouped = {e.name.lower() for e in group.expressions
-                   if isinstance(e, exp.Column) and e.name.lower() not in aliases}
+        # a GROUP BY name binds to the table's column before an output alias (SQLite, PostgreSQL)
+        grouped = {e.name.lower() for e in group.expressions if isinstance(e, exp.Column)}
         if not all(c.lower() in grouped for c in tp.primary_key):
             return None
         return tp.name, list(tp.primary_key)
 
     @staticmethod
-    def _decided(cmp: exp.Binary) -> str | None:
-        """"never" or "always" where the comparison of a count with a number is decided by the
-        counts a one-row group can have; None otherwise."""
+    def _never(cmp: exp.Binary) -> bool:
+        """Whether no count a one-row group can have satisfies the comparison of a count with
+        a number."""
         left, right = cmp.this, cmp.expression
         counts, number, op = _counts(left), _number(right), _OPS[type(cmp)]
         if counts is None:
             counts, number, op = _counts(right), _number(left), _FLIP[type(cmp)]
         if counts is None or number is None:
-            return None
-        held = [op(c, number) for c in counts]
-        if not any(held):
-            return "never"
-        if all(held):
-            return "always"
-        return None
+            return False
+        return not any(op(c, number) for c in counts)

@@ -274,8 +274,8 @@ def _direction(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[st
             cls = sql.expr_class(key, outer) or ("size" if _is_age(key.this) else None)
             want = shape.order.kind
             if want.startswith("age:") and cls:
-                # the old first: a high age, or an early birth date
-                want = "high" if (want == "age:old") == (cls == "size") else "low"
+                # the old first: a high age, or an early date or year (a birth date, a year founded)
+                want = "high" if (want == "age:old") == (cls == "size" and _is_age(key.this)) else "low"
             if cls and not want.startswith("age:"):
                 measured = True
                 pol = "high" if key.args.get("desc") else "low"
