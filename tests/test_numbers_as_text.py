@@ -39,6 +39,8 @@ def staff(tmp_path_factory):
     ("garage", "SELECT model FROM car WHERE horsepower <> 'null' ORDER BY horsepower DESC LIMIT 1",
      ["ORDER BY horsepower DESC LIMIT 1"], "1 row: (c)", "1 row: (d)"),
     ("staff", "SELECT name FROM teacher WHERE age < 30", ["age < 30"], "1 row: (x)", "0 rows"),
+    # AVG adds the 'null' text as 0: (46 + 150 + 230 + 95 + 0 + 130) / 6 against 651 / 5
+    ("garage", "SELECT AVG(horsepower) FROM car", ["AVG(horsepower)"], "1 row: (130.2)", "1 row: (108.5)"),
     # the youngest: as text MIN is '32', as numbers 9 (the MIN compared back with age is read as a number too)
     ("staff", "SELECT name FROM teacher WHERE age = (SELECT MIN(age) FROM teacher)", ["MIN(age)"], "1 row: (x)",
      "1 row: (y)"),
@@ -58,6 +60,8 @@ def test_fires_where_reading_as_numbers_changes_the_answer(request, db, sql, use
     ("garage", "SELECT model FROM car WHERE horsepower = 150", "no number stored as text is compared or ranked"),
     # a column of numbers
     ("garage", "SELECT model FROM car WHERE cylinders > 4", "no number stored as text is compared or ranked"),
+    # every value a number: SQLite's SUM reads the text as numbers, nothing is added as 0
+    ("garage", "SELECT SUM(weight) FROM car", "no number stored as text is compared or ranked"),
     # a marker that is not a number ranks as text both ways: 'null' is the largest text either way
     ("garage", "SELECT model FROM car ORDER BY horsepower DESC LIMIT 1",
      "horsepower stored as text; ORDER BY horsepower DESC LIMIT 1 gives the same answer read as numbers"),

@@ -9,12 +9,13 @@ keeps it. Agreement cannot see it: every sample writes the same comparison.
 
 Read on SQLite only (PostgreSQL refuses such a comparison, MariaDB and DuckDB convert the text
 to a number): each ordering comparison of such a column with a number, each MIN/MAX of one and
-each ORDER BY key of a SELECT with a LIMIT. The SQL runs again with those columns read as
+each ORDER BY key of a SELECT with a LIMIT, and each SUM/AVG of one that also holds text that
+is no number (SQLite adds a ``'null'`` as 0). The SQL runs again with those columns read as
 numbers (``CAST(x AS REAL)``), and the check fires only where the answer changes, showing both.
 A column is such a column when the profile's most frequent values include a number written as
 text and at least four in five of its non-empty values are numbers (one probe). Read as numbers
 means: where the text is a number; a marker such as ``'TBC'`` or ``'null'`` stays text and
-ranks as before. A MIN/MAX or ORDER BY with no number written beside it is not read on a
+ranks as before, and is left out of a SUM/AVG. A MIN/MAX or ORDER BY with no number written beside it is not read on a
 column named as a code or an identifier (a postal code, a phone number, an extension): those
 rank as text on purpose.
 """
@@ -59,6 +60,13 @@ def _as_number(col: exp.Expression) -> exp.Expression:
     """``col`` read as a number where its text is one, as itself where it is not."""
     template = sqlglot.parse_one(_AS_NUMBER, read="sqlite")
     return template.transform(lambda n: col.copy() if isinstance(n, exp.Column) and n.name == "vouch_x" else n)
+
+
+def _numbers_only(col: exp.Expression) -> exp.Expression:
+    """``col`` read as a number where its text is one, NULL where it is not."""
+    case = _as_number(col)
+    case.set("default", None)
+    return case
 
 
 def _code(col: exp.Column) -> bool:
@@ -142,15 +150,27 @@ class NumbersAsText:
                     if isinstance(o.this, exp.Column) and not _code(o.this) and self._text_numbers(ctx, select, o.this):
                         sites.append(o.this)
                         uses.append(f"ORDER BY {o.sql(dialect=dialect)} LIMIT {limit_value(select)}")
-        if not sites:
+        # SUM and AVG read text that is no number ('null', 'n/a') as 0: read those as NULL
+        summed: list[exp.Column] = []
+        sums: list[str] = []
+        for select in selects(ctx.tree):
+            for total in own_nodes(select, (exp.Sum, exp.Avg)):
+                col = total.this
+                if isinstance(col, exp.Column) and self._text_numbers(ctx, select, col, markers=True):
+                    summed.append(col)
+                    sums.append(total.sql(dialect=dialect))
+        if not sites and not summed:
             return report(self, False, "no number stored as text is compared or ranked", columns=[], uses=[])
-        columns = sorted({c.sql(dialect=dialect) for c in sites})
+        columns = sorted({c.sql(dialect=dialect) for c in sites + summed})
+        uses += sums
         tree = ctx.tree.copy()
         # every twin found before any is replaced: a replacement adds nodes to the walk
-        targets = [twin(tree, ctx.tree, col) for col in sites + self._matched_with(ctx, sites)]
-        for target in targets:
-            assert target is not None  # each site is in ctx.tree, so its copy has a twin
-            target.replace(_as_number(target.copy()))
+        ranked = [twin(tree, ctx.tree, col) for col in sites + self._matched_with(ctx, sites)]
+        counted = [twin(tree, ctx.tree, col) for col in summed]
+        for targets, edit in ((ranked, _as_number), (counted, _numbers_only)):
+            for target in targets:
+                assert target is not None  # each site is in ctx.tree, so its copy has a twin
+                target.replace(edit(target.copy()))
         other = ctx.probe.run(tree)
         shown = ctx.result
         if other.error is not None or shown.error is not None or shown.truncated or other.truncated:
@@ -159,10 +179,15 @@ class NumbersAsText:
         if strict_match(shown, other):
             return report(self, False, f"{', '.join(columns)} stored as text; {', '.join(uses)} gives the same "
                                        f"answer read as numbers", columns=columns, uses=uses)
+        how = []
+        if sites:
+            how.append(f"compares and ranks them as text in {', '.join(u for u in uses if u not in sums)} "
+                       f"(as text '9' > '10')")
+        if summed:
+            how.append(f"counts the text that is no number (such as 'null') as 0 in {', '.join(sums)}")
         return report(self, True, f"{', '.join(columns)} {'holds' if len(columns) == 1 else 'hold'} numbers stored "
-                                  f"as text, so SQLite compares and ranks "
-                                  f"them as text in {', '.join(uses)} (as text '9' > '10'); read as numbers "
-                                  f"(CAST(… AS REAL)) the answer is {brief(other)} instead of {brief(shown)}",
+                                  f"as text, so SQLite {' and '.join(how)}; read as numbers (CAST(… AS REAL)) the "
+                                  f"answer is {brief(other)} instead of {brief(shown)}",
                       columns=columns, uses=uses, as_numbers=brief(other), shown=brief(shown))
 
     def _matched_with(self, ctx: CheckContext, sites: list[exp.Column]) -> list[exp.Column]:
@@ -189,9 +214,10 @@ class NumbersAsText:
         return found
 
     @staticmethod
-    def _text_numbers(ctx: CheckContext, select: exp.Select, col: exp.Column) -> bool:
+    def _text_numbers(ctx: CheckContext, select: exp.Select, col: exp.Column, *, markers: bool = False) -> bool:
         """Whether ``col`` (in ``select``) is a column of text affinity whose frequent values
-        include a number written as text."""
+        include a number written as text, and most of its values are numbers; with
+        ``markers``, only where some are not."""
         tables = base_tables(select)
         if col.table:
             tables = [t for t in tables if (t.alias_or_name or "").lower() == col.table.lower()]
@@ -208,4 +234,5 @@ class NumbersAsText:
             return False
         if not any(isinstance(v, str) and _NUMBER.fullmatch(v) for v, _n in cp.top_values):
             return False
-        return _numeric_share(ctx, table, cp.name) >= MIN_NUMERIC_SHARE
+        share = _numeric_share(ctx, table, cp.name)
+        return share >= MIN_NUMERIC_SHARE and (not markers or share < 1.0)
