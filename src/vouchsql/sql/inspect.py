@@ -258,7 +258,8 @@ def _scope_joins(scope: Scope, tracer: _Tracer) -> list[JoinRef]:
 
 def _in_pairs(scope: Scope, node: exp.Expression, tracer: _Tracer) -> list[JoinRef]:
     """``x IN (SELECT y …)`` or ``NOT x IN (…)`` as pairs of columns, one per SELECT of a
-    UNION: the subquery matches x to y as a join would, so its keys must overlap as a join's do."""
+    UNION: the subquery matches x to y as a join would, so the join checks read the pair too
+    (``bad_join`` judges its overlap as a join's only where both columns are keys)."""
     side = "semi"
     if isinstance(node, exp.Not):
         node, side = node.this, "anti"
