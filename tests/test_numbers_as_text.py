@@ -39,6 +39,10 @@ def staff(tmp_path_factory):
     ("garage", "SELECT model FROM car WHERE horsepower <> 'null' ORDER BY horsepower DESC LIMIT 1",
      ["ORDER BY horsepower DESC LIMIT 1"], "1 row: (c)", "1 row: (d)"),
     ("staff", "SELECT name FROM teacher WHERE age < 30", ["age < 30"], "1 row: (x)", "0 rows"),
+    # compared with a subquery's MIN: the column is read as a number on both sides. As text MIN
+    # is '130', and every car but f lies above it; as numbers 46, and every car but a
+    ("garage", "SELECT model FROM car WHERE horsepower > (SELECT MIN(horsepower) FROM car)", ["MIN(horsepower)"],
+     "5 rows: (b), (c), (d), …", "5 rows: (a), (b), (c), …"),
     # AVG adds the 'null' text as 0: (46 + 150 + 230 + 95 + 0 + 130) / 6 against 651 / 5
     ("garage", "SELECT AVG(horsepower) FROM car", ["AVG(horsepower)"], "1 row: (130.2)", "1 row: (108.5)"),
     # the youngest: as text MIN is '32', as numbers 9 (the MIN compared back with age is read as a number too)

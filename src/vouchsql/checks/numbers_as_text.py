@@ -192,18 +192,22 @@ class NumbersAsText:
 
     def _matched_with(self, ctx: CheckContext, sites: list[exp.Column]) -> list[exp.Column]:
         """The other places the SQL compares the same columns with something that is not a
-        string (``Age = (SELECT MIN(Age) …)``, ``a.x = b.x``, ``x IN (…)``): read as numbers
-        too, so the edit changes how the values rank and nothing else."""
+        string (``Age = (SELECT MIN(Age) …)``, ``hp > (SELECT MIN(hp) …)``, ``a.x = b.x``,
+        ``x IN (…)``): read as numbers too, so the edit changes how the values rank and
+        nothing else."""
         assert ctx.tree is not None
         names = {c.name.lower() for c in sites}
+        binary = (exp.EQ, exp.NEQ, *_ORDERING)
         found: list[exp.Column] = []
         for col in ctx.tree.find_all(exp.Column):
-            if any(col is s for s in sites) or col.name.lower() not in names or not isinstance(col.parent, (exp.EQ, exp.NEQ, exp.In)):
+            if (any(col is s for s in sites) or col.name.lower() not in names
+                    or not isinstance(col.parent, (*binary, exp.In))):
                 continue
             cmp = col.parent
-            others = [cmp.expression] if isinstance(cmp, (exp.EQ, exp.NEQ)) else list(cmp.expressions)
-            if isinstance(cmp, (exp.EQ, exp.NEQ)) and cmp.expression is col:
-                others = [cmp.this]
+            if isinstance(cmp, binary):
+                others = [cmp.this if cmp.expression is col else cmp.expression]
+            else:
+                others = list(cmp.expressions)
             if isinstance(cmp, exp.In) and cmp.this is not col:
                 continue
             if any(isinstance(o, exp.Literal) and o.is_string for o in others):
