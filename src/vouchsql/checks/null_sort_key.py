@@ -25,8 +25,7 @@ from sqlglot.optimizer.scope import build_scope
 
 from ..answer import CheckResult
 from ..errors import VouchError
-from ..sql.edit import base_tables
-from ..sql.inspect import table_key
+from ..sql.scope import Scope
 from ..sql.tree import expand_key, limit_value, selects
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
@@ -84,17 +83,10 @@ class NullSortKey:
 
     @staticmethod
     def _may_hold_null(ctx: CheckContext, select: exp.Select, key: exp.Column) -> bool:
-        """Whether a table the SELECT reads has a column of the key's name with NULLs (the
-        profile's count; the probe decides)."""
-        tables = base_tables(select)
-        if key.table:
-            tables = [t for t in tables if (t.alias_or_name or "").lower() == key.table.lower()]
-        for t in tables:
-            tp = ctx.profile.table(table_key(t, ctx.profile.default_schema))
-            cp = tp.column(key.name) if tp is not None else None
-            if cp is not None and cp.null_count:
-                return True
-        return False
+        """Whether the key's column holds NULLs (the profile's count; the probe decides)."""
+        ref = Scope(select, ctx.profile).resolve(key)
+        cp = ctx.profile.column(ref.table, ref.column) if ref is not None else None
+        return cp is not None and cp.null_count > 0
 
     @staticmethod
     def _kept_nulls(ctx: CheckContext, select: exp.Select, key: exp.Column) -> tuple[int, int] | None:

@@ -23,8 +23,6 @@ rank as text on purpose.
 from __future__ import annotations
 
 import re
-from typing import Any
-
 import sqlglot
 from sqlglot import exp
 
@@ -33,9 +31,8 @@ from ..answer import CheckResult
 from ..db.figures import TableProfile
 from ..errors import VouchError
 from ..words import words_of
-from ..sql.edit import base_tables
-from ..sql.inspect import table_key
-from ..sql.tree import limit_value, own_nodes, selects, twin
+from ..sql.scope import Scope
+from ..sql.tree import limit_value, literal_value, own_nodes, selects, twin
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 from .unmatched_literal import brief
@@ -79,8 +76,7 @@ def _numeric_share(ctx: CheckContext, table: TableProfile, column: str) -> float
     key = ("numbers_as_text", table.qualified.lower(), column.lower())
     if key not in ctx.cache:
         x = exp.column(column, quoted=True)
-        numeric = sqlglot.parse_one(_AS_NUMBER, read="sqlite").transform(
-            lambda n: x.copy() if isinstance(n, exp.Column) and n.name == "vouch_x" else n)
+        numeric = _as_number(x)
         probe = sqlglot.parse_one(
             "SELECT COUNT(*), SUM(CASE WHEN TYPEOF(vouch_n) IN ('real', 'integer') THEN 1 ELSE 0 END) "
             "FROM t WHERE TRIM(vouch_c) <> ''", read="sqlite")
@@ -99,11 +95,7 @@ def _numeric_share(ctx: CheckContext, table: TableProfile, column: str) -> float
 
 
 def _number(node: exp.Expression) -> bool:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.Neg):
-        node = node.this
-    return isinstance(node, exp.Literal) and node.is_number
+    return isinstance(literal_value(node.unnest()), float)
 
 
 class NumbersAsText:
@@ -222,18 +214,11 @@ class NumbersAsText:
         """Whether ``col`` (in ``select``) is a column of text affinity whose frequent values
         include a number written as text, and most of its values are numbers; with
         ``markers``, only where some are not."""
-        tables = base_tables(select)
-        if col.table:
-            tables = [t for t in tables if (t.alias_or_name or "").lower() == col.table.lower()]
-        found: list[tuple[TableProfile, Any]] = []
-        for t in tables:
-            tp = ctx.profile.table(table_key(t, ctx.profile.default_schema))
-            cp = tp.column(col.name) if tp is not None else None
-            if tp is not None and cp is not None:
-                found.append((tp, cp))
-        if len(found) != 1:
+        ref = Scope(select, ctx.profile).resolve(col)
+        table = ctx.profile.table(ref.table) if ref is not None else None
+        cp = table.column(ref.column) if table is not None and ref is not None else None
+        if table is None or cp is None:
             return False
-        table, cp = found[0]
         if (cp.type or "").strip() and not _TEXT_AFFINITY.search(cp.type):
             return False
         if not any(isinstance(v, str) and _NUMBER.fullmatch(v) for v, _n in cp.top_values):

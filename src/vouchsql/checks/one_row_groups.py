@@ -31,7 +31,7 @@ from sqlglot import exp
 from ..answer import CheckResult
 from ..sql.edit import base_tables, driving_table
 from ..sql.inspect import table_key
-from ..sql.tree import expand_key, limit_value, own_nodes, selects
+from ..sql.tree import expand_key, limit_value, literal_value, own_nodes, selects
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
@@ -45,13 +45,9 @@ _FLIP: dict[type[exp.Binary], Callable[[float, float], bool]] = {
 
 
 def _number(node: exp.Expression) -> float | None:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_number:
-        return -float(node.this.this)
-    if isinstance(node, exp.Literal) and node.is_number:
-        return float(node.this)
-    return None
+    """A number written as a literal (``2``, ``-1``, ``(3)``), else None."""
+    value = literal_value(node.unnest())
+    return value if isinstance(value, float) else None
 
 
 def _counts(node: exp.Expression) -> tuple[int, ...] | None:
