@@ -247,3 +247,55 @@ def test_cli_bad_inputs_are_one_line_errors(tmp_path, capsys):
     assert "write NAME=VALUE" in capsys.readouterr().err
     assert main(["eval", "predictions", "--questions", str(tmp_path / "missing.jsonl")]) != 0
     assert "no such file" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- columns contract
+
+COMMON_KIND = "SELECT kind FROM pets GROUP BY kind ORDER BY count(*) DESC LIMIT 1"
+WITH_COUNT = "SELECT kind, count(*) FROM pets GROUP BY kind ORDER BY count(*) DESC LIMIT 1"
+
+
+def _extra_column_run(tmp_path: Path, pets: Path, name: str, *flags: str) -> dict:
+    """Five systems agree on an answer that returns the count beside the kind asked for: wrong
+    by the labels (they compare columns), invisible to agreement."""
+    q = tmp_path / "common.jsonl"
+    q.write_text(json.dumps({"id": "q1", "db": "pets_x", "question": "Which kind of pet is the most common?",
+                             "gold_sql": COMMON_KIND,
+                             "predictions": {s: WITH_COUNT for s in ("a", "b", "c", "d", "e")}}) + "\n",
+                 encoding="utf-8")
+    out = tmp_path / name
+    assert main(["eval", "predictions", "--questions", str(q), "--db-dir", str(pets), "--out", str(out),
+                 "--bootstrap", "20", "--cache-dir", str(tmp_path / "cache"), "--show-gold", *flags]) == 0
+    return {"metrics": json.loads((out / "metrics.json").read_text()),
+            "manifest": json.loads((out / "manifest.json").read_text()),
+            "report": (out / "report.md").read_text(encoding="utf-8")}
+
+
+def test_predictions_take_the_labels_column_contract_and_report_the_other(tmp_path, pets, monkeypatch):
+    monkeypatch.delenv("VOUCH_EXACT_COLUMNS", raising=False)
+    monkeypatch.chdir(tmp_path)  # no vouch.toml
+    on = _extra_column_run(tmp_path, pets, "on")
+    assert on["manifest"]["parameters"]["exact_columns"] is True, "labels compare columns: the default is on"
+    first = on["metrics"]["rules"]["agreement_first"]
+    assert on["metrics"]["a1"] == {"answers": 5, "wrong": 5}
+    assert first["a1"]["wrong_withheld"] == [5, 5]
+    other = on["metrics"]["columns_contract"]["other"]
+    assert other["exact_columns"] is False
+    assert other["rules"]["agreement_first"]["a1"]["wrong_withheld"] == [0, 5], "a signal withholds nothing"
+    assert other["rules"]["agreement_first"]["gold_withheld"] == 0
+    assert "| agreement_first | off | " in on["report"] and "| agreement_first | on (this run) | " in on["report"]
+
+    off = _extra_column_run(tmp_path, pets, "off", "--no-exact-columns")
+    assert off["manifest"]["parameters"]["exact_columns"] is False
+    assert off["metrics"]["rules"]["agreement_first"]["a1"]["wrong_withheld"] == [0, 5]
+    assert off["metrics"]["columns_contract"]["other"]["rules"]["agreement_first"]["a1"]["wrong_withheld"] == [5, 5]
+
+    monkeypatch.setenv("VOUCH_EXACT_COLUMNS", "0")  # a setting the user gave stands
+    assert _extra_column_run(tmp_path, pets, "env")["manifest"]["parameters"]["exact_columns"] is False
+
+
+def test_exact_and_no_exact_columns_together_are_refused(tmp_path, pets, capsys):
+    q = _questions(tmp_path)
+    assert main(["eval", "predictions", "--questions", str(q), "--predictions", f"a={_lines(tmp_path / 'a.txt', [COUNT, BY_WEIGHT, KINDS])}",
+                 "--db-dir", str(pets), "--out", str(tmp_path / "x"), "--exact-columns", "--no-exact-columns"]) == 2
+    assert "--exact-columns or --no-exact-columns" in capsys.readouterr().err

@@ -155,6 +155,10 @@ def register_predictions(evals: argparse._SubParsersAction[Any], common: argpars
     r.add_argument("--write-measured", metavar="PATH",
                    help="write the per-alarm precision table the severity rule reads (vouch-measured/1)")
     r.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    r.add_argument("--no-exact-columns", action="store_true",
+                   help="judge the answers as `vouch check` does by default, a returned column the question did "
+                        "not ask for a signal; without it this command turns exact_columns on, since its labels "
+                        "compare the returned columns (the report gives both)")
     _bootstrap_options(r)
     r.add_argument("--out", help="run folder for records, metrics and reports (default: vouch-eval/predictions; "
                                  "rerunning with the same folder skips finished questions)")
@@ -323,6 +327,19 @@ def _pairs(values: list[str], option: str) -> list[tuple[str, str]]:
     return out
 
 
+def _labels_contract(args: argparse.Namespace, config: Config) -> Config:
+    """``exact_columns`` for a predictions run: on unless asked otherwise. Its labels are
+    execution matches, which compare the returned columns, so an extra column is what they call
+    wrong; a setting given in vouch.toml or VOUCH_EXACT_COLUMNS stands."""
+    if args.no_exact_columns:
+        if args.exact_columns:
+            raise UserInputError("give --exact-columns or --no-exact-columns, not both")
+        return config.with_overrides(exact_columns=False)
+    if args.exact_columns is None and "exact_columns" not in config.sources:
+        return config.with_overrides(exact_columns=True)
+    return config
+
+
 def run_predictions_command(args: argparse.Namespace, config: Config, out: Console) -> int:
     from . import predictions as P
     from .confidence import parse_rules
@@ -354,6 +371,7 @@ def run_predictions_command(args: argparse.Namespace, config: Config, out: Conso
                 files[name] = Path(value)
         shown = [s.strip() for s in args.shown_systems.split(",") if s.strip()] if args.shown_systems else None
         out_dir = _run_out(args, "predictions")
+        config = _labels_contract(args, config)
         with RichProgress("vouching") as bar:
             records, manifest = P.run_predictions(
                 questions, config, out_dir, databases=databases, k=args.k, shown=shown, show_gold=args.show_gold,

@@ -495,19 +495,45 @@ def _answers(records: list[dict[str, Any]], exclude: AbstractSet[str] = frozense
             for a in r["answers"] if a.get("label") is not None]
 
 
-def _verdicts(answers: list[dict[str, Any]], rules: list[str]) -> dict[str, list[Any]]:
-    """Each rule's verdict per answer, recomputed from the stored evidence (no SQL)."""
+COLUMNS_CHECK = "asked_columns"
+
+
+def run_exact_columns(records: list[dict[str, Any]]) -> bool | None:
+    """The ``exact_columns`` setting a run's records were made with, read from the kind stored
+    for ``asked_columns`` (a cap with the setting, a signal without); None if no record has it."""
+    for r in records:
+        for a in r.get("answers") or []:
+            for c in a.get("checks") or []:
+                if c["name"] == COLUMNS_CHECK:
+                    return bool(c["kind"] == "cap")
+    return None
+
+
+def _columns_as(checks: list[CheckResult], exact: bool) -> list[CheckResult]:
+    """The checks as ``exact_columns`` = ``exact`` would have reported them: the setting changes
+    only ``asked_columns``' kind (its finding is measured the same either way), so the other
+    contract's verdicts follow from the same records."""
+    kind = "cap" if exact else "signal"
+    return [c.model_copy(update={"kind": kind}) if c.name == COLUMNS_CHECK else c for c in checks]
+
+
+def _verdicts(answers: list[dict[str, Any]], rules: list[str], *,
+              exact_columns: bool | None = None) -> dict[str, list[Any]]:
+    """Each rule's verdict per answer, recomputed from the stored evidence (no SQL); with
+    ``exact_columns`` given, as that setting would have made them."""
     out: dict[str, list[Any]] = {r: [] for r in rules}
     reproduced = [0, 0]
     for a in answers:
         checks = [CheckResult.model_validate(c) for c in a["checks"]]
+        if exact_columns is not None:
+            checks = _columns_as(checks, exact_columns)
         for rule in rules:
             if a.get("refused"):
                 out[rule].append((0.0, "abstain"))
                 continue
             v = score_from_record(a, rule, checks)
             out[rule].append((float(v.score), v.gate))
-            if rule in a["verdicts"]:
+            if rule in a["verdicts"] and exact_columns is None:
                 reproduced[1] += 1
                 reproduced[0] += a["verdicts"][rule] == v.model_dump(mode="json")
     out["_reproduced"] = reproduced
@@ -593,7 +619,17 @@ def analyse(records: list[dict[str, Any]], rules: list[str], *, replicates: int 
     gates = {r: [g for _, g in verdicts[r]] for r in rules}
     agreement = np.array([a["agreement"] for a in answers], dtype=float)
     a1 = agreement >= 1.0
-    boot = question_bootstrap({"agreement": agreement, **scores}, y, groups, replicates=replicates, seed=seed)
+    # The other columns contract (exact_columns flipped), from the same records, so one run
+    # reports both: the setting the labels call for and the analyst's default.
+    exact = run_exact_columns(records)
+    other: dict[str, list[Any]] = {}
+    if exact is not None:
+        other = _verdicts(answers, rules, exact_columns=not exact)
+        other.pop("_reproduced")
+    other_scores = {f"{r} (other columns contract)": np.array([s for s, _ in v], dtype=float)
+                    for r, v in other.items()}
+    boot = question_bootstrap({"agreement": agreement, **scores, **other_scores}, y, groups, replicates=replicates,
+                              seed=seed)
     out_rules: dict[str, dict[str, Any]]
     curves: dict[str, dict[str, Any]]
     out_rules, curves = {}, {"risk_coverage": {}, "reliability": {}}
@@ -652,6 +688,21 @@ def analyse(records: list[dict[str, Any]], rules: list[str], *, replicates: int 
         metrics["gold_shown"] = {"n": len(gold), "rules": {
             rule: {"withheld": sum(g in WITHHELD for _, g in v),
                    "ids": [i for i, (_, g) in zip(ids_shown, v) if g in WITHHELD]} for rule, v in got.items()}}
+    if exact is not None:
+        flipped: dict[str, Any] = {}
+        for rule, v in other.items():
+            name = f"{rule} (other columns contract)"
+            flipped[rule] = {"minus_agreement": M.auroc(other_scores[name], y) - M.auroc(agreement, y),
+                             "minus_agreement_ci": boot.paired(name, "agreement"),
+                             "all": _slice([g for _, g in v], y, np.ones_like(y)),
+                             "a1": _slice([g for _, g in v], y, a1)}
+        if gold:
+            gold_other = _verdicts(gold, rules, exact_columns=not exact)
+            gold_other.pop("_reproduced")
+            for rule, v in gold_other.items():
+                flipped[rule]["gold_withheld"] = sum(g in WITHHELD for _, g in v)
+        metrics["columns_contract"] = {"exact_columns": exact, "other": {"exact_columns": not exact,
+                                                                         "rules": flipped}}
     return M.jsonable(metrics), M.jsonable(curves)
 
 
@@ -669,6 +720,34 @@ def measured_table(metrics: dict[str, Any], command: str, data: str) -> dict[str
 def _share(pair: Sequence[int]) -> str:
     k, n = pair
     return f"{pct(k / n) if n else '—'} ({k}/{n})"
+
+
+def _columns_section(metrics: dict[str, Any]) -> list[Section]:
+    """Both columns contracts side by side: the run's setting and the other, from the same records."""
+    cc = metrics.get("columns_contract")
+    if not cc:
+        return []
+    gs = metrics.get("gold_shown")
+    rows = []
+    for exact, figures in ((cc["exact_columns"], metrics["rules"]), (cc["other"]["exact_columns"],
+                                                                     cc["other"]["rules"])):
+        for rule, m in figures.items():
+            gold = gs["rules"][rule]["withheld"] if exact == cc["exact_columns"] and gs else m.get("gold_withheld")
+            this_run = " (this run)" if exact == cc["exact_columns"] else ""
+            rows.append([rule, ("on" if exact else "off") + this_run,
+                         with_ci(m["minus_agreement"], m["minus_agreement_ci"], signed=True),
+                         _share(m["a1"]["right_withheld"]), _share(m["a1"]["wrong_withheld"]),
+                         _share([gold, gs["n"]]) if gs and gold is not None else "—"])
+    mode = "on" if cc["exact_columns"] else "off"
+    return [Section("Columns as the contract", [
+        Text(f"This run has `exact_columns` {mode}. With it on, a returned column the question did not ask for "
+             "(`asked_columns`) caps the score: the answer's columns are its contract, as they are for labels that "
+             "compare the returned columns (Spider's and BIRD's execution match). With it off (the default of "
+             "`vouch check`, `ask` and `serve`) that finding is a signal. Both rows come from the same records: "
+             "the setting changes only that check's kind."),
+        Table(["rule", "exact_columns", "minus agreement (95% CI)", "right withheld (A = 1)",
+               "wrong withheld (A = 1)", "gold withheld"], rows),
+    ])]
 
 
 def build_report(metrics: dict[str, Any], curves: dict[str, Any], records: list[dict[str, Any]],
@@ -725,6 +804,7 @@ def build_report(metrics: dict[str, Any], curves: dict[str, Any], records: list[
             Table(["rule", "right withheld (all)", "wrong withheld (all)", "right withheld (A = 1)",
                    "wrong withheld (A = 1)"], a1_rows),
         ]),
+        *_columns_section(metrics),
         Section("Each alarm as an error detector", [
             Table(["alarm", "kind", "fires (right/wrong)", "precision (95% CI)", "at A = 1 (right/wrong)",
                    "precision at A = 1 (95% CI)"], alarm_rows),
