@@ -299,3 +299,33 @@ def test_exact_and_no_exact_columns_together_are_refused(tmp_path, pets, capsys)
     assert main(["eval", "predictions", "--questions", str(q), "--predictions", f"a={_lines(tmp_path / 'a.txt', [COUNT, BY_WEIGHT, KINDS])}",
                  "--db-dir", str(pets), "--out", str(tmp_path / "x"), "--exact-columns", "--no-exact-columns"]) == 2
     assert "--exact-columns or --no-exact-columns" in capsys.readouterr().err
+
+
+def test_right_answers_withheld_with_their_gold_are_counted_apart(tmp_path):
+    # Codes stored with a leading space on one side: the gold's join matches nothing, every
+    # system writes the same join, so each is "right" (the gold's rows) and rightly withheld.
+    path = tmp_path / "dbs" / "air.sqlite"
+    path.parent.mkdir()
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE airports (code TEXT PRIMARY KEY, city TEXT)")
+    con.execute("CREATE TABLE flights (id INTEGER PRIMARY KEY, src TEXT REFERENCES airports(code))")
+    con.executemany("INSERT INTO airports VALUES (?, ?)", [("ABZ", "Aberdeen"), ("AKO", "Akron"), ("ALB", "Albany")])
+    con.executemany("INSERT INTO flights VALUES (?, ?)", [(i, " " + c) for i, c in enumerate(["ABZ", "AKO", "ALB"] * 4)])
+    con.commit()
+    con.close()
+    join = "SELECT count(*) FROM flights JOIN airports ON airports.code = flights.src WHERE airports.city = 'Aberdeen'"
+    q = tmp_path / "air.jsonl"
+    q.write_text("".join(json.dumps({"id": f"q{i}", "db": "air", "question": text, "gold_sql": sql,
+                                     "predictions": {s: sql for s in "abcde"}}) + "\n"
+                         for i, (text, sql) in enumerate([("How many flights leave from Aberdeen?", join),
+                                                          ("How many airports are there?",
+                                                           "SELECT count(*) FROM airports")])), encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["eval", "predictions", "--questions", str(q), "--db-dir", str(path.parent), "--out", str(out),
+                 "--bootstrap", "20", "--cache-dir", str(tmp_path / "cache"), "--show-gold"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    first = metrics["rules"]["agreement_first"]
+    assert metrics["gold_shown"]["rules"]["agreement_first"]["ids"] == ["q0"]
+    assert first["a1"]["right_withheld"] == [5, 10]
+    assert first["a1"]["right_withheld_gold_withheld"] == 5, "all five share the gold's join"
+    assert "gold withheld too" in (out / "report.md").read_text(encoding="utf-8")

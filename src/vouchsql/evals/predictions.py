@@ -688,6 +688,16 @@ def analyse(records: list[dict[str, Any]], rules: list[str], *, replicates: int 
         metrics["gold_shown"] = {"n": len(gold), "rules": {
             rule: {"withheld": sum(g in WITHHELD for _, g in v),
                    "ids": [i for i, (_, g) in zip(ids_shown, v) if g in WITHHELD]} for rule, v in got.items()}}
+        # A right label says "returns the gold's rows". Where the rule withholds the gold too, a
+        # right answer it withholds may share the gold's error (a join that matches nothing, a
+        # value no row holds): counted apart, so a reader judges those before calling them false
+        # alarms.
+        qids = np.array([a["id"] for a in answers], dtype=object)
+        for rule in rules:
+            gold_out = np.isin(qids, metrics["gold_shown"]["rules"][rule]["ids"])
+            held = np.array([g in WITHHELD for g in gates[rule]], dtype=bool)
+            for part, mask in (("all", np.ones_like(y)), ("a1", a1)):
+                out_rules[rule][part]["right_withheld_gold_withheld"] = int((held & y & mask & gold_out).sum())
     if exact is not None:
         flipped: dict[str, Any] = {}
         for rule, v in other.items():
@@ -777,7 +787,8 @@ def build_report(metrics: dict[str, Any], curves: dict[str, Any], records: list[
                             f"{m['brier']:.3f}" if m["brier"] is not None else "—",
                             f"{m['aurc']:.3f}" if m["aurc"] is not None else "—"])
         a1_rows.append([rule, _share(m["all"]["right_withheld"]), _share(m["all"]["wrong_withheld"]),
-                        _share(m["a1"]["right_withheld"]), _share(m["a1"]["wrong_withheld"])])
+                        _share(m["a1"]["right_withheld"]), _share(m["a1"]["wrong_withheld"])]
+                       + ([str(m["a1"]["right_withheld_gold_withheld"])] if "gold_shown" in metrics else []))
     alarm_rows = []
     for r in sorted(metrics["alarms"], key=lambda r: (-r["fires"], r["alarm"])):
         alarm_rows.append([r["alarm"], "/".join(r["kinds"]), f"{r['fires']} ({r['on_right']}/{r['on_wrong']})",
@@ -802,7 +813,12 @@ def build_report(metrics: dict[str, Any], curves: dict[str, Any], records: list[
             Text(f"{metrics['a1']['answers']} answers have every candidate agree (A = 1); {metrics['a1']['wrong']} of "
                  "them wrong — errors agreement cannot see. Withheld = flagged or abstained."),
             Table(["rule", "right withheld (all)", "wrong withheld (all)", "right withheld (A = 1)",
-                   "wrong withheld (A = 1)"], a1_rows),
+                   "wrong withheld (A = 1)"] + (["of the right withheld (A = 1): gold withheld too"]
+                                                if "gold_shown" in metrics else []), a1_rows),
+            *([Text("The last column counts right answers withheld on questions whose gold SQL the same rule "
+                    "withholds (see Labels): a right label means \"returns the gold's rows\", so where the gold "
+                    "is wrong such an answer shares its error. Read these before counting them as false alarms.")]
+              if "gold_shown" in metrics else []),
         ]),
         *_columns_section(metrics),
         Section("Each alarm as an error detector", [
