@@ -70,3 +70,19 @@ def test_abbreviated_column_names_its_table():
     assert not names_entity("dpt", departments)  # not the same first three letters
     assert not names_entity("deposit", departments)
     assert not names_entity("employees_total_count", employees)
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("What are the names of the sections in reverse alphabetical order?", "high"),
+    ("List the title of all cartoons in alphabetical order.", "low"),
+    ("What are the titles of the cartoons sorted alphabetically?", "low"),
+    ("List the names in ascending alphabetical order of name.", "low"),
+    ("Show the cities from Z to A.", "high"),
+    ("Show the cities from A to Z.", "low"),
+    ("Sort the names alphabetically descending.", "high"),
+    ("List the names sorted by age.", None),
+    ("Which alphabet letters appear?", None),
+])
+def test_alphabetical_order(question, kind):
+    claim = read_shape(question).alphabetical
+    assert (claim.kind if claim else None) == kind

@@ -228,7 +228,7 @@ class ReadsNoTableEvidence(Evidence):
 
 
 class QuestionShapeFinding(Evidence):
-    part: str  # "direction", "aggregate", "entity" or "count_unit"
+    part: str  # "direction", "aggregate", "entity", "count_unit" or "alphabetical"
     words: str  # the question's words
     sql: str  # the SQL clause, or its absence
 

@@ -31,6 +31,7 @@ Precision over recall: each rule stays silent where the words or the SQL are not
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -72,7 +73,8 @@ class QuestionShape:
         sql = _Sql(ctx.tree, ctx.profile)
         findings: list[dict[str, Any]] = []
         measured: list[str] = []
-        for part, fn in (("direction", _direction), ("aggregate", _aggregates), ("entity", _entities)):
+        for part, fn in (("direction", _direction), ("aggregate", _aggregates), ("entity", _entities),
+                         ("alphabetical", _alphabetical)):
             got, did = fn(shape, sql, ctx)
             findings += got
             if did:
@@ -284,6 +286,60 @@ def _direction(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[st
                                      "sql": f"the SQL orders ORDER BY {key.this.sql()} "
                                             f"{'DESC' if pol == 'high' else 'ASC'}"})
     return findings, measured
+
+
+# -- alphabetical order of the rows shown -----------------------------------------------
+def _sort_forms(value: str) -> tuple[str, ...]:
+    """The forms a collation may sort ``value`` by: as written (binary, SQLite's default), case
+    folded (NOCASE), folded without accents (MariaDB's default ``utf8mb4_general_ci``), and that
+    without spaces or punctuation (a locale collation, PostgreSQL's usual default). Rows in
+    order under any one are in order."""
+    folded = value.casefold()
+    bare = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
+    return value, folded, bare, "".join(c for c in bare if c.isalnum())
+
+
+def _in_order(values: list[str], descending: bool) -> bool:
+    forms = [_sort_forms(v) for v in values]
+    for i in range(4):
+        keys = [f[i] for f in forms]
+        if keys == sorted(keys, reverse=descending):
+            return True
+    return False
+
+
+def _alphabetical(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[str, Any]], bool]:
+    """"In (reverse) alphabetical order" asks the rows shown to be in that order: judged on the
+    result, so a key the SQL sorts by but does not return ("other details … in reverse
+    alphabetical order" sorted by the students' last names) shows as rows in no such order.
+    Measured only where a text column is returned and the SQL sorts by no column the question
+    names but does not return (a named key, "emails in alphabetical order of the names", may be
+    left out)."""
+    claim = shape.alphabetical
+    result = ctx.result
+    if claim is None or not result.ok or len(result.rows) < 2 or not sql.selects:
+        return [], False
+    order = sql.selects[0].args.get("order")
+    said = {singular(w) for w in words_of(ctx.question).lower().split()}
+    keys = [c for o in (order.expressions if order is not None else []) for c in o.find_all(exp.Column)]
+    shown_names = {c.lower() for c in result.columns}
+    if any({singular(w) for w in words_of(c.name).lower().split()} & said and c.name.lower() not in shown_names
+           for c in keys):
+        return [], False
+    texts = [i for i in range(len(result.columns))
+             if all(r[i] is None or isinstance(r[i], str) for r in result.rows)
+             and sum(isinstance(r[i], str) for r in result.rows) >= 2]
+    if not texts:
+        return [], False
+    descending = claim.kind == "high"
+    if any(_in_order([r[i] for r in result.rows if r[i] is not None], descending) for i in texts):
+        return [], True
+    shown = ", ".join(result.columns[i] for i in texts)
+    by = (f"ORDER BY {', '.join(o.sql(dialect=ctx.probe.dialect) for o in order.expressions)}"
+          if order is not None else "no ORDER BY")
+    return [{"part": "alphabetical", "words": claim.words,
+             "sql": f"the rows shown are in no {'reverse ' if descending else ''}alphabetical order of a column "
+                    f"shown ({shown}; the SQL has {by})"}], True
 
 
 # -- aggregates --------------------------------------------------------------------------

@@ -40,6 +40,9 @@ class Claim:
 class Shape:
     directions: list[Claim] = field(default_factory=list)
     order: Claim | None = None  # an explicit order: kind "high" (descending) or "low" (ascending)
+    # "in alphabetical order" (kind "low"), "in reverse alphabetical order" ("high"): the rows
+    # shown are to be in that order
+    alphabetical: Claim | None = None
     aggregates: list[Claim] = field(default_factory=list)
     events: Claim | None = None
     count_phrases: list[str] = field(default_factory=list)  # the words after "how many" / "number of"
@@ -245,11 +248,30 @@ def _count_phrases(question: str) -> list[str]:
     return [p.text for p in count_phrases(question) if p.asks_number and p.words]
 
 
+_ALPHABETICAL = [
+    (re.compile(r" ((in )?(reverse|descending|inverse|inverted) (alphabetic|alphabetical|lexicographic|lexicographical)"
+                r"( order)?|(alphabetically|alphabetical order) (descending|reversed|in reverse)|z to a) "), "high"),
+    (re.compile(r" ((in )?(ascending )?(alphabetic|alphabetical|lexicographic|lexicographical) order|alphabetically|"
+                r"a to z) "), "low"),
+]
+
+
+def _read_alphabetical(text: str) -> Claim | None:
+    """The alphabetical order the question asks the rows to be shown in (reverse first: "in
+    reverse alphabetical order" also holds "alphabetical order")."""
+    for pattern, kind in _ALPHABETICAL:
+        m = pattern.search(text)
+        if m:
+            return Claim(kind, m.group(1))
+    return None
+
+
 def read_shape(question: str) -> Shape:
     text = words(question)
     directions, order = _read_directions(text)
     events = _EVENTS.search(text)
-    return Shape(directions=directions, order=order, aggregates=_read_aggregates(text),
+    return Shape(directions=directions, order=order, alphabetical=_read_alphabetical(text),
+                 aggregates=_read_aggregates(text),
                  events=Claim("events", events.group(1)) if events else None,
                  count_phrases=_count_phrases(question))
 
