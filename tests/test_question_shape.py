@@ -80,6 +80,9 @@ def test_abbreviated_column_names_its_table():
     ("Show the cities from Z to A.", "high"),
     ("Show the cities from A to Z.", "low"),
     ("Sort the names alphabetically descending.", "high"),
+    ("List the section_name in reversed lexicographical order.", "high"),
+    ("List all the student details in reversed lexicographical order.", "high"),
+    ("What are the names, sorted in lexicographic order?", "low"),
     ("List the names sorted by age.", None),
     ("Which alphabet letters appear?", None),
 ])

@@ -249,10 +249,9 @@ def _count_phrases(question: str) -> list[str]:
 
 
 _ALPHABETICAL = [
-    (re.compile(r" ((in )?(reverse|descending|inverse|inverted) (alphabetic|alphabetical|lexicographic|lexicographical)"
-                r"( order)?|(alphabetically|alphabetical order) (descending|reversed|in reverse)|z to a) "), "high"),
-    (re.compile(r" ((in )?(ascending )?(alphabetic|alphabetical|lexicographic|lexicographical) order|alphabetically|"
-                r"a to z) "), "low"),
+    (re.compile(r" ((in )?(revers\w*|descending|inverse|inverted|backwards?) (alphabetic|lexicographic)\w*( order)?|"
+                r"(alphabetic|lexicographic)\w*( order)? (descending|revers\w*|in reverse|backwards?)|z to a) "), "high"),
+    (re.compile(r" ((in )?(ascending )?(alphabetic|lexicographic)\w*( order)?|a to z) "), "low"),
 ]
 
 
