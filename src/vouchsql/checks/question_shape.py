@@ -23,6 +23,10 @@ each claim it reads is checked against the SQL's tree and the profile:
   a COUNT over rows of a different table, without DISTINCT on the thing's key, fires (the
   counting unit); so does a ranking by events ("best selling", "most purchased") that counts
   DISTINCT references instead of the events.
+* **alphabetical** — "in (reverse) alphabetical order", "alphabetically", "from A to Z",
+  judged on the rows shown: fires when no text column shown is in that order under any
+  collation an engine sorts by (as written, case folded, without accents, without spaces and
+  punctuation). Not judged where the SQL sorts by a key the question names but leaves out.
 
 Precision over recall: each rule stays silent where the words or the SQL are not read
 ("not measured"), never guesses.
