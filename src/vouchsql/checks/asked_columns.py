@@ -35,12 +35,11 @@ from sqlglot import exp
 
 from ..answer import CheckResult
 from ..question.columns import Asked, asked_words, word_set
+from ..question.words import column_words
 from ..sql.tree import projection_for
-from ..words import singular, words_of
 from . import evidence as ev
 from .base import CheckContext, report, unparsed
 
-_STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "num", "no", "nbr", "is"}
 _AGG_WORDS = {exp.Sum: {"total", "sum"}, exp.Avg: {"average", "mean", "avg"}}
 
 
@@ -59,7 +58,7 @@ def _sort_keys(select: exp.Select) -> set[int]:
 def _column_words(node: exp.Expression) -> set[str]:
     out: set[str] = set()
     for col in ([node] if isinstance(node, exp.Column) else node.find_all(exp.Column)):
-        out |= {singular(w) for w in words_of(col.name).lower().split() if w not in _STOP}
+        out |= set(column_words(col.name))
     return out
 
 

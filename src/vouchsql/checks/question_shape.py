@@ -50,6 +50,8 @@ from ..sql.scope import Scope
 from ..sql.tree import limit_value, own_nodes, selects, twin
 from ..words import singular, words_of
 from ..db.profile import Profile, TableProfile
+from ..question.columns import word_set
+from ..question.words import column_words
 from ..question.shape import (Claim, EntityNames, Shape, entity_tables, entity_words, names_entity, read_shape,
                               table_words, words)
 from . import evidence as ev
@@ -324,11 +326,10 @@ def _alphabetical(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict
     if claim is None or not result.ok or len(result.rows) < 2 or not sql.selects:
         return [], False
     order = sql.selects[0].args.get("order")
-    said = {singular(w) for w in words_of(ctx.question).lower().split()}
+    said = word_set(ctx.question)
     keys = [c for o in (order.expressions if order is not None else []) for c in o.find_all(exp.Column)]
     shown_names = {c.lower() for c in result.columns}
-    if any({singular(w) for w in words_of(c.name).lower().split()} & said and c.name.lower() not in shown_names
-           for c in keys):
+    if any(set(column_words(c.name)) & said and c.name.lower() not in shown_names for c in keys):
         return [], False
     texts = [i for i in range(len(result.columns))
              if all(r[i] is None or isinstance(r[i], str) for r in result.rows)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ..words import singular, words_of
 from .filters import read_filters
 from .shape import entity_tables, entity_words, read_shape, words
-from .words import fold
+from .words import COLUMN_STOP as _COLUMN_STOP
+from .words import column_words, fold
 
 if TYPE_CHECKING:
     from ..db.profile import Profile
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 # check with verified queries reads a question this way, and compiling the four at import cost
 # ≈ 5 M instructions of every ``vouch check`` start-up (``bench/startup.py --instructions``).
 _NEGATION = r"\b(?:not|no|never|without|except|excluding|other than|n't)\b"
-_COLUMN_STOP = {"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "is", "no", "num", "nbr"}
 # the parts that must agree for two readings to ask the same thing; columns may differ a little
 PARTS = ("entities", "values", "connective", "numbers", "years", "aggregates", "directions", "rows", "negated",
          "qualifiers", "columns")
@@ -90,7 +90,7 @@ def _phrase_in(phrase: str, text_words: list[str]) -> bool:
 
 
 def _column_key(name: str) -> str | None:
-    parts = [singular(w) for w in words_of(name).lower().split() if w not in _COLUMN_STOP]
+    parts = column_words(name)
     return " ".join(parts) if parts else None
 
 

@@ -13,6 +13,17 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..words import singular as singular  # re-exported: one singular for every reader
+from ..words import words_of
+
+# Words of a column's name that say nothing of what it holds ("num_of_ticket", "is_active").
+COLUMN_STOP = frozenset({"of", "the", "a", "an", "and", "in", "on", "at", "to", "for", "by", "with", "is", "no",
+                         "num", "nbr"})
+
+
+def column_words(name: str) -> list[str]:
+    """A column's name as the singular words a question would name it by: ``Level_of_membership``
+    → level, membership; ``LastName`` → last, name. One reading for every reader of columns."""
+    return [singular(w) for w in words_of(name).lower().split() if w not in COLUMN_STOP]
 
 NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
