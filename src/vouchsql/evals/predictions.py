@@ -498,9 +498,13 @@ def _answers(records: list[dict[str, Any]], exclude: AbstractSet[str] = frozense
 COLUMNS_CHECK = "asked_columns"
 
 
-def run_exact_columns(records: list[dict[str, Any]]) -> bool | None:
-    """The ``exact_columns`` setting a run's records were made with, read from the kind stored
-    for ``asked_columns`` (a cap with the setting, a signal without); None if no record has it."""
+def run_exact_columns(records: list[dict[str, Any]], manifest: dict[str, Any] | None = None) -> bool | None:
+    """The ``exact_columns`` setting a run's records were made with: the manifest's, else (a run
+    recorded before the manifest held it) read from the kind stored for ``asked_columns``, a cap
+    with the setting and a signal without; None if neither says."""
+    recorded = (manifest or {}).get("parameters", {}).get("exact_columns")
+    if recorded is not None:
+        return bool(recorded)
     for r in records:
         for a in r.get("answers") or []:
             for c in a.get("checks") or []:
@@ -513,8 +517,11 @@ def _columns_as(checks: list[CheckResult], exact: bool) -> list[CheckResult]:
     """The checks as ``exact_columns`` = ``exact`` would have reported them: the setting changes
     only ``asked_columns``' kind (its finding is measured the same either way), so the other
     contract's verdicts follow from the same records."""
+    from ..checks.severity import earned
+
     kind = "cap" if exact else "signal"
-    return [c.model_copy(update={"kind": kind}) if c.name == COLUMNS_CHECK else c for c in checks]
+    # as a live run does: the written kind, then what its measured precision earns
+    return [earned(c.model_copy(update={"kind": kind})) if c.name == COLUMNS_CHECK else c for c in checks]
 
 
 def _verdicts(answers: list[dict[str, Any]], rules: list[str], *,
@@ -606,9 +613,10 @@ def _slice(gates: list[str], y: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
 
 
 def analyse(records: list[dict[str, Any]], rules: list[str], *, replicates: int = M.DEFAULT_REPLICATES,
-            seed: int = M.DEFAULT_SEED,
-            exclude: AbstractSet[str] = frozenset()) -> tuple[dict[str, Any], dict[str, Any]]:
-    """metrics.json and the curves behind the figures, from the records alone."""
+            seed: int = M.DEFAULT_SEED, exclude: AbstractSet[str] = frozenset(),
+            manifest: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """metrics.json and the curves behind the figures, from the records (and the run's
+    settings, where ``manifest`` is given)."""
     answers = _answers(records, exclude)
     y = np.array([bool(a["label"]) for a in answers], dtype=bool)
     ids = {q: i for i, q in enumerate(dict.fromkeys(a["id"] for a in answers))}
@@ -621,7 +629,7 @@ def analyse(records: list[dict[str, Any]], rules: list[str], *, replicates: int 
     a1 = agreement >= 1.0
     # The other columns contract (exact_columns flipped), from the same records, so one run
     # reports both: the setting the labels call for and the analyst's default.
-    exact = run_exact_columns(records)
+    exact = run_exact_columns(records, manifest)
     other: dict[str, list[Any]] = {}
     if exact is not None:
         other = _verdicts(answers, rules, exact_columns=not exact)
@@ -879,7 +887,8 @@ def finish(out_dir: Path, records: list[dict[str, Any]], manifest: dict[str, Any
     rules = rules or params.get("rules") or list(DEFAULT_RULES)
     exclude = set(params.get("exclude") or [] if exclude is None else exclude)
     metrics, curves = analyse(records, rules, replicates=replicates or params.get("bootstrap") or M.DEFAULT_REPLICATES,
-                              seed=params.get("seed", M.DEFAULT_SEED) if seed is None else seed, exclude=exclude)
+                              seed=params.get("seed", M.DEFAULT_SEED) if seed is None else seed, exclude=exclude,
+                              manifest=manifest)
     write_json(Path(out_dir) / "metrics.json", metrics)
     write_json(Path(out_dir) / "curves.json", curves)
     report = build_report(metrics, curves, records, manifest, replay_of=replay_of)
