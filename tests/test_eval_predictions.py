@@ -236,6 +236,9 @@ def test_write_measured_is_the_table_the_severity_rule_reads(run, tmp_path):
                  "--write-measured", str(path)]) == 0
     doc = json.loads(path.read_text())
     assert doc["schema"] == "vouch-measured/1" and doc["answers"] == 15
+    # the command that made the records, then the replay that wrote the table
+    assert doc["command"].startswith("test; then vouch eval predictions --replay ")
+    assert "--write-measured" in doc["command"]
     for m in doc["alarms"].values():
         assert 0 <= m["wrong"] <= m["fires"] and 0 <= m["wrong_a1"] <= m["fires_a1"] <= m["fires"]
 

@@ -387,7 +387,10 @@ def run_predictions_command(args: argparse.Namespace, config: Config, out: Conso
         data = (f"{questions_file}: each of {len(params.get('systems') or [])} systems shown in turn with K = "
                 f"{params.get('k')} candidates; labels: {metrics['labels']['given']} given, "
                 f"{metrics['labels']['execution']} by execution")
-        write_json(Path(args.write_measured), P.measured_table(metrics, manifest.get("command", ""), data))
+        # the command that made the records, and this one where it only replayed them
+        made_by = manifest.get("command", "")
+        made_by = f"{made_by}; then {_command(args)}" if args.replay else _command(args)
+        write_json(Path(args.write_measured), P.measured_table(metrics, made_by, data))
         out.print(f"Wrote the per-alarm precision table to {args.write_measured}", highlight=False)
     return code
 
