@@ -85,7 +85,28 @@ def test_abbreviated_column_names_its_table():
     ("What are the names, sorted in lexicographic order?", "low"),
     ("List the names sorted by age.", None),
     ("Which alphabet letters appear?", None),
+    # the reversing word anywhere near, in the same clause
+    ("List genre names sorted alphabetically in descending order.", "high"),
+    ("List genre names in alphabetical order, Z-A.", "high"),
+    ("List genre names in decreasing alphabetical order.", "high"),
+    ("Show the genres in alphabetical order, but descending.", "high"),
+    ("List names in alphabetical order and prices in descending order.", "low"),
+    # not an order of the rows
+    ("Which track names contain non-alphabetic characters?", None),
+    ("Which artist names consist of alphabetic characters only?", None),
+    ("List customers whose last name comes alphabetically before 'C'.", None),
+    ("Which name comes first in alphabetical order?", None),
+    ("List the 5 artists that come last alphabetically.", None),
 ])
 def test_alphabetical_order(question, kind):
     claim = read_shape(question).alphabetical
     assert (claim.kind if claim else None) == kind
+
+
+@pytest.mark.parametrize("question, key", [
+    ("List all employees alphabetically by surname.", "by surname"),
+    ("Show customer emails in alphabetical order of their last name.", "of their last name"),
+    ("List the title of all cartoons in alphabetical order.", None),
+])
+def test_alphabetical_order_names_its_key(question, key):
+    assert read_shape(question).alphabetical_key == key

@@ -23,10 +23,9 @@ each claim it reads is checked against the SQL's tree and the profile:
   a COUNT over rows of a different table, without DISTINCT on the thing's key, fires (the
   counting unit); so does a ranking by events ("best selling", "most purchased") that counts
   DISTINCT references instead of the events.
-* **alphabetical** — "in (reverse) alphabetical order", "alphabetically", "from A to Z",
-  judged on the rows shown: fires when no text column shown is in that order under any
-  collation an engine sorts by (as written, case folded, without accents, without spaces and
-  punctuation). Not judged where the SQL sorts by a key the question names but leaves out.
+* **alphabetical** — "in (reverse) alphabetical order", "sorted alphabetically", "from A to
+  Z": a shown sort key's direction is compared; rows sorted by text they do not show, or not
+  sorted, are judged on the result (see :func:`_alphabetical`).
 
 Precision over recall: each rule stays silent where the words or the SQL are not read
 ("not measured"), never guesses.
@@ -47,11 +46,9 @@ from ..counting import repetition
 from ..sql.edit import conditions, count_distinct
 from ..sql.inspect import table_key
 from ..sql.scope import Scope
-from ..sql.tree import limit_value, own_nodes, selects, twin
+from ..sql.tree import limit_value, own_nodes, projection_for, selects, twin, unalias
 from ..words import singular, words_of
 from ..db.profile import Profile, TableProfile
-from ..question.columns import word_set
-from ..question.words import column_words
 from ..question.shape import (Claim, EntityNames, Shape, entity_tables, entity_words, names_entity, read_shape,
                               table_words, words)
 from . import evidence as ev
@@ -296,52 +293,82 @@ def _direction(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[st
 
 # -- alphabetical order of the rows shown -----------------------------------------------
 def _sort_forms(value: str) -> tuple[str, ...]:
-    """The forms a collation may sort ``value`` by: as written (binary, SQLite's default), case
-    folded (NOCASE), folded without accents (MariaDB's default ``utf8mb4_general_ci``), and that
-    without spaces or punctuation (a locale collation, PostgreSQL's usual default). Rows in
-    order under any one are in order."""
+    """The forms a collation may sort ``value`` by: as written (binary), ASCII letters folded
+    (SQLite's NOCASE and LOWER), case folded, upper-cased (``ORDER BY UPPER(x)``), folded
+    without accents, and that without spaces or punctuation (locale collations)."""
     folded = value.casefold()
     bare = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
-    return value, folded, bare, "".join(c for c in bare if c.isalnum())
+    ascii_lower = "".join(c.lower() if c.isascii() else c for c in value)
+    return value, ascii_lower, folded, value.upper(), bare, "".join(c for c in bare if c.isalnum())
 
 
-def _in_order(values: list[str], descending: bool) -> bool:
+def _out_of_order(values: list[str], descending: bool) -> int:
+    """Adjacent pairs of ``values`` that no sort form puts in that order."""
     forms = [_sort_forms(v) for v in values]
-    for i in range(4):
-        keys = [f[i] for f in forms]
-        if keys == sorted(keys, reverse=descending):
-            return True
-    return False
+    bad = 0
+    for a, b in zip(forms, forms[1:]):
+        if all((x < y) if descending else (x > y) for x, y in zip(a, b)):
+            bad += 1
+    return bad
+
+
+def _shows_key(select: exp.Select, key: exp.Expression, columns: list[str]) -> bool:
+    """The ORDER BY key sorts by what the rows show: an ordinal or an output alias, or an
+    expression each column of which is returned (``name``, ``LOWER(name)``, ``name COLLATE
+    NOCASE``)."""
+    if projection_for(select, key) is not None:
+        return True
+    shown = {c.lower() for c in columns} | {unalias(p).name.lower() for p in select.expressions
+                                             if isinstance(unalias(p), exp.Column)}
+    cols = list(key.find_all(exp.Column))
+    return bool(cols) and all(c.name.lower() in shown for c in cols)
 
 
 def _alphabetical(shape: Shape, sql: _Sql, ctx: CheckContext) -> tuple[list[dict[str, Any]], bool]:
-    """"In (reverse) alphabetical order" asks the rows shown to be in that order: judged on the
-    result, so a key the SQL sorts by but does not return ("other details … in reverse
-    alphabetical order" sorted by the students' last names) shows as rows in no such order.
-    Measured only where a text column is returned and the SQL sorts by no column the question
-    names but does not return (a named key, "emails in alphabetical order of the names", may be
-    left out)."""
+    """"In (reverse) alphabetical order" asks the rows shown to be in that order.
+
+    - The SQL sorts first by a column it shows (or a function of one): its direction is
+      compared with the question's, as written in the SQL (no collation to emulate).
+    - It sorts first by a number, a date or an aggregate: not judged (the alphabetical order,
+      if any, breaks its ties).
+    - It sorts first by text it does not show, and the question names no key ("by surname"),
+      or it does not sort: judged on the rows. Fires when, in every text column shown, at
+      least a tenth of the adjacent pairs are out of that order under every collation an
+      engine sorts text by (binary, case folded, without accents or punctuation), as when
+      "other details … in reverse alphabetical order" is sorted by the students' last names.
+    """
     claim = shape.alphabetical
     result = ctx.result
     if claim is None or not result.ok or len(result.rows) < 2 or not sql.selects:
         return [], False
-    order = sql.selects[0].args.get("order")
-    said = word_set(ctx.question)
-    keys = [c for o in (order.expressions if order is not None else []) for c in o.find_all(exp.Column)]
-    shown_names = {c.lower() for c in result.columns}
-    if any(set(column_words(c.name)) & said and c.name.lower() not in shown_names for c in keys):
-        return [], False
+    outer = sql.selects[0]
+    descending = claim.kind == "high"
+    order = outer.args.get("order")
+    first = order.expressions[0] if order is not None and order.expressions else None
+    if first is not None:
+        key = first.this
+        if key.find(exp.AggFunc) is not None or sql.expr_class(key, outer) is not None:
+            return [], False
+        if _shows_key(outer, key, result.columns):
+            desc = bool(first.args.get("desc"))
+            if desc == descending:
+                return [], True
+            return [{"part": "alphabetical", "words": claim.words,
+                     "sql": f"the SQL sorts {key.sql(dialect=ctx.probe.dialect)} {'DESC' if desc else 'ASC'}, "
+                            f"the other way"}], True
+        if shape.alphabetical_key:
+            return [], False
     texts = [i for i in range(len(result.columns))
              if all(r[i] is None or isinstance(r[i], str) for r in result.rows)
              and sum(isinstance(r[i], str) for r in result.rows) >= 2]
     if not texts:
         return [], False
-    descending = claim.kind == "high"
-    if any(_in_order([r[i] for r in result.rows if r[i] is not None], descending) for i in texts):
-        return [], True
+    for i in texts:
+        values = [r[i] for r in result.rows if r[i] is not None]
+        if _out_of_order(values, descending) * 10 < len(values) - 1:
+            return [], True
     shown = ", ".join(result.columns[i] for i in texts)
-    by = (f"ORDER BY {', '.join(o.sql(dialect=ctx.probe.dialect) for o in order.expressions)}"
-          if order is not None else "no ORDER BY")
+    by = f"ORDER BY {first.sql(dialect=ctx.probe.dialect)}" if first is not None else "no ORDER BY"
     return [{"part": "alphabetical", "words": claim.words,
              "sql": f"the rows shown are in no {'reverse ' if descending else ''}alphabetical order of a column "
                     f"shown ({shown}; the SQL has {by})"}], True

@@ -41,8 +41,10 @@ class Shape:
     directions: list[Claim] = field(default_factory=list)
     order: Claim | None = None  # an explicit order: kind "high" (descending) or "low" (ascending)
     # "in alphabetical order" (kind "low"), "in reverse alphabetical order" ("high"): the rows
-    # shown are to be in that order
+    # shown are to be in that order; ``alphabetical_key`` the words that name what is sorted
+    # ("by surname", "of their last name"), where the question names it
     alphabetical: Claim | None = None
+    alphabetical_key: str | None = None
     aggregates: list[Claim] = field(default_factory=list)
     events: Claim | None = None
     count_phrases: list[str] = field(default_factory=list)  # the words after "how many" / "number of"
@@ -248,28 +250,79 @@ def _count_phrases(question: str) -> list[str]:
     return [p.text for p in count_phrases(question) if p.asks_number and p.words]
 
 
-_ALPHABETICAL = [
-    (re.compile(r" ((in )?(revers\w*|descending|inverse|inverted|backwards?) (alphabetic|lexicographic)\w*( order)?|"
-                r"(alphabetic|lexicographic)\w*( order)? (descending|revers\w*|in reverse|backwards?)|z to a) "), "high"),
-    (re.compile(r" ((in )?(ascending )?(alphabetic|lexicographic)\w*( order)?|a to z) "), "low"),
-]
+_ALPHA_WORDS = {"alphabetic", "alphabetical", "alphabetically", "lexicographic", "lexicographical",
+                "lexicographically"}
+# Words near an alphabetical order that turn it around: "in reverse alphabetical order",
+# "alphabetically in descending order", "in alphabetical order, Z-A".
+_REVERSED = {"descending", "decreasing", "reverse", "reversed", "reversely", "backward", "backwards", "inverse",
+             "inverted", "anti", "desc"}
+# "Alphabetically" asks for an order only beside a verb that shows rows in one.
+_ORDER_VERBS = {"sort", "sorted", "sorting", "order", "ordered", "ordering", "arrange", "arranged", "list", "listed",
+                "show", "display", "return", "give", "rank", "ranked", "organize", "organized", "put", "present"}
+# Not an order of the rows: "non-alphabetic characters", "alphabetically before 'C'", "which
+# comes first alphabetically" (a comparison or an extreme, which other parts read).
+_NOT_AN_ORDER_AFTER = {"character", "characters", "letter", "letters", "symbol", "symbols", "only", "before",
+                       "after", "between", "first", "last", "earlier", "later", "earliest", "latest", "smaller",
+                       "greater", "lower", "higher", "less", "more", "precede", "precedes", "follow", "follows"}
+_NOT_AN_ORDER_BEFORE = {"non", "first", "last", "earliest", "latest"}
+_CLAUSE = {"and", "then", "while", "whereas"}
 
 
-def _read_alphabetical(text: str) -> Claim | None:
-    """The alphabetical order the question asks the rows to be shown in (reverse first: "in
-    reverse alphabetical order" also holds "alphabetical order")."""
-    for pattern, kind in _ALPHABETICAL:
-        m = pattern.search(text)
-        if m:
-            return Claim(kind, m.group(1))
-    return None
+def _window(tokens: list[str], start: int, stop: int) -> list[str]:
+    """The words from ``start`` to ``stop`` (either way) up to the first that starts another clause."""
+    out: list[str] = []
+    step = 1 if stop >= start else -1
+    for i in range(start, stop, step):
+        if not 0 <= i < len(tokens) or tokens[i] in _CLAUSE:
+            break
+        out.append(tokens[i])
+    return out if step == 1 else out[::-1]
+
+
+def _read_alphabetical(text: str) -> tuple[Claim | None, str | None]:
+    """The alphabetical order the question asks the rows to be shown in, and the words naming
+    its key where it names one. Read word by word: "alphabetical/lexicographic order" or
+    "alphabetically" beside a verb that shows rows; reversed by a word such as "reverse" or
+    "descending", or "Z to A", within four words of it in the same clause."""
+    tokens = text.split()
+    for i, word in enumerate(tokens):
+        if word not in _ALPHA_WORDS:
+            continue
+        end = i + 1 if i + 1 < len(tokens) and tokens[i + 1] == "order" else i
+        after = _window(tokens, end + 1, end + 5)
+        before = _window(tokens, i - 1, i - 5)
+        nxt = tokens[end + 1] if end + 1 < len(tokens) else ""
+        prev = [t for t in tokens[max(0, i - 2):i] if t != "in"]
+        if nxt in _NOT_AN_ORDER_AFTER or (prev and prev[-1] in _NOT_AN_ORDER_BEFORE):
+            continue
+        if end == i and not set(before + after) & _ORDER_VERBS:
+            continue
+        # the words around, by place, and the span the claim was read from
+        near = list(range(i - len(before), i)) + list(range(end + 1, end + 1 + len(after)))
+        turn = [j for j in near if tokens[j] in _REVERSED]
+        # "Z to A", "Z-A": the span ends at the A
+        turn += [k for j in near if tokens[j] == "z" for k in (j + 1, j + 2) if k in near and tokens[k] == "a"][:1]
+        reversed_ = bool(turn)
+        lo, hi = (min([i] + turn[:1]), max([end] + turn[:1])) if turn else (i, end)
+        key = None
+        for side in (after, before):
+            if "by" in side or (side is after and side[:1] == ["of"]):
+                at = side.index("by") if "by" in side else 0
+                key = " ".join(side[at:at + 4]) if side is after else " ".join(side[at:])
+                break
+        return Claim("high" if reversed_ else "low", " ".join(tokens[lo:hi + 1])), key
+    m = re.search(r" (from )?(a to z|z to a) ", text)
+    if m:
+        return Claim("high" if m.group(2) == "z to a" else "low", m.group(0).strip()), None
+    return None, None
 
 
 def read_shape(question: str) -> Shape:
     text = words(question)
     directions, order = _read_directions(text)
     events = _EVENTS.search(text)
-    return Shape(directions=directions, order=order, alphabetical=_read_alphabetical(text),
+    alphabetical, alphabetical_key = _read_alphabetical(text)
+    return Shape(directions=directions, order=order, alphabetical=alphabetical, alphabetical_key=alphabetical_key,
                  aggregates=_read_aggregates(text),
                  events=Claim("events", events.group(1)) if events else None,
                  count_phrases=_count_phrases(question))
