@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 from datetime import date, datetime
+
+from ..question.words import unaccented
 
 FORMS = ("case", "accents", "punctuation", "plural", "number", "date", "stem", "initialism", "abbreviation",
          "spelling")
@@ -46,7 +47,7 @@ def _case(s: str) -> str:
 
 
 def _accents(s: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFKD", _case(s)) if not unicodedata.combining(ch))
+    return unaccented(_case(s))
 
 
 def _alnum(s: str) -> str:

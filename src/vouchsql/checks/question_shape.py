@@ -34,7 +34,6 @@ Precision over recall: each rule stays silent where the words or the SQL are not
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -49,6 +48,7 @@ from ..sql.scope import Scope
 from ..sql.tree import limit_value, own_nodes, projection_for, selects, twin, unalias
 from ..words import singular, words_of
 from ..db.profile import Profile, TableProfile
+from ..question.words import unaccented
 from ..question.shape import (Claim, EntityNames, Shape, entity_tables, entity_words, names_entity, read_shape,
                               table_words, words)
 from . import evidence as ev
@@ -297,7 +297,7 @@ def _sort_forms(value: str) -> tuple[str, ...]:
     (SQLite's NOCASE and LOWER), case folded, upper-cased (``ORDER BY UPPER(x)``), folded
     without accents, and that without spaces or punctuation (locale collations)."""
     folded = value.casefold()
-    bare = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
+    bare = unaccented(folded)
     ascii_lower = "".join(c.lower() if c.isascii() else c for c in value)
     return value, ascii_lower, folded, value.upper(), bare, "".join(c for c in bare if c.isalnum())
 

@@ -55,13 +55,17 @@ _SPACES = re.compile(r"[\s_\-]+")
 
 
 @lru_cache(maxsize=65536)  # pure; called for every name of a catalogue
+def unaccented(text: str) -> str:
+    """``text`` decomposed (NFKD) without its combining marks: ``'São' → 'Sao'``."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
 def fold(text: str) -> str:
     """Case- and accent-insensitive form: lower case, accents dropped, runs of space and
     ``_``/``-`` collapsed to one space. ``fold('São  Paulo') == 'sao paulo'``."""
     text = str(text)
     if not text.isascii():  # (ASCII has no curly quotes and no accents to drop)
-        text = unicodedata.normalize("NFKD", plain(text))
-        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+        text = unaccented(plain(text))
     return _SPACES.sub(" ", text.lower()).strip()
 
 
